@@ -1,0 +1,2 @@
+export { isoSeconds, type OperationEntry, type OperationInput, OperationsLog, operationsMigrations } from './operations';
+export { redact } from './redact';

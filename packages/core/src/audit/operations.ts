@@ -1,0 +1,106 @@
+import { sql } from 'kysely';
+import type { NamedMigration, Store } from '../store';
+import { redact } from './redact';
+
+/**
+ * The operations log (seed 004 §12): one append-only table used by every subsystem.
+ * An entry is `{id, ts, op, status, ...fields}`; `mac` and `worker_id` are columns so
+ * they can be filtered, everything else is kept as JSON. Secrets are redacted on write.
+ */
+export interface OperationEntry {
+  id: number;
+  ts: string;
+  op: string;
+  status: string;
+  [field: string]: unknown;
+}
+
+export interface OperationInput {
+  op: string;
+  status?: string;
+  mac?: string | null;
+  worker_id?: string | null;
+  client?: string | null;
+  [field: string]: unknown;
+}
+
+export const operationsMigrations: NamedMigration[] = [
+  {
+    name: 'core-0001-operations',
+    async up(db) {
+      await db.schema
+        .createTable('operations')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('ts', 'text', (c) => c.notNull())
+        .addColumn('op', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('mac', 'text')
+        .addColumn('worker_id', 'text')
+        .addColumn('data', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('operations_mac').on('operations').column('mac').execute();
+    },
+  },
+];
+
+/** A timestamp in the seed's shape: `2026-07-27T14:20:00+00:00`. */
+export function isoSeconds(d = new Date()): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, '+00:00');
+}
+
+type Db = Store['db'];
+
+export class OperationsLog {
+  constructor(private readonly store: Store) {}
+
+  /** Appends entries; pass a transaction to make them part of it. */
+  async append(entries: OperationInput | OperationInput[], trx?: Db): Promise<void> {
+    const list = Array.isArray(entries) ? entries : [entries];
+    if (list.length === 0) return;
+    const ts = isoSeconds();
+    const rows = list.map((e) => {
+      const { op, status = 'ok', mac = null, worker_id = null, ...rest } = redact(e);
+      for (const k of Object.keys(rest)) if (rest[k] === undefined) delete rest[k];
+      return { ts, op, status, mac, worker_id, data: JSON.stringify(rest) };
+    });
+    await (trx ?? this.store.db).insertInto('operations').values(rows).execute();
+  }
+
+  async list(q: { since?: number; limit?: number; mac?: string }): Promise<{ next_cursor: number; entries: OperationEntry[] }> {
+    const since = q.since ?? 0;
+    let query = this.store.db
+      .selectFrom('operations')
+      .selectAll()
+      .where('id', '>', since)
+      .orderBy('id')
+      .limit(q.limit ?? 1000);
+    if (q.mac) query = query.where('mac', '=', q.mac);
+    const rows = await query.execute();
+    const entries = rows.map((r: any) => {
+      const e: OperationEntry = { id: r.id, ts: r.ts, op: r.op, status: r.status };
+      if (r.worker_id != null) e.worker_id = r.worker_id;
+      if (r.mac != null) e.mac = r.mac;
+      Object.assign(e, JSON.parse(r.data));
+      return e;
+    });
+    const next = entries.length ? entries[entries.length - 1].id : since;
+    return { next_cursor: next, entries };
+  }
+
+  /** Imports entries with their original id and ts (used by `ironlens import`). */
+  async importRaw(entries: OperationEntry[], trx?: Db): Promise<void> {
+    const db = trx ?? this.store.db;
+    for (const e of entries) {
+      const { id, ts, op, status, mac = null, worker_id = null, ...rest } = redact(e);
+      await db
+        .insertInto('operations')
+        .values({ id, ts, op, status: status ?? 'ok', mac: (mac as string) ?? null, worker_id: (worker_id as string) ?? null, data: JSON.stringify(rest) })
+        .execute();
+    }
+  }
+
+  async count(): Promise<number> {
+    const r = await this.store.db.selectFrom('operations').select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+}

@@ -1,0 +1,2 @@
+export { AppError, fail, isAppError } from './app-error';
+export { type ErrorCode, errorCatalog } from './catalog';

@@ -1,0 +1,1 @@
+export { type Exec, ExecError, type ExecOptions, type ExecResult, exec } from './exec';

@@ -1,0 +1,1 @@
+export { resolveInside, writeFileAtomic } from './files';

@@ -1,0 +1,131 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { bearerMatches } from '../auth';
+import { AppError, isAppError } from '../errors';
+
+/** How an API renders an error: its seed's own shape. */
+export type ErrorRenderer = (err: AppError) => unknown;
+
+/** FastAPI's shape, used by seeds 004 and 001: `{"detail": "..."}`. */
+export const renderDetail: ErrorRenderer = (err) => ({ detail: err.message, ...err.extra });
+
+export interface HttpAppOptions {
+  /** OpenAPI title. */
+  title: string;
+  /** OpenAPI version string. Default is `0.1.0`. */
+  version?: string;
+  description?: string;
+  /** Serve Swagger UI at `/docs`, ReDoc at `/redoc`, the document at `/openapi.json`. Default is `true`. */
+  docs?: boolean;
+  /** Fastify logger. Default is `false`. */
+  logger?: FastifyServerOptions['logger'];
+  /** Trust X-Forwarded-For for the client address. Default is `false`. */
+  trustProxy?: boolean;
+  /** Render errors of routes outside any API plugin. Default is `renderDetail`. */
+  renderError?: ErrorRenderer;
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Builds a Fastify instance with the shared behaviour: OpenAPI from route schemas,
+ * docs, FastAPI-style validation errors (422), catalog errors rendered per API.
+ * It does not listen; `main` does.
+ */
+export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    trustProxy: opts.trustProxy ?? false,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true } },
+    bodyLimit: 16 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  } as FastifyServerOptions);
+
+  if (opts.docs !== false) {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.0.3',
+        info: { title: opts.title, version: opts.version ?? '0.1.0', description: opts.description },
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      },
+    });
+    await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    const redocBundle = join(dirname(require.resolve('redoc/package.json')), 'bundles', 'redoc.standalone.js');
+    const { readFile } = await import('node:fs/promises');
+    app.get('/redoc', { schema: { hide: true } }, async (_req, reply) => {
+      reply.type('text/html; charset=utf-8');
+      return `<!doctype html><html><head><meta charset="utf-8"><title>${opts.title} — ReDoc</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><redoc spec-url="openapi.json"></redoc><script src="redoc/redoc.standalone.js"></script></body></html>`;
+    });
+    app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) => {
+      reply.type('application/javascript').header('cache-control', 'public, max-age=86400');
+      return readFile(redocBundle);
+    });
+  }
+
+  installErrorHandling(app, opts.renderError ?? renderDetail);
+  return app;
+}
+
+/**
+ * Sets the error and not-found handlers of one encapsulated context (an API plugin),
+ * so each API keeps its own error shape when several share one listener.
+ */
+export function installErrorHandling(app: FastifyInstance, render: ErrorRenderer): void {
+  app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    if (isAppError(err)) return reply.status(err.status).send(render(err));
+    if (err.validation) {
+      const detail = err.validation.map((v) => ({
+        type: v.keyword,
+        loc: [err.validationContext ?? 'body', ...String(v.instancePath || '').split('/').filter(Boolean), ...(v.params && 'missingProperty' in v.params ? [String(v.params.missingProperty)] : [])],
+        msg: v.message ?? 'invalid',
+      }));
+      return reply.status(422).send({ detail });
+    }
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      // Fastify's own client errors: bad JSON, wrong content type, body too large.
+      const status = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 415 : err.statusCode;
+      return reply.status(status).send(render(new AppError('request_invalid', err.message, {}, status)));
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.status(500).send(render(new AppError('internal_error')));
+  });
+  app.setNotFoundHandler((_req, reply) => {
+    reply.status(404).send(render(new AppError('route_not_found', 'Not Found')));
+  });
+}
+
+export interface BearerGuardOptions {
+  /** The token; when empty, auth is off. */
+  token: string | undefined;
+  /** Paths (without query) that stay open. */
+  publicPaths: (path: string, method: string) => boolean;
+  render?: ErrorRenderer;
+}
+
+/** Adds a bearer-token check to one context. 401 with the API's error shape otherwise. */
+export function installBearerGuard(app: FastifyInstance, opts: BearerGuardOptions): void {
+  const token = opts.token;
+  if (!token) return;
+  const render = opts.render ?? renderDetail;
+  app.addHook('onRequest', async (req, reply) => {
+    const url = req.url;
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    if (opts.publicPaths(path, req.method)) return;
+    if (!bearerMatches(req.headers.authorization, token)) {
+      reply.header('www-authenticate', 'Bearer');
+      return reply.status(401).send(render(new AppError('auth_required', 'Unauthorized')));
+    }
+  });
+}
+
+/** True for the documentation routes, which describe the API and hold no state. */
+export function isDocsPath(path: string): boolean {
+  return path === '/docs' || path.startsWith('/docs/') || path === '/redoc' || path.startsWith('/redoc/') || path === '/openapi.json';
+}

@@ -1,0 +1,1 @@
+export { type BearerGuardOptions, createHttpApp, type ErrorRenderer, type HttpAppOptions, installBearerGuard, installErrorHandling, isDocsPath, renderDetail } from './app';

@@ -1,0 +1,1 @@
+export { isUniqueViolation, type NamedMigration, Store, type StoreOptions } from './store';

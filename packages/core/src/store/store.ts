@@ -1,0 +1,78 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { type Kysely as KyselyType, Kysely, type Migration, Migrator, SqliteDialect, type Transaction } from 'kysely';
+
+/** A named schema change. Names are global across packages: `<package>-<NNNN>-<what>`. */
+export interface NamedMigration extends Migration {
+  name: string;
+}
+
+export interface StoreOptions {
+  /** SQLite file path, or `:memory:`. */
+  file: string;
+  /** Every package's migrations; applied in name order, each once. */
+  migrations: NamedMigration[];
+}
+
+/**
+ * The one store for every subsystem. Embedded default: SQLite (better-sqlite3, WAL).
+ * Queries go through Kysely so a PostgreSQL dialect can take over; SQLite-only SQL is not
+ * used outside this file.
+ */
+export class Store {
+  readonly db: KyselyType<any>;
+  private readonly sqlite: Database.Database;
+
+  private constructor(sqlite: Database.Database) {
+    this.sqlite = sqlite;
+    this.db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) });
+  }
+
+  static async open(opts: StoreOptions): Promise<Store> {
+    if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
+    const sqlite = new Database(opts.file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    const store = new Store(sqlite);
+    await store.migrate(opts.migrations);
+    return store;
+  }
+
+  private async migrate(migrations: NamedMigration[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const m of migrations) {
+      if (seen.has(m.name)) throw new Error(`duplicate migration name ${m.name}`);
+      seen.add(m.name);
+    }
+    const migrator = new Migrator({
+      db: this.db,
+      allowUnorderedMigrations: true,
+      provider: {
+        getMigrations: async () => Object.fromEntries(migrations.map((m) => [m.name, m])),
+      },
+    });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) {
+      const failed = results?.find((r) => r.status === 'Error');
+      throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? error}`);
+    }
+  }
+
+  /** Runs `fn` in one transaction: all of its writes land, or none do. */
+  transaction<T>(fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}
+
+/** True when `err` is a unique-constraint violation from the driver. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
