@@ -1,0 +1,2 @@
+// Jobs: persisted, cancellable long-running work shared by every subsystem.
+export {};
