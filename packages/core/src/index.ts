@@ -5,4 +5,5 @@ export * from './errors';
 export * from './exec';
 export * from './fs';
 export * from './http';
+export * from './jobs';
 export * from './store';
