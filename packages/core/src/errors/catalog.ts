@@ -72,6 +72,17 @@ export const errorCatalog = {
   // jobs
   job_not_found: { status: 404, message: 'job not found' },
   job_finished: { status: 400, message: 'job already finished' },
+
+  // ---- kind panel (packages/kind) and shared jobs (issue 5) ----
+  job_conflict: { status: 409, message: 'a job for the same subject is already running' },
+  kind_cluster_name_invalid: { status: 400, message: 'invalid cluster name' },
+  kind_version_invalid: { status: 400, message: 'invalid Kubernetes version' },
+  kind_cluster_exists: { status: 409, message: 'a cluster with this name already exists in kind' },
+  kind_cluster_not_found: { status: 404, message: 'cluster not found' },
+  kind_kubeconfig_not_found: { status: 404, message: 'no saved kubeconfig for this cluster' },
+  kind_cluster_busy: { status: 409, message: 'a creation job for this cluster is still running' },
+  kind_delete_failed: { status: 500, message: 'deleting the cluster failed' },
+  kind_unavailable: { status: 503, message: 'kind is not available' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;
