@@ -1,0 +1,294 @@
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors';
+import { isFinished, type Job, type JobsRepository, type JobStatus } from './job.repository';
+
+/** Thrown (or used as the abort reason) when a job stops because cancellation was asked. */
+export class JobCancelledError extends Error {
+  constructor(message = 'cancelled by request') {
+    super(message);
+    this.name = 'JobCancelledError';
+  }
+}
+
+/** The handle a running job uses to report and to notice cancellation. */
+export interface JobContext {
+  readonly id: string;
+  /** Aborted when cancellation is requested (or the runner stops); pass it to commands. */
+  readonly signal: AbortSignal;
+  /** Sets the current stage (and percent, when given); also written to the log. */
+  stage(text: string, percent?: number): void;
+  /** Sets the percent only. */
+  progress(percent: number): void;
+  /** Appends one line to the job's bounded log tail. */
+  log(line: string): void;
+  /** True once cancellation was requested. */
+  readonly cancelRequested: boolean;
+  /** Throws `JobCancelledError` when cancellation was requested: call it between stages. */
+  throwIfCancelled(): void;
+  /** Writes pending stage/log updates now. */
+  flush(): Promise<void>;
+}
+
+export interface JobOutcome {
+  result?: unknown;
+  message?: string | null;
+}
+
+export type JobHandler = (ctx: JobContext) => Promise<JobOutcome | undefined>;
+
+export interface StartJob {
+  kind: string;
+  subject?: string | null;
+  input?: unknown;
+  /** One queued/running job per (kind, subject); a second start fails with `job_conflict`. Default is `false`. */
+  exclusive?: boolean;
+  /** The job's message while it runs. Default is `null`. */
+  message?: string | null;
+}
+
+export interface JobRunnerOptions {
+  /** Jobs kept per kind; the oldest finished ones are deleted beyond it. Default is `200` for every kind. */
+  retention?: Record<string, number>;
+  /** Retention for kinds not listed in `retention`. Default is `200`. */
+  defaultRetention?: number;
+  /** Lines kept in a job's log tail. Default is `200`. */
+  logTailLines?: number;
+  /** Longest line kept in the log; longer ones are cut. Default is `2000` characters. */
+  logLineMax?: number;
+  /** Delay that batches log writes to the store. Default is `150` ms. */
+  flushDelayMs?: number;
+  /** How often a running job re-reads its cancel flag (a cancel may arrive through another process). Default is `2000` ms; `0` turns it off. */
+  cancelPollMs?: number;
+  /** Message of a job that failed because its process stopped. */
+  interruptedMessage?: string;
+  /** Message of a cancelled job. Default is `cancelled by request`. */
+  cancelledMessage?: string;
+}
+
+export const INTERRUPTED_MESSAGE = 'interrupted: the process stopped while the job was running';
+
+interface Running {
+  job: Job;
+  controller: AbortController;
+  done: Promise<void>;
+  state: { stage: string | null; percent: number | null; log: string[] };
+  dirty: boolean;
+  timer?: NodeJS.Timeout;
+  chain: Promise<void>;
+  cancelRequested: boolean;
+}
+
+/**
+ * Runs long work as persisted jobs: status, stage, percent, a bounded log tail, result
+ * and error land in the store; cancellation aborts the job's signal (which kills its
+ * commands); a job left running by a previous process is marked failed by `recover()`.
+ */
+export class JobRunner {
+  private readonly running = new Map<string, Running>();
+  private readonly opts: Required<Omit<JobRunnerOptions, 'retention'>> & { retention: Record<string, number> };
+  private pollTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly repo: JobsRepository,
+    opts: JobRunnerOptions = {},
+  ) {
+    this.opts = {
+      retention: opts.retention ?? {},
+      defaultRetention: opts.defaultRetention ?? 200,
+      logTailLines: opts.logTailLines ?? 200,
+      logLineMax: opts.logLineMax ?? 2000,
+      flushDelayMs: opts.flushDelayMs ?? 150,
+      cancelPollMs: opts.cancelPollMs ?? 2000,
+      interruptedMessage: opts.interruptedMessage ?? INTERRUPTED_MESSAGE,
+      cancelledMessage: opts.cancelledMessage ?? 'cancelled by request',
+    };
+  }
+
+  get repository(): JobsRepository {
+    return this.repo;
+  }
+
+  /** Marks jobs of a previous process that never finished as failed (interrupted). Call once at start. */
+  recover(kind?: string): Promise<number> {
+    return this.repo.markInterrupted(this.opts.interruptedMessage, kind);
+  }
+
+  /** Creates the job (queued), starts `handler` in the background, and returns the job row. */
+  async start(spec: StartJob, handler: JobHandler): Promise<Job> {
+    const id = randomBytes(16).toString('hex');
+    const job = await this.repo.create({ id, kind: spec.kind, subject: spec.subject, input: spec.input, exclusive: spec.exclusive, message: spec.message });
+    await this.repo.prune(spec.kind, this.opts.retention[spec.kind] ?? this.opts.defaultRetention);
+    const controller = new AbortController();
+    const run: Running = {
+      job,
+      controller,
+      done: Promise.resolve(),
+      state: { stage: null, percent: null, log: [] },
+      dirty: false,
+      chain: Promise.resolve(),
+      cancelRequested: false,
+    };
+    this.running.set(id, run);
+    this.ensurePoll();
+    run.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.execute(run, handler));
+    return job;
+  }
+
+  /** Resolves when the job, started by this runner, has finished; returns its final row. */
+  async wait(id: string): Promise<Job | undefined> {
+    await this.running.get(id)?.done;
+    return this.repo.get(id);
+  }
+
+  /**
+   * Requests cancellation: `job_not_found` when unknown, `job_finished` when it is over.
+   * A job running here is aborted at once; its handler cleans up and it ends `cancelled`.
+   */
+  async cancel(id: string): Promise<Job> {
+    const job = await this.repo.get(id);
+    if (!job) throw new AppError('job_not_found', 'job not found');
+    if (isFinished(job.status)) throw new AppError('job_finished', `job already finished (${job.status})`);
+    const flagged = await this.repo.requestCancel(id);
+    if (!flagged) throw new AppError('job_finished', 'job already finished');
+    this.abortLocal(id);
+    return (await this.repo.get(id))!;
+  }
+
+  /** True when the job runs in this process. */
+  isRunningHere(id: string): boolean {
+    return this.running.has(id);
+  }
+
+  /** Aborts every job running here and waits for them; they end failed as interrupted. */
+  async stop(): Promise<void> {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+    const all = [...this.running.values()];
+    for (const r of all) r.controller.abort(new Error(this.opts.interruptedMessage));
+    await Promise.all(all.map((r) => r.done));
+  }
+
+  private abortLocal(id: string): void {
+    const run = this.running.get(id);
+    if (!run || run.cancelRequested) return;
+    run.cancelRequested = true;
+    run.controller.abort(new JobCancelledError(this.opts.cancelledMessage));
+  }
+
+  private ensurePoll(): void {
+    if (this.pollTimer || this.opts.cancelPollMs <= 0) return;
+    this.pollTimer = setInterval(() => {
+      for (const [id, run] of this.running) {
+        if (run.cancelRequested) continue;
+        this.repo.isCancelRequested(id).then(
+          (yes) => yes && this.abortLocal(id),
+          () => {},
+        );
+      }
+    }, this.opts.cancelPollMs);
+    this.pollTimer.unref();
+  }
+
+  private context(run: Running): JobContext {
+    const self = this;
+    const tail = this.opts.logTailLines;
+    const lineMax = this.opts.logLineMax;
+    const pushLog = (line: string) => {
+      const clean = line.length > lineMax ? `${line.slice(0, lineMax)}…` : line;
+      run.state.log.push(clean);
+      if (run.state.log.length > tail) run.state.log.splice(0, run.state.log.length - tail);
+    };
+    return {
+      id: run.job.id,
+      signal: run.controller.signal,
+      stage(text, percent) {
+        run.state.stage = text;
+        if (percent !== undefined) run.state.percent = clampPercent(percent);
+        pushLog(`==> ${text}`);
+        self.schedule(run, true);
+      },
+      progress(percent) {
+        run.state.percent = clampPercent(percent);
+        self.schedule(run, true);
+      },
+      log(line) {
+        pushLog(line);
+        self.schedule(run, false);
+      },
+      get cancelRequested() {
+        return run.cancelRequested;
+      },
+      throwIfCancelled() {
+        if (run.cancelRequested) throw new JobCancelledError(self.opts.cancelledMessage);
+        if (run.controller.signal.aborted) throw run.controller.signal.reason;
+      },
+      flush: () => this.flush(run),
+    };
+  }
+
+  /** Batches writes: stage changes go out on the next tick, log lines after `flushDelayMs`. */
+  private schedule(run: Running, soon: boolean): void {
+    run.dirty = true;
+    if (run.timer) {
+      if (!soon) return;
+      clearTimeout(run.timer);
+    }
+    run.timer = setTimeout(() => void this.flush(run), soon ? 0 : this.opts.flushDelayMs);
+  }
+
+  private flush(run: Running): Promise<void> {
+    if (run.timer) clearTimeout(run.timer);
+    run.timer = undefined;
+    if (!run.dirty) return run.chain;
+    run.dirty = false;
+    const snapshot = { stage: run.state.stage, percent: run.state.percent, log: [...run.state.log] };
+    run.chain = run.chain.then(() => this.repo.update(run.job.id, snapshot)).catch(() => {});
+    return run.chain;
+  }
+
+  private async execute(run: Running, handler: JobHandler): Promise<void> {
+    const id = run.job.id;
+    let status: JobStatus = 'success';
+    let outcome: JobOutcome | undefined;
+    let error: string | null = null;
+    try {
+      if (run.cancelRequested || (await this.repo.isCancelRequested(id))) {
+        run.cancelRequested = true;
+        throw new JobCancelledError(this.opts.cancelledMessage);
+      }
+      await this.repo.update(id, { status: 'running', startedAt: new Date().toISOString() });
+      outcome = (await handler(this.context(run))) ?? {};
+    } catch (err) {
+      if (run.cancelRequested || err instanceof JobCancelledError) {
+        status = 'cancelled';
+        error = this.opts.cancelledMessage;
+      } else if (run.controller.signal.aborted) {
+        status = 'failed';
+        error = this.opts.interruptedMessage;
+      } else {
+        status = 'failed';
+        error = err instanceof Error ? err.message : String(err);
+      }
+    }
+    await this.flush(run);
+    try {
+      await this.repo.update(id, {
+        status,
+        finishedAt: new Date().toISOString(),
+        ...(status === 'success'
+          ? { result: outcome?.result ?? null, message: outcome?.message ?? null, percent: 100 }
+          : { error, message: error }),
+      });
+    } finally {
+      this.running.delete(id);
+      if (this.running.size === 0 && this.pollTimer) {
+        clearInterval(this.pollTimer);
+        this.pollTimer = undefined;
+      }
+    }
+  }
+}
+
+function clampPercent(p: number): number {
+  return Math.max(0, Math.min(100, Math.round(p)));
+}
