@@ -77,6 +77,9 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
  * so each API keeps its own error shape when several share one listener.
  */
 export function installErrorHandling(app: FastifyInstance, render: ErrorRenderer): void {
+  // A not-found handler can be set once per prefix: a plugin mounted at the root shares
+  // the root app's handler (same FastAPI shape); one under a prefix gets its own.
+  const ownNotFound = app.prefix !== '' || !app.hasDecorator('ironlensNotFound');
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     if (isAppError(err)) return reply.status(err.status).send(render(err));
     if (err.validation) {
@@ -95,9 +98,12 @@ export function installErrorHandling(app: FastifyInstance, render: ErrorRenderer
     req.log.error({ err }, 'unhandled error');
     return reply.status(500).send(render(new AppError('internal_error')));
   });
-  app.setNotFoundHandler((_req, reply) => {
-    reply.status(404).send(render(new AppError('route_not_found', 'Not Found')));
-  });
+  if (ownNotFound) {
+    if (app.prefix === '') app.decorate('ironlensNotFound', true);
+    app.setNotFoundHandler((_req, reply) => {
+      reply.status(404).send(render(new AppError('route_not_found', 'Not Found')));
+    });
+  }
 }
 
 export interface BearerGuardOptions {

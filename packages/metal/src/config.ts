@@ -1,0 +1,60 @@
+import { join } from 'node:path';
+import { type Env, envBool, envInt, envOptional, envString } from '@ironlens/core';
+
+export type ReloadMethod =
+  | { kind: 'docker'; container: string }
+  | { kind: 'pid'; file: string }
+  | { kind: 'command'; argv: string[] }
+  | { kind: 'none' };
+
+/** The boot control plane's configuration; environment names are the old deployment's. */
+export interface MetalConfig {
+  /** `IPXE_CP_TOKEN`: bearer token; empty turns auth off. */
+  token: string | undefined;
+  /** `IPXE_CP_AUTO_REGISTER`: start-up default of auto-register. Default is `true`. */
+  autoRegisterDefault: boolean;
+  /** `IPXE_CP_BOOT_MENU_TIMEOUT` (ms). Default is `5000`. */
+  bootMenuTimeout: number;
+  /** `IPXE_CP_AUTO_BOOT_TIMEOUT` (ms), the reboot loop's timeout. Default is `1`. */
+  autoBootTimeout: number;
+  /** `IPXE_CP_DEFAULT_ARCH`. Default is `x86_64`. */
+  defaultArch: string;
+  /** `IPXE_CP_AGENT_TIMEOUT` (seconds in the env, ms here). Default is 10 s. */
+  agentTimeoutMs: number;
+  /** `IPXE_CP_DNSMASQ_HOSTS_FILE`. Default is `<data dir>/dnsmasq/dhcp-hosts.conf`. */
+  dnsmasqHostsFile: string;
+  reload: ReloadMethod;
+}
+
+/** Splits a command line on whitespace; no shell, no quoting rules. */
+export function splitCommand(text: string): string[] {
+  const t = text.trim();
+  if (t.startsWith('[')) {
+    const argv = JSON.parse(t);
+    if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string') || argv.length === 0) throw new Error('IPXE_CP_DNSMASQ_RELOAD_COMMAND: a JSON array of strings expected');
+    return argv;
+  }
+  return t.split(/\s+/).filter(Boolean);
+}
+
+export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
+  let reload: ReloadMethod;
+  const pidFile = envOptional(env, 'IPXE_CP_DNSMASQ_PID_FILE');
+  const command = envOptional(env, 'IPXE_CP_DNSMASQ_RELOAD_COMMAND');
+  if (!envBool(env, 'IPXE_CP_DNSMASQ_RELOAD', true)) reload = { kind: 'none' };
+  else if (pidFile) reload = { kind: 'pid', file: pidFile };
+  else if (command) reload = { kind: 'command', argv: splitCommand(command) };
+  else reload = { kind: 'docker', container: envString(env, 'IPXE_CP_DNSMASQ_CONTAINER', 'ipxe-dnsmasq') };
+  const agentTimeout = Number(envString(env, 'IPXE_CP_AGENT_TIMEOUT', '10'));
+  if (!Number.isFinite(agentTimeout) || agentTimeout <= 0) throw new Error('IPXE_CP_AGENT_TIMEOUT must be a positive number of seconds');
+  return {
+    token: envOptional(env, 'IPXE_CP_TOKEN'),
+    autoRegisterDefault: envBool(env, 'IPXE_CP_AUTO_REGISTER', true),
+    bootMenuTimeout: envInt(env, 'IPXE_CP_BOOT_MENU_TIMEOUT', 5000),
+    autoBootTimeout: envInt(env, 'IPXE_CP_AUTO_BOOT_TIMEOUT', 1),
+    defaultArch: envString(env, 'IPXE_CP_DEFAULT_ARCH', 'x86_64'),
+    agentTimeoutMs: Math.round(agentTimeout * 1000),
+    dnsmasqHostsFile: envString(env, 'IPXE_CP_DNSMASQ_HOSTS_FILE', join(dataDir, 'dnsmasq', 'dhcp-hosts.conf')),
+    reload,
+  };
+}

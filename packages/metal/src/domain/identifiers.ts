@@ -1,0 +1,83 @@
+import { AppError } from '@ironlens/core';
+
+/**
+ * Normalises a MAC in any of the forms iPXE and operators use (`00:0c:29:b9:8b:2d`,
+ * `00-0c-29-b9-8b-2d`, `000c29b98b2d`, `000c.29b9.8b2d`) to lower-case colon form.
+ * Returns null when it is not a MAC.
+ */
+export function normalizeMac(input: unknown): string | null {
+  if (typeof input !== 'string') return null;
+  const hex = input.trim().replace(/[:.-]/g, '').toLowerCase();
+  if (!/^[0-9a-f]{12}$/.test(hex)) return null;
+  return hex.match(/../g)!.join(':');
+}
+
+export function requireMac(input: unknown): string {
+  const mac = normalizeMac(input);
+  if (!mac) throw new AppError('mac_invalid', `invalid MAC address: ${JSON.stringify(input)}`);
+  return mac;
+}
+
+/** Worker ids and agent ids: letters, digits, dot, underscore, hyphen; lower-cased. */
+const ID = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+export function isValidId(id: string): boolean {
+  return ID.test(id) && !id.includes('..');
+}
+
+export function requireWorkerId(input: unknown): string {
+  const id = typeof input === 'string' ? input.trim().toLowerCase() : '';
+  if (!isValidId(id)) {
+    throw new AppError('worker_id_invalid', `invalid worker_id: ${JSON.stringify(input)} (letters, digits, dot, underscore, hyphen; at most 63)`);
+  }
+  return id;
+}
+
+/** Hostnames follow the same rule as worker ids (they default to the worker id). */
+export function requireHostname(input: unknown): string {
+  const h = typeof input === 'string' ? input.trim().toLowerCase() : '';
+  if (!isValidId(h)) {
+    throw new AppError('hostname_invalid', `invalid hostname: ${JSON.stringify(input)} (letters, digits, dot, underscore, hyphen; at most 63)`);
+  }
+  return h;
+}
+
+/** The operating systems a system disk can carry: menu.ipxe's OS items. */
+export const OS_VALUES = ['windows', 'ubuntu', 'debian', 'centos', 'esxi'] as const;
+export type Os = (typeof OS_VALUES)[number];
+
+/** menu.ipxe's main menu item ids: what `menu_default` may name. */
+export const MENU_ITEMS = [...OS_VALUES, 'menu-diag', 'menu-install', 'config', 'shell', 'reboot', 'exit'] as const;
+
+export function requireOs(input: unknown): Os {
+  const os = typeof input === 'string' ? input.trim().toLowerCase() : '';
+  if (!(OS_VALUES as readonly string[]).includes(os)) {
+    throw new AppError('os_invalid', `invalid os: ${JSON.stringify(input)}; allowed: ${OS_VALUES.join(', ')}`);
+  }
+  return os as Os;
+}
+
+export function requireMenuItem(input: unknown): string {
+  const item = typeof input === 'string' ? input.trim().toLowerCase() : '';
+  if (!(MENU_ITEMS as readonly string[]).includes(item)) {
+    throw new AppError('menu_item_invalid', `invalid menu_default: ${JSON.stringify(input)}; allowed: ${MENU_ITEMS.join(', ')}`);
+  }
+  return item;
+}
+
+export function requireMenuTimeout(input: unknown): number {
+  if (typeof input !== 'number' || !Number.isInteger(input) || input < 0 || input > 86_400_000) {
+    throw new AppError('menu_timeout_invalid', `invalid menu_timeout: ${JSON.stringify(input)} (a non-negative integer of milliseconds)`);
+  }
+  return input;
+}
+
+/** Parses iPXE's memory figures: `0x8000` hex or decimal; null when absent or garbage. */
+export function parseIntLoose(input: unknown): number | null {
+  if (input === undefined || input === null) return null;
+  const s = String(input).trim();
+  if (s === '') return null;
+  if (/^0x[0-9a-f]+$/i.test(s)) return Number.parseInt(s.slice(2), 16);
+  if (/^\d+$/.test(s)) return Number.parseInt(s, 10);
+  return null;
+}

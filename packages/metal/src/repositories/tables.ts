@@ -1,0 +1,59 @@
+import type { Kysely, Transaction } from 'kysely';
+
+export interface WorkersTable {
+  worker_id: string;
+  hostname: string;
+  arch: string;
+  state: string;
+  default_os: string | null;
+  menu_default: string | null;
+  menu_timeout: number | null;
+  cd: string | null;
+  created_at: string;
+}
+export interface DisksTable {
+  worker_id: string;
+  os: string;
+  seq: number;
+  agent: string;
+  iqn: string;
+  filename: string;
+  backing: string;
+  source: string;
+}
+export interface DevicesTable {
+  mac: string;
+  uuid: string | null;
+  state: string;
+  bound_worker_id: string | null;
+  key_hash: string | null;
+  source: string;
+  fingerprint: string;
+  first_seen: string | null;
+  last_seen: string | null;
+}
+export interface AgentsTable {
+  id: string;
+  base_url: string;
+  token: string | null;
+  iscsi_server: string | null;
+  role_disk: number;
+  role_cd: number;
+  tags: string;
+  enabled: number;
+  seq: number;
+}
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+export interface MetalTables {
+  workers: WorkersTable;
+  disks: DisksTable;
+  devices: DevicesTable;
+  agents: AgentsTable;
+  settings: SettingsTable;
+}
+
+/** A handle on the metal tables: the store itself or an open transaction. */
+export type MetalDb = Kysely<MetalTables> | Transaction<MetalTables>;

@@ -1,0 +1,100 @@
+import type { FastifyInstance } from 'fastify';
+import type { MetalServices } from '../wiring';
+import { renderBootVarsScript } from '../services/boot-vars.service';
+import { detailSchema, security } from './schemas';
+
+const IPXE = 'text/plain; charset=utf-8';
+
+export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
+  app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
+
+  app.get<{ Querystring: { mac?: string; hostname?: string; format?: string } }>(
+    '/boot-vars',
+    {
+      schema: {
+        tags: ['boot'],
+        summary: 'Per-worker iPXE boot variables (no auth, read-only)',
+        querystring: {
+          type: 'object',
+          properties: {
+            mac: { type: 'string', description: 'MAC, with or without separators' },
+            hostname: { type: 'string' },
+            format: { type: 'string', enum: ['ipxe', 'json'], default: 'ipxe' },
+          },
+        },
+      },
+    },
+    async (req, reply) => {
+      const answer = await s.bootVars.resolve(req.query);
+      if (req.query.format === 'json') return reply.send(answer.vars);
+      return reply.type(IPXE).send(renderBootVarsScript(answer));
+    },
+  );
+
+  app.get<{ Querystring: Record<string, string> }>(
+    '/devices/report',
+    {
+      schema: {
+        tags: ['devices'],
+        summary: "iPXE's device report: 11 fingerprint fields (no auth)",
+        description: 'Answers a valid, empty iPXE script (`#!ipxe`), so `chain` succeeds without side effects on the script.',
+        querystring: {
+          type: 'object',
+          required: ['mac'],
+          properties: {
+            mac: { type: 'string' },
+            uuid: { type: 'string' },
+            manufacturer: { type: 'string' },
+            product: { type: 'string' },
+            serial: { type: 'string' },
+            cpumodel: { type: 'string' },
+            'mem-total': { type: 'string', description: 'decimal or 0x hex' },
+            'mem-type': { type: 'string' },
+            'mem-speed': { type: 'string', description: 'decimal or 0x hex' },
+            chip: { type: 'string' },
+            busid: { type: 'string' },
+          },
+        },
+      },
+    },
+    async (req, reply) => {
+      await s.devices.report(req.query, { client: req.ip });
+      return reply.type(IPXE).send('#!ipxe\n');
+    },
+  );
+
+  const enabledSchema = { type: 'object', properties: { enabled: { type: 'boolean' } } } as const;
+  app.get('/settings/auto-register', { schema: { tags: ['settings'], security, response: { 200: enabledSchema } } }, async () => ({ enabled: await s.settings.getAutoRegister() }));
+  app.put<{ Body: { enabled: boolean } }>(
+    '/settings/auto-register',
+    {
+      schema: {
+        tags: ['settings'],
+        security,
+        body: { type: 'object', required: ['enabled'], properties: { enabled: { type: 'boolean' } } },
+        response: { 200: enabledSchema, 422: detailSchema },
+      },
+    },
+    async (req) => ({ enabled: await s.settings.setAutoRegister(req.body.enabled, { client: req.ip }) }),
+  );
+
+  app.get<{ Querystring: { since?: number; limit?: number; mac?: string } }>(
+    '/operations',
+    {
+      schema: {
+        tags: ['operations'],
+        security,
+        summary: 'The operations log, incrementally',
+        querystring: {
+          type: 'object',
+          properties: {
+            since: { type: 'integer', minimum: 0, default: 0 },
+            limit: { type: 'integer', minimum: 1, maximum: 100000, default: 1000 },
+            mac: { type: 'string' },
+          },
+        },
+      },
+    },
+    async (req) => s.operations(req.query),
+  );
+}

@@ -1,0 +1,420 @@
+import { AppError, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
+import type { Device, DeviceState, Fingerprint } from '../domain/types';
+import type { DeviceRepository } from '../repositories/device.repository';
+import type { MetalDb } from '../repositories/tables';
+import type { WorkerRepository } from '../repositories/worker.repository';
+import type { BootVarsService } from './boot-vars.service';
+import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { RequestContext, SettingsService } from './settings.service';
+
+export interface DeviceDeclaration {
+  mac: string;
+  uuid?: string | null;
+  manufacturer?: string | null;
+  product?: string | null;
+  serial?: string | null;
+}
+
+export interface BindOutcome {
+  device: Device;
+  changed: boolean;
+  old_worker_id: string | null;
+  old_device_mac: string | null;
+}
+
+export type BatchMode = 'manifest' | 'sequential';
+export interface BatchBindRequest {
+  mode?: BatchMode;
+  pairs?: Array<DeviceDeclaration & { worker_id: string }>;
+  macs?: string[];
+  worker_ids?: string[];
+}
+
+const REPORT_STRINGS = ['manufacturer', 'product', 'serial', 'cpumodel', 'mem-type', 'chip', 'busid'] as const;
+const DECLARED = ['manufacturer', 'product', 'serial', 'uuid'] as const;
+
+/** Fingerprints are declarations, compared loosely (iPXE turns `+` into a space, etc.). */
+const loose = (s: unknown) =>
+  String(s ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
+
+const clean = (s: unknown): string | null => {
+  if (typeof s !== 'string') return null;
+  const t = s.trim();
+  return t === '' ? null : t.slice(0, 256);
+};
+
+/**
+ * The device pool (seed §16): registration, reports, revocation and the one-to-one
+ * device ↔ worker binding. Every binding change is one transaction with its audit
+ * entries, then `dhcp-hosts.conf` is re-rendered and dnsmasq reloaded.
+ */
+export class DeviceService {
+  constructor(
+    private readonly store: Store,
+    private readonly devices: DeviceRepository,
+    private readonly workers: WorkerRepository,
+    private readonly settings: SettingsService,
+    private readonly dhcp: DhcpHostsService,
+    private readonly bootVars: BootVarsService,
+    private readonly ops: OperationsLog,
+  ) {}
+
+  private get db(): MetalDb {
+    return this.store.db as unknown as MetalDb;
+  }
+
+  async list(state?: string): Promise<Device[]> {
+    const s = state && state !== 'all' ? state : undefined;
+    if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${JSON.stringify(state)}; use all, pooled, bound or revoked`);
+    return this.devices.list(this.db, s as DeviceState | undefined);
+  }
+
+  async get(macInput: string): Promise<Device> {
+    const mac = requireMac(macInput);
+    const d = await this.devices.get(this.db, mac);
+    if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
+    return d;
+  }
+
+  private newDevice(decl: DeviceDeclaration, mac: string, source: Device['source'], fingerprint: Fingerprint = {}): Device {
+    const fp: Fingerprint = { ...fingerprint };
+    for (const k of ['manufacturer', 'product', 'serial'] as const) {
+      const v = clean(decl[k]);
+      if (v) fp[k] = v;
+    }
+    return {
+      mac,
+      uuid: clean(decl.uuid),
+      state: 'pooled',
+      bound_worker_id: null,
+      key_hash: null,
+      source,
+      fingerprint: fp,
+      first_seen: source === 'ipxe' ? isoSeconds() : null,
+      last_seen: source === 'ipxe' ? isoSeconds() : null,
+    };
+  }
+
+  /** §16.3: manual registration. 409 when the MAC exists, revoked ones included. */
+  async register(decl: DeviceDeclaration, ctx: RequestContext): Promise<Device> {
+    const mac = requireMac(decl.mac);
+    const device = this.newDevice(decl, mac, 'manual');
+    await this.store.transaction(async (trx) => {
+      const existing = await this.devices.get(trx as unknown as MetalDb, mac);
+      if (existing?.state === 'revoked') throw new AppError('device_revoked', `device is revoked and cannot be registered again: ${mac}`);
+      if (existing) throw new AppError('device_exists', `device already exists: ${mac}`);
+      await this.devices.insert(trx as unknown as MetalDb, device);
+      await this.ops.append({ op: 'device.register', mac, source: 'manual', client: ctx.client }, trx);
+    });
+    this.bootVars.invalidate();
+    return device;
+  }
+
+  /** §16.4: bulk import; each entry independent. */
+  async import(entries: DeviceDeclaration[], ctx: RequestContext) {
+    const created: string[] = [];
+    const skipped: Array<{ mac: string; reason: string }> = [];
+    const failed: Array<{ mac: unknown; error: string }> = [];
+    await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      const seen = new Set<string>();
+      for (const e of entries) {
+        const mac = normalizeMac(e?.mac);
+        if (!mac) {
+          failed.push({ mac: e?.mac ?? null, error: `invalid MAC address: ${JSON.stringify(e?.mac ?? null)}` });
+          continue;
+        }
+        const existing = seen.has(mac) ? ({ state: 'pooled' } as Device) : await this.devices.get(db, mac);
+        if (existing?.state === 'revoked') {
+          failed.push({ mac, error: `device is revoked: ${mac}` });
+          continue;
+        }
+        if (existing) {
+          skipped.push({ mac, reason: `device already exists (${existing.state})` });
+          continue;
+        }
+        await this.devices.insert(db, this.newDevice(e, mac, 'manual'));
+        seen.add(mac);
+        created.push(mac);
+      }
+      const audit: OperationInput[] = created.map((mac) => ({ op: 'device.register', mac, source: 'manual', via: 'import', client: ctx.client }));
+      audit.push({ op: 'device.import', created: created.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
+      await this.ops.append(audit, trx);
+    });
+    if (created.length) this.bootVars.invalidate();
+    return { created, skipped, failed };
+  }
+
+  /** §16.5: pooled → revoked; the record stays for the audit trail. */
+  async revoke(macInput: string, ctx: RequestContext): Promise<Device> {
+    const mac = requireMac(macInput);
+    const out = await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      const d = await this.devices.get(db, mac);
+      if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
+      if (d.state === 'revoked') throw new AppError('device_revoked', `device already revoked: ${mac}`);
+      if (d.state === 'bound') throw new AppError('device_bound', `device is bound to ${d.bound_worker_id}; unbind it first: ${mac}`);
+      await this.devices.update(db, mac, { state: 'revoked' });
+      await this.ops.append({ op: 'device.revoke', mac, client: ctx.client }, trx);
+      return { ...d, state: 'revoked' as const };
+    });
+    this.bootVars.invalidate();
+    return out;
+  }
+
+  /**
+   * §16.6: iPXE's report. Known device: non-empty fields overwrite the fingerprint,
+   * last_seen moves. Revoked: ignored. Unknown: pooled only while auto-register is on.
+   * Returns what happened, for tests and logs; the route answers a bare iPXE script.
+   */
+  async report(q: Record<string, unknown>, ctx: RequestContext): Promise<'updated' | 'registered' | 'ignored'> {
+    const mac = requireMac(q.mac);
+    const fp: Fingerprint = {};
+    for (const k of REPORT_STRINGS) {
+      const v = clean(q[k]);
+      if (v) (fp as Record<string, unknown>)[k.replace('-', '_')] = v;
+    }
+    const memTotal = parseIntLoose(q['mem-total']);
+    const memSpeed = parseIntLoose(q['mem-speed']);
+    if (memTotal !== null) fp.mem_total = memTotal;
+    if (memSpeed !== null) fp.mem_speed = memSpeed;
+    const uuid = clean(q.uuid);
+    const now = isoSeconds();
+    const autoRegister = await this.settings.getAutoRegister();
+    const result = await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      const d = await this.devices.get(db, mac);
+      if (d?.state === 'revoked') return 'ignored' as const;
+      if (d) {
+        await this.devices.update(db, mac, {
+          fingerprint: { ...d.fingerprint, ...fp },
+          uuid: uuid ?? d.uuid,
+          first_seen: d.first_seen ?? now,
+          last_seen: now,
+        });
+        return 'updated' as const;
+      }
+      if (!autoRegister) return 'ignored' as const;
+      await this.devices.insert(db, { mac, uuid, state: 'pooled', bound_worker_id: null, key_hash: null, source: 'ipxe', fingerprint: fp, first_seen: now, last_seen: now });
+      await this.ops.append({ op: 'device.register', mac, source: 'ipxe', client: ctx.client }, trx);
+      return 'registered' as const;
+    });
+    if (result === 'registered') this.bootVars.invalidate();
+    return result;
+  }
+
+  /**
+   * The binding rule, inside a caller's transaction. Without `force`: a bound device or
+   * a bound worker is a 409. With `force`: the worker's other device goes back to the
+   * pool and the device moves. Same device, same worker: no change.
+   */
+  async bindInTrx(db: MetalDb, mac: string, workerId: string, force: boolean): Promise<BindOutcome> {
+    const d = await this.devices.get(db, mac);
+    if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
+    const w = await this.workers.get(db, workerId);
+    if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+    if (d.state === 'revoked') throw new AppError('device_revoked', `device is revoked: ${mac}`);
+    if (d.state === 'bound' && d.bound_worker_id === workerId) return { device: d, changed: false, old_worker_id: null, old_device_mac: null };
+    if (d.state === 'bound' && !force) throw new AppError('device_bound', `device already bound to ${d.bound_worker_id}: ${mac}`);
+    const current = await this.devices.boundTo(db, workerId);
+    if (current && !force) throw new AppError('worker_bound', `worker ${workerId} is already bound to ${current.mac}`);
+    if (current) await this.devices.update(db, current.mac, { state: 'pooled', bound_worker_id: null });
+    try {
+      await this.devices.update(db, mac, { state: 'bound', bound_worker_id: workerId });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError('worker_bound', `worker ${workerId} is already bound`);
+      throw err;
+    }
+    return {
+      device: { ...d, state: 'bound', bound_worker_id: workerId },
+      changed: true,
+      old_worker_id: d.state === 'bound' ? d.bound_worker_id : null,
+      old_device_mac: current?.mac ?? null,
+    };
+  }
+
+  /** §16.7: bind (or atomically re-bind with force). */
+  async bind(macInput: string, workerIdInput: string, force: boolean, ctx: RequestContext): Promise<Device> {
+    const mac = requireMac(macInput);
+    const workerId = requireWorkerId(workerIdInput);
+    const outcome = await this.store.transaction(async (trx) => {
+      const o = await this.bindInTrx(trx as unknown as MetalDb, mac, workerId, force);
+      if (o.changed) {
+        const audit: OperationInput[] = [{ op: 'device.bind', mac, worker_id: workerId, force, old_worker_id: o.old_worker_id, old_device_mac: o.old_device_mac, client: ctx.client }];
+        if (o.old_device_mac) audit.push({ op: 'device.unbind', mac: o.old_device_mac, worker_id: workerId, reason: 'rebind', client: ctx.client });
+        await this.ops.append(audit, trx);
+      }
+      return o;
+    });
+    if (outcome.changed) {
+      this.bootVars.invalidate();
+      await this.dhcp.sync();
+    }
+    return outcome.device;
+  }
+
+  /** §16.8: unbind; the device goes back to the pool, the worker keeps its disks. */
+  async unbind(macInput: string, ctx: RequestContext): Promise<Device> {
+    const mac = requireMac(macInput);
+    const device = await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      const d = await this.devices.get(db, mac);
+      if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
+      if (d.state !== 'bound') throw new AppError('device_not_bound', `device is not bound: ${mac}`);
+      await this.devices.update(db, mac, { state: 'pooled', bound_worker_id: null });
+      await this.ops.append({ op: 'device.unbind', mac, worker_id: d.bound_worker_id, client: ctx.client }, trx);
+      return { ...d, state: 'pooled' as const, bound_worker_id: null };
+    });
+    this.bootVars.invalidate();
+    await this.dhcp.sync();
+    return device;
+  }
+
+  private pairsOf(req: BatchBindRequest): Array<DeviceDeclaration & { worker_id: string }> {
+    const mode = req.mode ?? 'manifest';
+    if (mode === 'sequential') {
+      const macs = req.macs ?? [];
+      const ids = req.worker_ids ?? [];
+      if (macs.length !== ids.length) throw new AppError('batch_invalid', `macs (${macs.length}) and worker_ids (${ids.length}) must have the same length`);
+      return macs.map((mac, i) => ({ mac, worker_id: ids[i] }));
+    }
+    if (mode !== 'manifest') throw new AppError('batch_invalid', `invalid mode: ${JSON.stringify(mode)}; use manifest or sequential`);
+    return req.pairs ?? [];
+  }
+
+  private mismatch(d: Device, p: DeviceDeclaration): { fields: string[] } | null {
+    const fields: string[] = [];
+    for (const k of DECLARED) {
+      const declared = clean(p[k]);
+      const reported = k === 'uuid' ? d.uuid : (d.fingerprint[k] as string | null | undefined);
+      if (declared && reported && loose(declared) !== loose(reported)) fields.push(k);
+    }
+    return fields.length ? { fields } : null;
+  }
+
+  /** §16.9: classify a manifest without writing anything. */
+  async previewBatch(req: BatchBindRequest) {
+    const pairs = this.pairsOf(req);
+    const matched: unknown[] = [];
+    const conflicts: unknown[] = [];
+    const not_found: unknown[] = [];
+    const macCount = new Map<string, number>();
+    const workerCount = new Map<string, number>();
+    for (const p of pairs) {
+      const mac = normalizeMac(p?.mac);
+      if (mac) macCount.set(mac, (macCount.get(mac) ?? 0) + 1);
+      const wid = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
+      workerCount.set(wid, (workerCount.get(wid) ?? 0) + 1);
+    }
+    for (const p of pairs) {
+      const mac = normalizeMac(p?.mac);
+      const workerId = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
+      if (!mac) {
+        not_found.push({ mac: p?.mac ?? null, worker_id: workerId, reason: 'invalid MAC address' });
+        continue;
+      }
+      const d = await this.devices.get(this.db, mac);
+      if (!d) {
+        not_found.push({ mac, worker_id: workerId, reason: 'device not in pool' });
+        continue;
+      }
+      if (d.state === 'revoked') {
+        not_found.push({ mac, worker_id: workerId, reason: 'device revoked' });
+        continue;
+      }
+      if ((macCount.get(mac) ?? 0) > 1) {
+        conflicts.push({ mac, worker_id: workerId, reason: 'duplicate MAC in manifest' });
+        continue;
+      }
+      if ((workerCount.get(workerId) ?? 0) > 1) {
+        conflicts.push({ mac, worker_id: workerId, reason: 'duplicate worker_id in manifest' });
+        continue;
+      }
+      if (d.state === 'bound') {
+        conflicts.push({ mac, worker_id: workerId, reason: `device already bound to ${d.bound_worker_id}` });
+        continue;
+      }
+      const w = workerId ? await this.workers.get(this.db, workerId) : null;
+      if (!w) {
+        conflicts.push({ mac, worker_id: workerId, reason: `worker not found: ${workerId}` });
+        continue;
+      }
+      const other = await this.devices.boundTo(this.db, workerId);
+      if (other) {
+        conflicts.push({ mac, worker_id: workerId, reason: `worker already bound to ${other.mac}` });
+        continue;
+      }
+      matched.push({ mac, worker_id: workerId, device_state: d.state, worker_state: w.state, fingerprint_mismatch: this.mismatch(d, p) });
+    }
+    return {
+      matched,
+      conflicts,
+      not_found,
+      summary: { total: pairs.length, ok: matched.length, conflict: conflicts.length, not_found: not_found.length },
+    };
+  }
+
+  /** §16.10: bind a manifest; each item independent, idempotent on re-run. */
+  async bindBatch(req: BatchBindRequest, ctx: RequestContext) {
+    const pairs = this.pairsOf(req);
+    const succeeded: unknown[] = [];
+    const skipped: unknown[] = [];
+    const failed: unknown[] = [];
+    await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      const seen = new Set<string>();
+      const audit: OperationInput[] = [];
+      for (const p of pairs) {
+        const mac = normalizeMac(p?.mac);
+        const workerId = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
+        if (!mac) {
+          failed.push({ mac: p?.mac ?? null, worker_id: workerId, error: 'invalid MAC address' });
+          continue;
+        }
+        if (seen.has(mac)) {
+          skipped.push({ mac, worker_id: workerId, reason: 'duplicate MAC in manifest' });
+          continue;
+        }
+        seen.add(mac);
+        const d = await this.devices.get(db, mac);
+        if (!d) {
+          failed.push({ mac, worker_id: workerId, error: 'device not in pool' });
+          continue;
+        }
+        if (d.state === 'revoked') {
+          failed.push({ mac, worker_id: workerId, error: 'device revoked' });
+          continue;
+        }
+        if (d.state === 'bound') {
+          skipped.push({ mac, worker_id: workerId, reason: d.bound_worker_id === workerId ? 'already bound to this worker' : `device already bound to ${d.bound_worker_id}` });
+          continue;
+        }
+        const w = workerId ? await this.workers.get(db, workerId) : null;
+        if (!w) {
+          failed.push({ mac, worker_id: workerId, error: `worker not found: ${workerId}` });
+          continue;
+        }
+        const other = await this.devices.boundTo(db, workerId);
+        if (other) {
+          skipped.push({ mac, worker_id: workerId, reason: `worker already bound to ${other.mac}` });
+          continue;
+        }
+        await this.devices.update(db, mac, { state: 'bound', bound_worker_id: workerId });
+        const fm = this.mismatch(d, p);
+        succeeded.push(fm ? { mac, worker_id: workerId, fingerprint_mismatch: fm } : { mac, worker_id: workerId });
+        audit.push({ op: 'device.bind', mac, worker_id: workerId, via: 'batch', client: ctx.client });
+      }
+      audit.push({ op: 'device.bind.batch', succeeded: succeeded.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
+      await this.ops.append(audit, trx);
+    });
+    if (succeeded.length) {
+      this.bootVars.invalidate();
+      await this.dhcp.sync();
+    }
+    return { succeeded, skipped, failed };
+  }
+}

@@ -1,0 +1,62 @@
+import { AppError, type OperationsLog, type Store } from '@ironlens/core';
+import type { DhcpHostsFile, DnsmasqReloader } from '../adapters/dnsmasq.adapter';
+import type { DeviceRepository } from '../repositories/device.repository';
+import type { MetalDb } from '../repositories/tables';
+
+/**
+ * Keeps `dhcp-hosts.conf` equal to the store: render from the bound devices, write
+ * atomically, reload dnsmasq. Calls are coalesced: a sync that has not started yet is
+ * shared by every caller that arrives before it starts, and it renders whatever the
+ * store holds at that moment, so the file always ends equal to the last commit.
+ */
+export class DhcpHostsService {
+  private tail: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly devices: DeviceRepository,
+    private readonly file: DhcpHostsFile,
+    private readonly reloader: DnsmasqReloader,
+    private readonly ops: OperationsLog,
+  ) {}
+
+  get path(): string {
+    return this.file.path;
+  }
+
+  /** Renders, writes, reloads. Throws `dnsmasq_write_failed` or `dnsmasq_reload_failed`. */
+  sync(): Promise<void> {
+    if (this.queued) return this.queued;
+    const run = this.tail
+      .catch(() => {})
+      .then(() => {
+        this.queued = null;
+        return this.render();
+      });
+    this.queued = run;
+    this.tail = run;
+    return run;
+  }
+
+  private async render(): Promise<void> {
+    const entries = await this.devices.dhcpHosts(this.store.db as unknown as MetalDb);
+    try {
+      await this.file.write(entries);
+    } catch (err) {
+      throw new AppError('dnsmasq_write_failed', `writing ${this.file.path} failed: ${(err as Error).message}`);
+    }
+    try {
+      await this.reloader.reload();
+    } catch (err) {
+      const reason = (err as Error).message;
+      await this.ops.append({ op: 'dnsmasq.reload', status: 'failed', method: this.reloader.describe, error: reason }).catch(() => {});
+      throw new AppError('dnsmasq_reload_failed', `dnsmasq reload failed via ${this.reloader.describe}: ${reason}; ${this.file.path} was written`);
+    }
+  }
+
+  /** What dnsmasq's file says now (for `/workers/{id}/status`). */
+  read(): Promise<Array<{ mac: string; hostname: string }>> {
+    return this.file.read();
+  }
+}

@@ -1,0 +1,47 @@
+import type { OperationsLog, Store } from '@ironlens/core';
+import type { SettingsRepository } from '../repositories/settings.repository';
+import type { MetalDb } from '../repositories/tables';
+
+export interface RequestContext {
+  /** The client's address, for the operations log. */
+  client?: string;
+}
+
+/** Runtime settings: the persisted value wins over the environment's default. */
+export class SettingsService {
+  private autoRegister: boolean | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly repo: SettingsRepository,
+    private readonly ops: OperationsLog,
+    private readonly autoRegisterDefault: boolean,
+  ) {}
+
+  private get db(): MetalDb {
+    return this.store.db as unknown as MetalDb;
+  }
+
+  async getAutoRegister(): Promise<boolean> {
+    if (this.autoRegister === undefined) {
+      const v = await this.repo.get<boolean>(this.db, 'auto_register');
+      this.autoRegister = typeof v === 'boolean' ? v : this.autoRegisterDefault;
+    }
+    return this.autoRegister;
+  }
+
+  async setAutoRegister(enabled: boolean, ctx: RequestContext): Promise<boolean> {
+    const old = await this.getAutoRegister();
+    await this.store.transaction(async (trx) => {
+      await this.repo.set(trx as unknown as MetalDb, 'auto_register', enabled);
+      await this.ops.append({ op: 'settings.auto_register', enabled, old_enabled: old, client: ctx.client }, trx);
+    });
+    this.autoRegister = enabled;
+    return enabled;
+  }
+
+  /** Forget the cached value (after an import). */
+  reset(): void {
+    this.autoRegister = undefined;
+  }
+}

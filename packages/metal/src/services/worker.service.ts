@@ -1,0 +1,324 @@
+import { AppError, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
+import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
+import type { DeviceRepository } from '../repositories/device.repository';
+import type { MetalDb } from '../repositories/tables';
+import type { WorkerRepository } from '../repositories/worker.repository';
+import type { BootVarsService } from './boot-vars.service';
+import type { DeviceService } from './device.service';
+import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { RequestContext } from './settings.service';
+
+export interface CreateWorkerInput {
+  worker_id: string;
+  mac?: string | null;
+  hostname?: string | null;
+  arch?: string | null;
+  windows_iso?: string | null;
+  boot?: Boot | null;
+}
+
+export interface BatchCreateInput {
+  count: number;
+  name_prefix?: string;
+  macs?: string[] | null;
+  arch?: string | null;
+  boot?: Boot | null;
+}
+
+export interface DeleteOptions {
+  deleteDisk: boolean;
+  ignoreMissingTarget: boolean;
+}
+
+/** What the worker lifecycle needs from the storage side (agents, targets). */
+export interface WorkerStorage {
+  /** Creates the install CD target for `windows_iso`; returns the ledger's `cd`. */
+  createInstallCd(workerId: string, iso: string, ctx: RequestContext): Promise<Cd>;
+  /** Removes a CD target made by `createInstallCd` (rollback). */
+  removeCd(cd: Cd): Promise<void>;
+  /** Deletes the worker's CD target, then its disk targets (seed §11 order). */
+  removeTargets(worker: WorkerRecord, opts: DeleteOptions, ctx: RequestContext): Promise<void>;
+}
+
+const ARCH = /^[a-z0-9_-]{1,32}$/;
+
+function padWidth(count: number): number {
+  return Math.max(2, String(count).length);
+}
+
+/**
+ * Worker identities (seed §7–§11): a hostname, optionally a bound device, system disks
+ * and an install CD. Storage is delegated to `WorkerStorage`; binding rules to
+ * `DeviceService.bindInTrx`, so every path that binds follows the same rule.
+ */
+export class WorkerService {
+  constructor(
+    private readonly store: Store,
+    private readonly workers: WorkerRepository,
+    private readonly devices: DeviceRepository,
+    private readonly deviceService: DeviceService,
+    private readonly dhcp: DhcpHostsService,
+    private readonly bootVars: BootVarsService,
+    private readonly ops: OperationsLog,
+    private readonly storage: WorkerStorage,
+    private readonly defaultArch: string,
+  ) {}
+
+  private get db(): MetalDb {
+    return this.store.db as unknown as MetalDb;
+  }
+
+  async view(db: MetalDb, workerId: string): Promise<WorkerView> {
+    const w = await this.workers.get(db, workerId);
+    if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+    const d = await this.devices.boundTo(db, workerId);
+    return workerView(w, d?.mac ?? null);
+  }
+
+  async list(): Promise<WorkerView[]> {
+    const [all, bindings] = await Promise.all([this.workers.list(this.db), this.devices.bindings(this.db)]);
+    return all.map((w) => workerView(w, bindings.get(w.worker_id) ?? null));
+  }
+
+  async get(workerIdInput: string): Promise<WorkerView> {
+    return this.view(this.db, requireWorkerId(workerIdInput));
+  }
+
+  async getRecord(workerIdInput: string): Promise<WorkerRecord> {
+    const id = requireWorkerId(workerIdInput);
+    const w = await this.workers.get(this.db, id);
+    if (!w) throw new AppError('worker_not_found', `worker not found: ${id}`);
+    return w;
+  }
+
+  private validateBoot(boot: Boot | null | undefined): Boot {
+    const out: Boot = {};
+    if (!boot) return out;
+    if (boot.menu_default != null && boot.menu_default !== '') out.menu_default = requireMenuItem(boot.menu_default);
+    if (boot.menu_timeout != null) out.menu_timeout = requireMenuTimeout(boot.menu_timeout);
+    return out;
+  }
+
+  private validateArch(arch: string | null | undefined): string {
+    const a = (arch ?? this.defaultArch).trim().toLowerCase();
+    if (!ARCH.test(a)) throw new AppError('request_invalid', `invalid arch: ${JSON.stringify(arch)}`);
+    return a;
+  }
+
+  /** Inserts a worker (and binds its device) inside a transaction; 409s on conflicts. */
+  private async insertInTrx(db: MetalDb, w: WorkerRecord, mac: string | null, ctx: RequestContext, audit: OperationInput[]): Promise<void> {
+    if (await this.workers.get(db, w.worker_id)) throw new AppError('worker_exists', `worker already exists: ${w.worker_id}`);
+    if ((await this.workers.hostnameTaken(db, w.hostname)) || (w.hostname !== w.worker_id && (await this.workers.get(db, w.hostname)))) {
+      throw new AppError('hostname_taken', `hostname already exists: ${w.hostname}`);
+    }
+    if (await this.workers.hostnameTaken(db, w.worker_id)) throw new AppError('worker_exists', `worker_id is another worker's hostname: ${w.worker_id}`);
+    if (mac) {
+      const d = await this.devices.get(db, mac);
+      if (!d) throw new AppError('device_not_pooled', `device not in pool (register it first): ${mac}`);
+      if (d.state === 'revoked') throw new AppError('device_revoked', `device is revoked: ${mac}`);
+      if (d.state === 'bound') throw new AppError('device_bound', `device already bound to ${d.bound_worker_id}: ${mac}`);
+    }
+    await this.workers.insert(db, w);
+    audit.push({ op: 'worker.create', worker_id: w.worker_id, hostname: w.hostname, mac, client: ctx.client });
+    if (mac) {
+      await this.deviceService.bindInTrx(db, mac, w.worker_id, false);
+      audit.push({ op: 'device.bind', mac, worker_id: w.worker_id, via: 'worker.create', client: ctx.client });
+    }
+  }
+
+  /** §7: register a worker identity; `mac` binds a pooled device; `windows_iso` adds an install CD. */
+  async create(input: CreateWorkerInput, ctx: RequestContext): Promise<WorkerView> {
+    const workerId = requireWorkerId(input.worker_id);
+    const hostname = input.hostname != null && input.hostname !== '' ? requireHostname(input.hostname) : workerId;
+    const mac = input.mac != null && input.mac !== '' ? requireMac(input.mac) : null;
+    const boot = this.validateBoot(input.boot);
+    const arch = this.validateArch(input.arch);
+    const record: WorkerRecord = { worker_id: workerId, hostname, arch, state: 'registered', default_os: null, boot, disks: [], cd: null };
+
+    // Cheap pre-checks so an obviously conflicting request creates no CD target.
+    if (await this.workers.get(this.db, workerId)) throw new AppError('worker_exists', `worker already exists: ${workerId}`);
+
+    let cd: Cd | null = null;
+    if (input.windows_iso) {
+      cd = await this.storage.createInstallCd(workerId, input.windows_iso, ctx);
+      record.cd = cd;
+      record.state = 'installing';
+    }
+    try {
+      await this.store.transaction(async (trx) => {
+        const audit: OperationInput[] = [];
+        await this.insertInTrx(trx as unknown as MetalDb, record, mac, ctx, audit);
+        await this.ops.append(audit, trx);
+      });
+    } catch (err) {
+      if (cd) {
+        await this.storage.removeCd(cd).catch(async (e) => {
+          await this.ops.append({ op: 'agent.delete_cd', status: 'failed', worker_id: workerId, iqn: cd?.iqn, agent: cd?.agent, error: `rollback failed, target left behind: ${(e as Error).message}` });
+        });
+      }
+      throw err;
+    }
+    this.bootVars.invalidate();
+    if (mac) await this.dhcp.sync();
+    return this.view(this.db, workerId);
+  }
+
+  /** §7.6: create `count` workers named prefix + zero-padded index; idempotent. */
+  async createBatch(input: BatchCreateInput, ctx: RequestContext) {
+    const prefix = input.name_prefix ?? 'worker-';
+    if (typeof prefix !== 'string' || prefix.trim() === '') throw new AppError('batch_invalid', 'name_prefix must not be empty');
+    const count = input.count;
+    const macs = input.macs ?? null;
+    if (macs && macs.length !== count) throw new AppError('batch_invalid', `macs has ${macs.length} entries, count is ${count}`);
+    const width = padWidth(count);
+    const ids = Array.from({ length: count }, (_, i) => `${prefix.trim().toLowerCase()}${String(i + 1).padStart(width, '0')}`);
+    for (const id of ids) if (!isValidId(id)) throw new AppError('worker_id_invalid', `name_prefix gives an invalid worker_id: ${JSON.stringify(id)}`);
+    const boot = this.validateBoot(input.boot);
+    const arch = this.validateArch(input.arch);
+
+    const succeeded: unknown[] = [];
+    const skipped: unknown[] = [];
+    const failed: unknown[] = [];
+    let bound = 0;
+    for (let i = 0; i < count; i++) {
+      const workerId = ids[i];
+      const rawMac = macs ? macs[i] : null;
+      if (await this.workers.get(this.db, workerId)) {
+        skipped.push({ worker_id: workerId, hostname: workerId, reason: 'worker already exists' });
+        continue;
+      }
+      const mac = rawMac != null ? normalizeMac(rawMac) : null;
+      if (rawMac != null && !mac) {
+        failed.push({ worker_id: workerId, hostname: workerId, mac: rawMac, error: `invalid MAC address: ${JSON.stringify(rawMac)}` });
+        continue;
+      }
+      try {
+        await this.store.transaction(async (trx) => {
+          const audit: OperationInput[] = [];
+          await this.insertInTrx(trx as unknown as MetalDb, { worker_id: workerId, hostname: workerId, arch, state: 'registered', default_os: null, boot, disks: [], cd: null }, mac, ctx, audit);
+          await this.ops.append(audit, trx);
+        });
+        if (mac) bound++;
+        succeeded.push(mac ? { worker_id: workerId, hostname: workerId, mac } : { worker_id: workerId, hostname: workerId });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        failed.push({ worker_id: workerId, hostname: workerId, ...(mac ? { mac } : {}), error: err.message });
+      }
+    }
+    await this.ops.append({ op: 'worker.create.batch', succeeded: succeeded.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
+    if (succeeded.length) this.bootVars.invalidate();
+    if (bound) await this.dhcp.sync();
+    return { succeeded, skipped, failed };
+  }
+
+  /** §7.5: change the worker's MAC = re-bind to a pooled device; `changed:false` when the same. */
+  async setMac(workerIdInput: string, macInput: unknown, ctx: RequestContext): Promise<WorkerView & { changed: boolean }> {
+    const workerId = requireWorkerId(workerIdInput);
+    const mac = requireMac(macInput);
+    const result = await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      const w = await this.workers.get(db, workerId);
+      if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+      const current = await this.devices.boundTo(db, workerId);
+      if (current?.mac === mac) {
+        await this.ops.append({ op: 'worker.mac.update', worker_id: workerId, old_mac: mac, new_mac: mac, changed: false, client: ctx.client }, trx);
+        return { changed: false };
+      }
+      const d = await this.devices.get(db, mac);
+      if (!d) throw new AppError('device_not_pooled', `device not in pool (register it first): ${mac}`);
+      if (d.state === 'revoked') throw new AppError('device_revoked', `device is revoked: ${mac}`);
+      if (d.state === 'bound') throw new AppError('device_bound', `MAC already bound to ${d.bound_worker_id}: ${mac}`);
+      const o = await this.deviceService.bindInTrx(db, mac, workerId, true);
+      const audit: OperationInput[] = [{ op: 'device.bind', mac, worker_id: workerId, old_device_mac: o.old_device_mac, via: 'worker.mac.update', client: ctx.client }];
+      if (current) audit.push({ op: 'device.unbind', mac: current.mac, worker_id: workerId, via: 'worker.mac.update', client: ctx.client });
+      audit.push({ op: 'worker.mac.update', worker_id: workerId, old_mac: current?.mac ?? null, new_mac: mac, changed: true, client: ctx.client });
+      await this.ops.append(audit, trx);
+      return { changed: true };
+    });
+    if (result.changed) {
+      this.bootVars.invalidate();
+      await this.dhcp.sync();
+    }
+    return { ...(await this.view(this.db, workerId)), changed: result.changed };
+  }
+
+  /** §7.3: default OS / menu item / timeout; null or "" clears a field. */
+  async setDefaultOs(workerIdInput: string, body: Record<string, unknown>, ctx: RequestContext): Promise<WorkerView> {
+    const workerId = requireWorkerId(workerIdInput);
+    const has = (k: string) => Object.hasOwn(body ?? {}, k);
+    if (!has('os') && !has('menu_default') && !has('menu_timeout')) throw new AppError('default_os_nothing_to_set');
+    const empty = (v: unknown) => v === null || v === '';
+    const os = has('os') ? (empty(body.os) ? null : requireOs(body.os)) : undefined;
+    const menuDefault = has('menu_default') ? (empty(body.menu_default) ? null : requireMenuItem(body.menu_default)) : undefined;
+    const menuTimeout = has('menu_timeout') ? (empty(body.menu_timeout) ? null : requireMenuTimeout(body.menu_timeout)) : undefined;
+    await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      const w = await this.workers.get(db, workerId);
+      if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+      if (os) {
+        if (w.disks.length === 0) throw new AppError('worker_has_no_disks', `worker ${workerId} has no system disk yet`);
+        if (!w.disks.some((d) => d.os === os)) {
+          throw new AppError('default_os_no_disk', `worker ${workerId} has no ${os} system disk; its disks: ${w.disks.map((d) => d.os).join(', ')}`, { disks: w.disks.map((d) => d.os) });
+        }
+      }
+      await this.workers.update(db, workerId, { default_os: os, menu_default: menuDefault, menu_timeout: menuTimeout });
+      await this.ops.append({ op: 'worker.default_os', worker_id: workerId, os, menu_default: menuDefault, menu_timeout: menuTimeout, client: ctx.client }, trx);
+    });
+    this.bootVars.invalidate();
+    return this.view(this.db, workerId);
+  }
+
+  /**
+   * §11: unbind the devices (committed first; a failure aborts), delete the CD and disk
+   * targets, delete the ledger entry, re-render dnsmasq. Returns what the seed shows.
+   */
+  private async deleteOne(workerId: string, opts: DeleteOptions, ctx: RequestContext): Promise<{ hostname: string; unbound: string[] }> {
+    const w = await this.workers.get(this.db, workerId);
+    if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+    const unbound = await this.store.transaction(async (trx) => {
+      const macs = await this.devices.unbindWorker(trx as unknown as MetalDb, workerId);
+      await this.ops.append(
+        macs.map((mac) => ({ op: 'device.unbind', mac, worker_id: workerId, via: 'worker.delete', client: ctx.client })),
+        trx,
+      );
+      return macs;
+    });
+    this.bootVars.invalidate();
+    await this.storage.removeTargets(w, opts, ctx);
+    await this.store.transaction(async (trx) => {
+      await this.workers.delete(trx as unknown as MetalDb, workerId);
+      await this.ops.append({ op: 'worker.delete', worker_id: workerId, hostname: w.hostname, delete_disk: opts.deleteDisk, client: ctx.client }, trx);
+    });
+    this.bootVars.invalidate();
+    return { hostname: w.hostname, unbound };
+  }
+
+  async delete(workerIdInput: string, opts: DeleteOptions, ctx: RequestContext) {
+    const workerId = requireWorkerId(workerIdInput);
+    const { unbound } = await this.deleteOne(workerId, opts, ctx);
+    if (unbound.length) await this.dhcp.sync();
+    return { deleted: workerId, delete_disk: opts.deleteDisk, dnsmasq_removed: unbound.length > 0 };
+  }
+
+  /** §11.1: each worker independent; one dnsmasq reload for the whole batch. */
+  async deleteBatch(ids: unknown[], opts: DeleteOptions, ctx: RequestContext) {
+    const succeeded: unknown[] = [];
+    const failed: unknown[] = [];
+    let unboundAny = false;
+    for (const raw of ids) {
+      try {
+        const workerId = requireWorkerId(raw);
+        const { hostname, unbound } = await this.deleteOne(workerId, opts, ctx);
+        if (unbound.length) unboundAny = true;
+        succeeded.push({ worker_id: workerId, hostname });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        failed.push({ worker_id: raw, error: err.message });
+      }
+    }
+    await this.ops.append({ op: 'worker.delete.batch', succeeded: succeeded.length, failed: failed.length, client: ctx.client });
+    if (unboundAny) await this.dhcp.sync();
+    return { succeeded, failed };
+  }
+}
