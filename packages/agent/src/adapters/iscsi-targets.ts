@@ -1,0 +1,34 @@
+/** One LUN of a target, as the backend reports it. */
+export interface TargetLun {
+  /** LUN number: 1 on stgt (LUN 0 is its controller), 0 on LIO. */
+  lun: number;
+  /** Absolute path of the backing file. */
+  backing: string;
+  /** True for a read-only CD/DVD LUN. */
+  cd: boolean;
+}
+
+export interface Target {
+  iqn: string;
+  /** stgt's target id; LIO has none. */
+  tid?: number;
+  luns: TargetLun[];
+}
+
+/**
+ * The iSCSI target backends behind one interface: `TgtadmTargets` (stgt) and
+ * `TargetcliTargets` (LIO). Implementations translate failures into catalog errors:
+ * `iqn_exists` (409), `iqn_not_found` (404), `backend_failed` (500).
+ */
+export interface IscsiTargets {
+  readonly backend: 'stgt' | 'lio';
+  /** How targets survive a restart, as `/capabilities` reports it. */
+  readonly persistent: string;
+  list(): Promise<Target[]>;
+  /** Exports `backing` (an existing file) as a read-write disk LUN of a new target `iqn`, open to every initiator. */
+  createDisk(iqn: string, backing: string): Promise<void>;
+  /** Exports `backing` (an ISO) as a read-only CD LUN of a new target `iqn`. */
+  createCd(iqn: string, backing: string): Promise<void>;
+  /** Removes target `iqn` and its LUNs; the backing files stay. */
+  delete(iqn: string): Promise<void>;
+}

@@ -1,0 +1,138 @@
+import { AppError, type Exec, ExecError, exec as defaultExec } from '@ironlens/core';
+import { Mutex } from '../util/mutex';
+import type { IscsiTargets, Target } from './iscsi-targets';
+
+export interface TgtadmOptions {
+  /** tgtd's control port (`tgtadm -C`), so several tgtd can run side by side. Default is `0`, tgtd's own default. */
+  controlPort?: number;
+  /** The command runner. Default is core's `exec`. */
+  exec?: Exec;
+  /** Runs before every tgtadm argv, e.g. `['ip','netns','exec','ns1']`. Default is none. */
+  wrapper?: string[];
+}
+
+/**
+ * Parses `tgtadm --lld iscsi --op show --mode target`: one block per `Target N: <iqn>`,
+ * one `LUN: k` block per LUN with its `Type:` and `Backing store path:`. LUN 0 (the
+ * controller, backing `None`) is left out.
+ */
+export function parseTgtadmShow(text: string): Target[] {
+  const targets: Target[] = [];
+  let target: Target | undefined;
+  let lun: { lun: number; type?: string; backing?: string } | undefined;
+  const flush = () => {
+    if (target && lun?.backing && lun.backing !== 'None') {
+      target.luns.push({ lun: lun.lun, backing: lun.backing, cd: lun.type === 'cd/dvd' });
+    }
+    lun = undefined;
+  };
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    const t = /^Target (\d+): (\S+)$/.exec(raw);
+    if (t) {
+      flush();
+      target = { iqn: t[2], tid: Number(t[1]), luns: [] };
+      targets.push(target);
+      continue;
+    }
+    const l = /^LUN: (\d+)$/.exec(line);
+    if (l) {
+      flush();
+      lun = { lun: Number(l[1]) };
+      continue;
+    }
+    if (!lun) continue;
+    if (line.startsWith('Type: ')) lun.type = line.slice(6).trim();
+    else if (line.startsWith('Backing store path: ')) lun.backing = line.slice(20).trim();
+    else if (line === 'Account information:' || line === 'ACL information:') flush();
+  }
+  flush();
+  return targets;
+}
+
+/**
+ * stgt through `tgtadm`. tgtd keeps nothing across restarts, so the agent's scan rebuilds
+ * targets from the image files. Mutations are serialized, and a free tid is chosen under
+ * that lock; a tid taken meanwhile by another tgtadm client is retried with the next one.
+ */
+export class TgtadmTargets implements IscsiTargets {
+  readonly backend = 'stgt' as const;
+  readonly persistent = 'auto-scan on startup';
+  private readonly exec: Exec;
+  private readonly port: string;
+  private readonly wrapper: string[];
+  private readonly lock = new Mutex();
+
+  constructor(opts: TgtadmOptions = {}) {
+    this.exec = opts.exec ?? defaultExec;
+    this.port = String(opts.controlPort ?? 0);
+    this.wrapper = opts.wrapper ?? [];
+  }
+
+  async list(): Promise<Target[]> {
+    const { stdout } = await this.tgtadm(['--mode', 'target', '--op', 'show']);
+    return parseTgtadmShow(stdout);
+  }
+
+  createDisk(iqn: string, backing: string): Promise<void> {
+    return this.create(iqn, backing, false);
+  }
+
+  createCd(iqn: string, backing: string): Promise<void> {
+    return this.create(iqn, backing, true);
+  }
+
+  delete(iqn: string): Promise<void> {
+    return this.lock.run(async () => {
+      const target = (await this.list()).find((t) => t.iqn === iqn);
+      if (!target) throw new AppError('iqn_not_found', 'iqn not found');
+      await this.tgtadm(['--mode', 'target', '--op', 'delete', '--force', '--tid', String(target.tid)]);
+    });
+  }
+
+  private create(iqn: string, backing: string, cd: boolean): Promise<void> {
+    return this.lock.run(async () => {
+      const targets = await this.list();
+      if (targets.some((t) => t.iqn === iqn)) throw new AppError('iqn_exists', `iqn already exists: ${iqn}`);
+      const used = new Set(targets.map((t) => t.tid));
+      let tid = 1;
+      for (let attempt = 0; ; attempt++) {
+        while (used.has(tid)) tid++;
+        try {
+          await this.tgtadm(['--mode', 'target', '--op', 'new', '--tid', String(tid), '--targetname', iqn]);
+          break;
+        } catch (err) {
+          if (attempt >= 5 || !(err instanceof AppError) || !/already exists/.test(err.message)) throw err;
+          // Someone else created a target meanwhile: the name (409) or only the tid (retry).
+          const now = await this.list();
+          if (now.some((t) => t.iqn === iqn)) throw new AppError('iqn_exists', `iqn already exists: ${iqn}`);
+          for (const t of now) used.add(t.tid);
+          used.add(tid);
+        }
+      }
+      try {
+        const lun = ['--mode', 'logicalunit', '--op', 'new', '--tid', String(tid), '--lun', '1', '--backing-store', backing];
+        await this.tgtadm(cd ? [...lun, '--device-type', 'cd'] : lun);
+        if (cd) await this.tgtadm(['--mode', 'logicalunit', '--op', 'update', '--tid', String(tid), '--lun', '1', '--params', 'readonly=1']);
+        await this.tgtadm(['--mode', 'target', '--op', 'bind', '--tid', String(tid), '--initiator-address', 'ALL']);
+      } catch (err) {
+        // No half-made target: remove it again, then report the first failure.
+        await this.tgtadm(['--mode', 'target', '--op', 'delete', '--force', '--tid', String(tid)]).catch(() => {});
+        throw err;
+      }
+    });
+  }
+
+  private async tgtadm(args: string[]) {
+    const argv = [...this.wrapper, 'tgtadm', '-C', this.port, '--lld', 'iscsi', ...args];
+    try {
+      return await this.exec(argv, { timeoutMs: 30_000 });
+    } catch (err) {
+      if (err instanceof ExecError) {
+        const out = (err.result.stderr || err.result.stdout).trim();
+        throw new AppError('backend_failed', `tgtadm ${args.slice(0, 4).join(' ')} failed (exit ${err.result.code}): ${out}`);
+      }
+      throw err;
+    }
+  }
+}

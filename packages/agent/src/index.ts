@@ -1,0 +1,13 @@
+export { type CloneMode, DiskImages, type ImageFile } from './adapters/disk-images.adapter';
+export type { IscsiTargets, Target, TargetLun } from './adapters/iscsi-targets';
+export { parseTargetcliLs, TargetcliTargets, type TargetcliOptions } from './adapters/targetcli.adapter';
+export { parseTgtadmShow, TgtadmTargets, type TgtadmOptions } from './adapters/tgtadm.adapter';
+export { type AgentDeps, buildAgentApp, wireAgent } from './app';
+export { type AgentConfig, DEFAULT_AGENT_LISTEN, DEFAULT_BASE_IQN, DEFAULT_DISK_DIR, readAgentConfig } from './config/agent.config';
+export * from './domain/names';
+export { type RunningAgent, startAgent, targetsFor } from './main';
+export { LUN_INDEX_FILE, LunIndex } from './repositories/lun-index.repository';
+export { agentRoutes, type AgentRoutesOptions } from './routes/agent.routes';
+export * from './services/lun.service';
+export { type Master, MasterCatalog, MASTER_RESCAN_MS } from './services/master.service';
+export { type RunningTgtd, type StartTgtdOptions, startTgtd } from './testing/tgtd';

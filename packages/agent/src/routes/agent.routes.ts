@@ -1,0 +1,208 @@
+import { installBearerGuard, installErrorHandling, renderDetail } from '@ironlens/core';
+import type { FastifyPluginAsync } from 'fastify';
+import type { LunService } from '../services/lun.service';
+import type { MasterCatalog } from '../services/master.service';
+
+export interface AgentRoutesOptions {
+  luns: LunService;
+  masters: MasterCatalog;
+  /** Bearer token; when empty, auth is off. `/healthz` is always open. */
+  token: string | undefined;
+}
+
+const detail = { type: 'object', properties: { detail: {} } } as const;
+const errors = { 400: detail, 401: detail, 404: detail, 409: detail, 500: detail } as const;
+const lunTarget = {
+  type: 'object',
+  properties: {
+    iqn: { type: 'string' },
+    tid: { type: 'integer', description: 'stgt target id (absent on lio)' },
+    luns: { type: 'array', items: { type: 'object', properties: { backing: { type: 'string' } } } },
+  },
+} as const;
+const secured = [{ bearer: [] }];
+
+/**
+ * The storage agent's HTTP API (seed 004 §6, §14, §15 as the control plane passes it
+ * through): `/healthz`, `/capabilities`, `/luns…`, `/masters`. Errors in FastAPI's
+ * `{"detail": "..."}` shape. Every answer is 200 on success.
+ */
+export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, opts) => {
+  const { luns, masters } = opts;
+  installErrorHandling(app, renderDetail);
+  installBearerGuard(app, { token: opts.token, publicPaths: (path) => path === '/healthz' });
+
+  app.get('/healthz', { schema: { tags: ['agent'], summary: 'Liveness (no auth)' } }, async () => ({ status: 'ok' }));
+
+  app.get(
+    '/capabilities',
+    {
+      schema: {
+        tags: ['agent'],
+        summary: 'Backend, file system and roles of this agent',
+        security: secured,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              backend: { type: 'string', enum: ['stgt', 'lio'] },
+              fs_type: { type: 'string' },
+              cd: { type: 'boolean' },
+              persistent: { type: 'string' },
+              base_iqn: { type: 'string' },
+              clone: { type: 'string' },
+              empty_disk: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+    async () => luns.capabilities(),
+  );
+
+  app.get(
+    '/luns',
+    { schema: { tags: ['luns'], summary: 'Targets and their LUNs', security: secured, response: { 200: { type: 'array', items: lunTarget }, 500: detail } } },
+    async () => luns.list(),
+  );
+
+  app.post<{ Body: { iqn: string; filename?: string; master?: string; size?: string | number } }>(
+    '/luns/disk',
+    {
+      schema: {
+        tags: ['luns'],
+        summary: 'Create a disk target: clone a master or make a blank sparse disk',
+        security: secured,
+        body: {
+          type: 'object',
+          required: ['iqn'],
+          properties: {
+            iqn: { type: 'string', description: 'must start with base_iqn + ":"' },
+            filename: { type: 'string', description: 'backing file in DISK_DIR; default <iqn suffix>.img' },
+            master: { type: 'string', description: 'master image in DISK_DIR (exactly one of master, size)' },
+            size: { type: ['string', 'integer'], description: 'blank disk size: bytes or 40G, 512M, 1T, 100K' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              iqn: { type: 'string' },
+              backing: { type: 'string' },
+              filename: { type: 'string' },
+              clone: { type: 'string', enum: ['reflink', 'copy'], nullable: true },
+              size: { type: 'integer' },
+            },
+          },
+          ...errors,
+        },
+      },
+    },
+    async (req) => luns.createDisk(req.body),
+  );
+
+  app.post<{ Body: { iso: string; iqn?: string } }>(
+    '/luns/cd',
+    {
+      schema: {
+        tags: ['luns'],
+        summary: 'Create a read-only CD target from an ISO in DISK_DIR',
+        security: secured,
+        body: {
+          type: 'object',
+          required: ['iso'],
+          properties: {
+            iso: { type: 'string', description: 'ISO file name in DISK_DIR' },
+            iqn: { type: 'string', description: 'default base_iqn:<iso name lowercased>' },
+          },
+        },
+        response: {
+          200: { type: 'object', properties: { iqn: { type: 'string' }, backing: { type: 'string' }, filename: { type: 'string' } } },
+          ...errors,
+        },
+      },
+    },
+    async (req) => luns.createCd(req.body),
+  );
+
+  app.delete<{ Querystring: { iqn: string; delete_file?: boolean; ignore_missing?: boolean } }>(
+    '/luns',
+    {
+      schema: {
+        tags: ['luns'],
+        summary: 'Delete a target, optionally with its backing file (never a master)',
+        security: secured,
+        querystring: {
+          type: 'object',
+          required: ['iqn'],
+          properties: {
+            iqn: { type: 'string' },
+            delete_file: { type: 'boolean', default: false },
+            ignore_missing: { type: 'boolean', default: false },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              deleted: { type: 'string' },
+              delete_file: { type: 'boolean' },
+              file_deleted: { type: 'boolean' },
+              ignored_missing: { type: 'boolean' },
+            },
+          },
+          ...errors,
+        },
+      },
+    },
+    async (req) => luns.delete({ iqn: req.query.iqn, deleteFile: req.query.delete_file === true, ignoreMissing: req.query.ignore_missing === true }),
+  );
+
+  app.post(
+    '/luns/scan',
+    {
+      schema: {
+        tags: ['luns'],
+        summary: 'Rebuild missing targets from the image files in DISK_DIR',
+        security: secured,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              created: { type: 'array', items: { type: 'object', properties: { iqn: { type: 'string' }, cd: { type: 'boolean' }, filename: { type: 'string' } } } },
+              skipped: {
+                type: 'array',
+                items: { type: 'object', properties: { iqn: { type: 'string', nullable: true }, filename: { type: 'string' }, reason: { type: 'string' } } },
+              },
+            },
+          },
+          500: detail,
+        },
+      },
+    },
+    async () => luns.scan(),
+  );
+
+  app.get(
+    '/masters',
+    {
+      schema: {
+        tags: ['masters'],
+        summary: 'Master images (files with _tpl_ in DISK_DIR), rescanned every 30 s',
+        security: secured,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              masters: {
+                type: 'array',
+                items: { type: 'object', properties: { name: { type: 'string' }, size: { type: 'integer' }, mtime: { type: 'integer' } } },
+              },
+            },
+          },
+        },
+      },
+    },
+    async () => ({ masters: await masters.list() }),
+  );
+};

@@ -1,0 +1,336 @@
+import { basename } from 'node:path';
+import { AppError } from '@ironlens/core';
+import type { CloneMode, DiskImages } from '../adapters/disk-images.adapter';
+import type { IscsiTargets, Target } from '../adapters/iscsi-targets';
+import {
+  checkDiskFileName,
+  checkIqn,
+  defaultDiskFileName,
+  derivedCdIqn,
+  derivedDiskIqn,
+  isDiskFileName,
+  isIqn,
+  isIsoFileName,
+  isMasterName,
+  isPlainFileName,
+  parseSize,
+} from '../domain/names';
+import type { LunIndex, LunIndexEntry } from '../repositories/lun-index.repository';
+import { Mutex } from '../util/mutex';
+
+export interface LunServiceOptions {
+  /** The IQN every target of this agent starts with (plus `:`). */
+  baseIqn: string;
+  /** Whether this agent serves CD (ISO) targets. */
+  cdRole: boolean;
+  targets: IscsiTargets;
+  images: DiskImages;
+  index: LunIndex;
+}
+
+/** A target as `GET /luns` shows it. */
+export interface LunTarget {
+  iqn: string;
+  tid?: number;
+  luns: { backing: string }[];
+}
+
+export interface CreateDiskRequest {
+  iqn: unknown;
+  filename?: unknown;
+  master?: unknown;
+  size?: unknown;
+}
+
+export interface DiskCreated {
+  iqn: string;
+  backing: string;
+  filename: string;
+  /** `reflink` or `copy` for a clone of a master, `null` for a blank disk. */
+  clone: CloneMode | null;
+  /** Size of the backing file in bytes. */
+  size: number;
+}
+
+export interface CreateCdRequest {
+  iso: unknown;
+  iqn?: unknown;
+}
+
+export interface CdCreated {
+  iqn: string;
+  backing: string;
+  filename: string;
+}
+
+export interface DeleteRequest {
+  iqn: unknown;
+  deleteFile: boolean;
+  ignoreMissing: boolean;
+}
+
+export interface Deleted {
+  deleted: string;
+  delete_file: boolean;
+  /** Whether a backing file was removed (never a master, nor a file another target still uses). */
+  file_deleted: boolean;
+  /** Present (true) when the target did not exist and `ignore_missing` was set. */
+  ignored_missing?: true;
+}
+
+export interface ScanResult {
+  created: { iqn: string; cd: boolean; filename: string }[];
+  skipped: { iqn: string | null; filename: string; reason: string }[];
+}
+
+export interface Capabilities {
+  backend: 'stgt' | 'lio';
+  fs_type: string;
+  cd: boolean;
+  persistent: string;
+  base_iqn: string;
+  clone: string;
+  empty_disk: string;
+}
+
+const present = (v: unknown) => v !== undefined && v !== null && v !== '';
+
+/**
+ * The rules of the agent's LUNs: names, the file-then-target order of creation and its
+ * rollback, what a delete may remove, and the scan that rebuilds targets from the image
+ * files ("the file is the truth"). Backend changes and the checks before them run under
+ * one lock; the slow part of a create (cloning) runs outside it, with its IQN and file
+ * name reserved so that no other request or scan can take them meanwhile.
+ */
+export class LunService {
+  private readonly lock = new Mutex();
+  private readonly reservedIqns = new Set<string>();
+  private readonly reservedFiles = new Set<string>();
+
+  constructor(private readonly opts: LunServiceOptions) {}
+
+  get cdRole(): boolean {
+    return this.opts.cdRole;
+  }
+
+  async capabilities(): Promise<Capabilities> {
+    const { targets, images, cdRole, baseIqn } = this.opts;
+    return {
+      backend: targets.backend,
+      fs_type: await images.fsType(),
+      cd: cdRole,
+      persistent: targets.persistent,
+      base_iqn: baseIqn,
+      clone: 'reflink (FICLONE) -> copy fallback',
+      empty_disk: 'truncate (sparse)',
+    };
+  }
+
+  async list(): Promise<LunTarget[]> {
+    return (await this.opts.targets.list()).map(toLunTarget);
+  }
+
+  async createDisk(req: CreateDiskRequest): Promise<DiskCreated> {
+    const { baseIqn, images, targets, index } = this.opts;
+    const suffix = checkIqn(req.iqn, baseIqn);
+    const iqn = req.iqn as string;
+    if (present(req.master) === present(req.size)) {
+      throw new AppError('master_or_size_required', 'exactly one of master and size is required');
+    }
+    const size = present(req.size) ? parseSize(req.size) : undefined;
+    if (present(req.filename) && typeof req.filename !== 'string') throw new AppError('filename_invalid', 'filename must be a string');
+    const filename = present(req.filename) ? (req.filename as string) : defaultDiskFileName(suffix);
+    const backing = images.resolve(filename);
+    checkDiskFileName(filename);
+    let masterPath: string | undefined;
+    if (present(req.master)) {
+      if (typeof req.master !== 'string') throw new AppError('filename_invalid', 'master must be a string');
+      masterPath = images.resolve(req.master);
+    }
+
+    await this.lock.run(async () => {
+      if (this.reservedIqns.has(iqn) || (await targets.list()).some((t) => t.iqn === iqn)) {
+        throw new AppError('iqn_exists', `iqn already exists: ${iqn}`);
+      }
+      if (this.reservedFiles.has(filename) || (await images.exists(backing))) {
+        throw new AppError('file_exists', `backing file already exists: ${filename}`);
+      }
+      if (masterPath && !(await images.fileStat(masterPath))) {
+        throw new AppError('file_not_found', `master not found: ${basename(masterPath)}`);
+      }
+      this.reservedIqns.add(iqn);
+      this.reservedFiles.add(filename);
+    });
+
+    try {
+      const clone = masterPath ? await images.clone(masterPath, backing) : null;
+      if (size !== undefined) await images.createSparse(backing, size);
+      try {
+        await this.lock.run(async () => {
+          await targets.createDisk(iqn, backing);
+          try {
+            await index.put(iqn, { filename, cd: false });
+          } catch (err) {
+            await targets.delete(iqn).catch(() => {});
+            throw err;
+          }
+        });
+      } catch (err) {
+        // The target could not be made: no orphan image file either.
+        await images.remove(backing);
+        throw err;
+      }
+      const made = await images.fileStat(backing);
+      return { iqn, backing, filename, clone, size: made?.size ?? size ?? 0 };
+    } finally {
+      this.reservedIqns.delete(iqn);
+      this.reservedFiles.delete(filename);
+    }
+  }
+
+  async createCd(req: CreateCdRequest): Promise<CdCreated> {
+    const { baseIqn, images, targets, index } = this.opts;
+    if (!this.opts.cdRole) throw new AppError('cd_role_disabled', 'agent is not configured for cd role');
+    if (typeof req.iso !== 'string' || req.iso === '') throw new AppError('filename_invalid', 'iso must be a file name');
+    const backing = images.resolve(req.iso);
+    const iso = req.iso;
+    if (!isPlainFileName(iso) || !isIsoFileName(iso)) {
+      throw new AppError('filename_invalid', `invalid iso ${JSON.stringify(iso)}: one file name ending in .iso`);
+    }
+    const iqn = present(req.iqn) ? req.iqn : derivedCdIqn(baseIqn, iso);
+    checkIqn(iqn, baseIqn);
+    const name = iqn as string;
+
+    return this.lock.run(async () => {
+      if (!(await images.fileStat(backing))) throw new AppError('file_not_found', `iso not found: ${iso}`);
+      if (this.reservedIqns.has(name) || (await targets.list()).some((t) => t.iqn === name)) {
+        throw new AppError('iqn_exists', `iqn already exists: ${name}`);
+      }
+      await targets.createCd(name, backing);
+      try {
+        await index.put(name, { filename: iso, cd: true });
+      } catch (err) {
+        await targets.delete(name).catch(() => {});
+        throw err;
+      }
+      return { iqn: name, backing, filename: iso };
+    });
+  }
+
+  async delete(req: DeleteRequest): Promise<Deleted> {
+    const { baseIqn, images, targets, index } = this.opts;
+    if (!isIqn(req.iqn)) throw new AppError('iqn_invalid', `invalid iqn ${JSON.stringify(req.iqn)}`);
+    const iqn = req.iqn;
+
+    return this.lock.run(async () => {
+      const all = await targets.list();
+      const target = all.find((t) => t.iqn === iqn);
+      const entry = (await index.read()).get(iqn);
+      const usedElsewhere = new Set(all.filter((t) => t.iqn !== iqn).flatMap((t) => t.luns.map((l) => l.backing)));
+      const removable = (path: string) => images.holds(path) && !isMasterName(basename(path)) && !usedElsewhere.has(path);
+
+      if (!target) {
+        if (!req.ignoreMissing) throw new AppError('iqn_not_found', 'iqn not found');
+        let fileDeleted = false;
+        if (req.deleteFile) {
+          const name = entry?.filename ?? (iqn.startsWith(`${baseIqn}:`) ? defaultDiskFileName(iqn.slice(baseIqn.length + 1)) : undefined);
+          const path = name && isPlainFileName(name) ? images.pathOf(name) : undefined;
+          if (path && removable(path) && (await images.exists(path))) {
+            await images.remove(path);
+            fileDeleted = true;
+          }
+        }
+        if (entry) await index.remove(iqn);
+        return { deleted: iqn, delete_file: req.deleteFile, file_deleted: fileDeleted, ignored_missing: true };
+      }
+
+      await targets.delete(iqn);
+      let fileDeleted = false;
+      if (req.deleteFile) {
+        for (const lun of target.luns) {
+          if (!removable(lun.backing)) continue;
+          await images.remove(lun.backing);
+          fileDeleted = true;
+        }
+      }
+      // A kept disk file keeps its IQN for the next scan; a CD target shares its ISO, so it goes.
+      if (entry && (req.deleteFile || entry.cd || target.luns.some((l) => l.cd))) await index.remove(iqn);
+      return { deleted: iqn, delete_file: req.deleteFile, file_deleted: fileDeleted };
+    });
+  }
+
+  /**
+   * Makes a target for every `.img` / `.iso` in DISK_DIR that has none (masters and work
+   * files left out): under the IQN recorded for the file, or else the one its name gives.
+   * Index entries whose file is gone are dropped.
+   */
+  scan(): Promise<ScanResult> {
+    const { baseIqn, images, targets, index } = this.opts;
+    return this.lock.run(async () => {
+      const result: ScanResult = { created: [], skipped: [] };
+      const files = await images.list();
+      const existing = new Set<string>();
+      const exportedBy = new Map<string, string>();
+      for (const t of await targets.list()) {
+        existing.add(t.iqn);
+        for (const l of t.luns) exportedBy.set(l.backing, t.iqn);
+      }
+      const recorded = await index.read();
+      const byFile = new Map<string, [string, LunIndexEntry][]>();
+      for (const [iqn, e] of recorded) byFile.set(e.filename, [...(byFile.get(e.filename) ?? []), [iqn, e]]);
+      let indexChanged = false;
+
+      for (const file of files) {
+        const name = file.name;
+        const cd = isIsoFileName(name);
+        if (isMasterName(name) || (!cd && !isDiskFileName(name))) continue;
+        if (this.reservedFiles.has(name)) {
+          result.skipped.push({ iqn: null, filename: name, reason: 'being created' });
+          continue;
+        }
+        const path = images.pathOf(name);
+        const entries = byFile.get(name);
+        const candidates: [string, LunIndexEntry][] = entries ?? [[cd ? derivedCdIqn(baseIqn, name) : derivedDiskIqn(baseIqn, name), { filename: name, cd }]];
+        for (const [iqn, entry] of candidates) {
+          const skip = (reason: string, which: string | null = iqn) => result.skipped.push({ iqn: which, filename: name, reason });
+          const other = exportedBy.get(path);
+          if (existing.has(iqn)) skip('target exists');
+          else if (other && (!entry.cd || !entries)) skip(`already exported by ${other}`, other);
+          else if (!isIqn(iqn)) skip('no valid iqn can be derived from the file name', null);
+          else if (entry.cd && !this.opts.cdRole) skip('agent is not configured for cd role');
+          else {
+            try {
+              if (entry.cd) await targets.createCd(iqn, path);
+              else await targets.createDisk(iqn, path);
+            } catch (err) {
+              skip(`backend failed: ${(err as Error).message}`);
+              continue;
+            }
+            existing.add(iqn);
+            exportedBy.set(path, iqn);
+            result.created.push({ iqn, cd: entry.cd, filename: name });
+            if (!entries) {
+              recorded.set(iqn, { filename: name, cd: entry.cd });
+              indexChanged = true;
+            }
+          }
+        }
+      }
+
+      const onDisk = new Set(files.map((f) => f.name));
+      for (const [iqn, e] of recorded) {
+        if (!onDisk.has(e.filename) && !existing.has(iqn)) {
+          recorded.delete(iqn);
+          indexChanged = true;
+        }
+      }
+      if (indexChanged) await index.write(recorded);
+      return result;
+    });
+  }
+}
+
+function toLunTarget(t: Target): LunTarget {
+  const luns = t.luns.map((l) => ({ backing: l.backing }));
+  return t.tid === undefined ? { iqn: t.iqn, luns } : { iqn: t.iqn, tid: t.tid, luns };
+}

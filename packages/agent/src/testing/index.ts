@@ -1,0 +1,3 @@
+export { freeTcpPort, type RunningTgtd, type StartTgtdOptions, startTgtd, unusedControlPort } from './tgtd';
+export { installTargetcliStandIn, type TargetcliStandIn } from './targetcli-stand-in';
+export { type LoopXfs, mountLoopXfs } from './xfs-loop';

@@ -1,0 +1,115 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exec } from '@ironlens/core';
+import { parseTgtadmShow, TgtadmTargets } from '../adapters/tgtadm.adapter';
+
+export interface StartTgtdOptions {
+  /** tgtd's control port (`-C`): its socket is /var/run/tgtd/socket.<port>. Must not be in use. */
+  controlPort: number;
+  /** iSCSI portal `ip:port`, e.g. `127.0.0.1:13260`. Use a port other than 3260. */
+  portal: string;
+  /** Argv prefix that tgtd runs under, e.g. `['ip','netns','exec','ns1']`. Default is none. */
+  wrapper?: string[];
+  /** Where tgtd's output goes. Default is a file in the OS temp directory. */
+  logFile?: string;
+  /** How long to wait for tgtd to answer. Default is 10 s. */
+  readyTimeoutMs?: number;
+}
+
+export interface RunningTgtd {
+  controlPort: number;
+  portal: string;
+  pid: number;
+  logFile: string;
+  /** A `TgtadmTargets` bound to this tgtd. */
+  targets: TgtadmTargets;
+  /** Deletes every target, asks tgtd to exit (`tgtadm --op delete --mode system`), kills it by pid as a last resort. */
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const socketFiles = (port: number) => [`/var/run/tgtd/socket.${port}`, `/var/run/tgtd/socket.${port}.lock`];
+
+async function answers(port: number): Promise<boolean> {
+  const r = await exec(['tgtadm', '-C', String(port), '--mode', 'system', '--op', 'show'], { allowFailure: true, timeoutMs: 5_000 });
+  return r.code === 0;
+}
+
+/**
+ * Starts a real tgtd for a test, in the foreground of a child process, and waits until
+ * tgtadm reaches it. tgtd ignores SIGTERM; `stop()` shuts it down the way tgtd expects.
+ */
+export async function startTgtd(opts: StartTgtdOptions): Promise<RunningTgtd> {
+  const port = opts.controlPort;
+  if (await answers(port)) throw new Error(`a tgtd already answers on control port ${port}`);
+  const logFile = opts.logFile ?? join(tmpdir(), `ironlens-tgtd-${port}-${process.pid}.log`);
+  const out = openSync(logFile, 'w');
+  const argv = [...(opts.wrapper ?? []), 'tgtd', '-f', '-C', String(port), '--iscsi', `portal=${opts.portal}`];
+  const child: ChildProcess = spawn(argv[0], argv.slice(1), { stdio: ['ignore', out, out] });
+  let exited = false;
+  const exitedPromise = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    });
+    child.once('error', () => {
+      exited = true;
+      resolve();
+    });
+  });
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 10_000);
+  while (!(await answers(port))) {
+    if (exited || Date.now() > deadline) {
+      if (!exited) child.kill('SIGKILL');
+      await exitedPromise;
+      for (const f of socketFiles(port)) rmSync(f, { force: true });
+      throw new Error(`tgtd did not come up on control port ${port}: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    }
+    await sleep(50);
+  }
+
+  const stop = async () => {
+    if (!exited) {
+      const show = await exec(['tgtadm', '-C', String(port), '--lld', 'iscsi', '--mode', 'target', '--op', 'show'], { allowFailure: true });
+      for (const t of parseTgtadmShow(show.stdout)) {
+        await exec(['tgtadm', '-C', String(port), '--lld', 'iscsi', '--mode', 'target', '--op', 'delete', '--force', '--tid', String(t.tid)], {
+          allowFailure: true,
+        });
+      }
+      await exec(['tgtadm', '-C', String(port), '--mode', 'system', '--op', 'delete'], { allowFailure: true });
+      const gone = await Promise.race([exitedPromise.then(() => true), sleep(5_000).then(() => false)]);
+      if (!gone) {
+        child.kill('SIGKILL');
+        await exitedPromise;
+      }
+    }
+    for (const f of socketFiles(port)) rmSync(f, { force: true });
+  };
+
+  return { controlPort: port, portal: opts.portal, pid: child.pid ?? -1, logFile, targets: new TgtadmTargets({ controlPort: port }), stop };
+}
+
+/** A TCP port that was free on `host` a moment ago (for an iSCSI portal in a test). */
+export function freeTcpPort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A tgtd control port in 30000–59999 whose socket does not exist, so no test meets the host's tgtd or another test's. */
+export function unusedControlPort(): number {
+  for (;;) {
+    const port = 30_000 + Math.floor(Math.random() * 30_000);
+    if (!socketFiles(port).some((f) => existsSync(f))) return port;
+  }
+}
