@@ -1,0 +1,446 @@
+/**
+ * A real Kubernetes control plane on 127.0.0.x for tests:
+ * etcd + kube-apiserver + kube-controller-manager + kube-scheduler (all of the
+ * pinned version, built by binaries.builder.ts) + kwok for fake nodes and pods,
+ * plus the two stand-ins for what nothing here can serve: the kubelet Summary
+ * API (FakeKubeletSummary, reached through the API server's node proxy) and a
+ * Prometheus instant-query endpoint (FakePrometheus).
+ *
+ * Every process gets random free ports on the chosen loopback IP, a data dir under
+ * a temp dir (removed on stop), and is stopped by pid on stop() or when the Node
+ * process exits.
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubernetesObject,
+  type V1Node,
+} from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { ensureKubeBinaries, type BuildOptions, type KubeBinaries } from './binaries.builder';
+import { FakeKubeletSummary } from './kubelet-summary.stand-in';
+import { FakePrometheus, type Sample } from './prometheus.stand-in';
+import { Pki, type CertPair } from './pki.generator';
+import { Supervisor, delay, freePort, waitFor, type Managed } from './process.supervisor';
+import {
+  deviceClasses,
+  nodeCount,
+  nodeObject,
+  planNodes,
+  resourceSlice,
+  type FixtureNode,
+  type FixtureSize,
+} from './gpu.fixtures';
+
+export interface StartKubeClusterOptions {
+  /** Fake nodes to load at start: 'test' (3), 'bench' (1,000), a number, or 0 for none. Default 'test'. */
+  nodes?: FixtureSize;
+  /** GPU fixtures (NVIDIA/Intel nodes, DeviceClasses, ResourceSlices, DCGM series). Default true. */
+  gpu?: boolean;
+  /** Loopback IP for the control plane. Default 127.0.0.1. */
+  ip?: string;
+  /** Progress lines; default `[kube-harness] ...` on stderr. */
+  log?: (line: string) => void;
+  /** Keep the data dir (logs, certs, etcd) after stop; also IRONLENS_KUBE_KEEP=1. */
+  keepDataDir?: boolean;
+  /** Use this dir instead of a fresh temp dir (the CLI's `up`). */
+  dataDir?: string;
+  build?: BuildOptions;
+}
+
+export interface LoadedFixtures {
+  nodes: FixtureNode[];
+  /** ms from first create to all nodes Ready. */
+  readyMs: number;
+}
+
+export interface KubeHarness {
+  /** https://<ip>:<port> */
+  server: string;
+  kubeconfigPath: string;
+  /** Admin kubeconfig (YAML) with embedded CA and client certificate. */
+  kubeconfig: string;
+  dataDir: string;
+  binaries: KubeBinaries;
+  pids: Record<string, number>;
+  kubelet: FakeKubeletSummary;
+  prometheus: FakePrometheus;
+  /** A fresh @kubernetes/client-node KubeConfig for the admin user. */
+  kubeConfig(): KubeConfig;
+  loadGpuFixtures(size: FixtureSize, opts?: { gpu?: boolean }): Promise<LoadedFixtures>;
+  /** Server-side apply of objects (fieldManager default 'kube-harness'). */
+  apply(objects: KubernetesObject[], opts?: { fieldManager?: string; force?: boolean }): Promise<KubernetesObject[]>;
+  stop(): Promise<void>;
+}
+
+const defaultLog = (l: string) => process.stderr.write(`[kube-harness] ${l}\n`);
+
+interface TlsFiles {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+function get(url: string, tls?: TlsFiles, timeoutMs = 3000): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const opts = tls
+      ? { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key) }
+      : { rejectUnauthorized: false };
+    const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      { method: 'GET', timeout: timeoutMs, ...(u.protocol === 'https:' ? opts : {}) },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function kubeconfigYaml(server: string, ca: string, user: string, client: CertPair): string {
+  const b64 = (p: string) => readFileSync(p).toString('base64');
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'ironlens-harness', cluster: { server, 'certificate-authority-data': b64(ca) } }],
+    users: [{ name: user, user: { 'client-certificate-data': b64(client.cert), 'client-key-data': b64(client.key) } }],
+    contexts: [{ name: 'ironlens-harness', context: { cluster: 'ironlens-harness', user } }],
+    'current-context': 'ironlens-harness',
+    preferences: {},
+  });
+}
+
+export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Promise<KubeHarness> {
+  const log = opts.log ?? defaultLog;
+  const ip = opts.ip ?? '127.0.0.1';
+  if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip)) throw new Error(`kube-harness binds to loopback only; ip must be 127.x.y.z, got ${ip}`);
+  const binaries = await ensureKubeBinaries({ log, ...opts.build });
+
+  const t0 = Date.now();
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'ironlens-kube-')));
+  const keep = opts.keepDataDir || process.env.IRONLENS_KUBE_KEEP === '1';
+  const dirs = { pki: join(dataDir, 'pki'), etcd: join(dataDir, 'etcd'), logs: join(dataDir, 'logs') };
+  for (const d of Object.values(dirs)) await mkdir(d, { recursive: true });
+  const sup = new Supervisor(dirs.logs);
+  let prometheus: FakePrometheus | undefined;
+  let kubelet: FakeKubeletSummary | undefined;
+
+  const cleanup = async () => {
+    await sup.stopAll();
+    await kubelet?.close();
+    await prometheus?.close();
+    if (!keep && !opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    // --- PKI
+    const pki = await Pki.create(dirs.pki);
+    const serving = await pki.issue({
+      name: 'apiserver',
+      cn: 'kube-apiserver',
+      usage: 'server',
+      ips: [ip, '10.96.0.1'],
+      dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    });
+    const admin = await pki.issue({ name: 'admin', cn: 'kubernetes-admin', orgs: ['system:masters'], usage: 'client' });
+    const kcmCert = await pki.issue({ name: 'controller-manager', cn: 'system:kube-controller-manager', usage: 'client' });
+    const schedCert = await pki.issue({ name: 'scheduler', cn: 'system:kube-scheduler', usage: 'client' });
+    const kubeletClient = await pki.issue({
+      name: 'apiserver-kubelet-client',
+      cn: 'kube-apiserver-kubelet-client',
+      orgs: ['kubeadm:cluster-admins'],
+      usage: 'client',
+    });
+    const sa = await pki.serviceAccountKeys();
+    const adminTls: TlsFiles = { ca: pki.ca.cert, ...admin };
+
+    // --- etcd
+    const [etcdPort, etcdPeer, apiPort, kcmPort, schedPort] = await Promise.all([
+      freePort(ip), freePort(ip), freePort(ip), freePort(ip), freePort(ip),
+    ]);
+    const etcdUrl = `http://${ip}:${etcdPort}`;
+    const etcd = sup.start('etcd', binaries.etcd, [
+      '--name=harness',
+      `--data-dir=${dirs.etcd}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://${ip}:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://${ip}:${etcdPeer}`,
+      `--initial-cluster=harness=http://${ip}:${etcdPeer}`,
+      '--initial-cluster-state=new',
+      '--unsafe-no-fsync=true', // throw-away data; fsync would dominate start-up time
+      '--log-level=warn',
+    ]);
+    await waitFor('etcd /health', async () => (await get(`${etcdUrl}/health`)).body.includes('"health":"true"'), {
+      timeoutMs: 30_000, proc: etcd, sup,
+    });
+    log(`etcd ready on ${etcdUrl} (${Date.now() - t0} ms)`);
+
+    // --- kube-apiserver
+    const server = `https://${ip}:${apiPort}`;
+    const apiserver = sup.start('kube-apiserver', binaries.kubeApiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      `--bind-address=${ip}`,
+      `--advertise-address=${ip}`,
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${serving.cert}`,
+      `--tls-private-key-file=${serving.key}`,
+      `--client-ca-file=${pki.ca.cert}`,
+      '--authorization-mode=Node,RBAC',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${sa.publicKey}`,
+      `--service-account-signing-key-file=${sa.privateKey}`,
+      // apiserver -> kubelet (our FakeKubeletSummary): client cert, and verify the kubelet's serving cert.
+      `--kubelet-client-certificate=${kubeletClient.cert}`,
+      `--kubelet-client-key=${kubeletClient.key}`,
+      `--kubelet-certificate-authority=${pki.ca.cert}`,
+      '--kubelet-preferred-address-types=InternalIP',
+      // The `kubernetes` Service's endpoints would be this loopback IP, which Endpoints validation rejects.
+      '--endpoint-reconciler-type=none',
+      '--allow-privileged=true',
+      '--profiling=false',
+      `--cert-dir=${dirs.pki}`,
+    ]);
+    const kubeconfig = kubeconfigYaml(server, pki.ca.cert, 'kubernetes-admin', admin);
+    const kubeconfigPath = join(dataDir, 'kubeconfig');
+    await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
+    const kcmKubeconfig = join(dataDir, 'controller-manager.kubeconfig');
+    await writeFile(kcmKubeconfig, kubeconfigYaml(server, pki.ca.cert, 'system:kube-controller-manager', kcmCert), { mode: 0o600 });
+    const schedKubeconfig = join(dataDir, 'scheduler.kubeconfig');
+    await writeFile(schedKubeconfig, kubeconfigYaml(server, pki.ca.cert, 'system:kube-scheduler', schedCert), { mode: 0o600 });
+    await waitFor('kube-apiserver /readyz', async () => (await get(`${server}/readyz`, adminTls)).status === 200, {
+      timeoutMs: 120_000, proc: apiserver, sup,
+    });
+    log(`kube-apiserver ready on ${server} (${Date.now() - t0} ms)`);
+
+    // --- controller-manager, scheduler, kwok
+    const kcm = sup.start('kube-controller-manager', binaries.kubeControllerManager, [
+      `--kubeconfig=${kcmKubeconfig}`,
+      `--authentication-kubeconfig=${kcmKubeconfig}`,
+      `--authorization-kubeconfig=${kcmKubeconfig}`,
+      `--bind-address=${ip}`,
+      `--secure-port=${kcmPort}`,
+      '--leader-elect=false',
+      '--use-service-account-credentials=true',
+      `--service-account-private-key-file=${sa.privateKey}`,
+      `--root-ca-file=${pki.ca.cert}`,
+      `--cluster-signing-cert-file=${pki.ca.cert}`,
+      `--cluster-signing-key-file=${pki.ca.key}`,
+      '--controllers=*',
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
+      `--cert-dir=${join(dirs.pki, 'kcm')}`,
+      '--profiling=false',
+    ]);
+    const scheduler = sup.start('kube-scheduler', binaries.kubeScheduler, [
+      `--kubeconfig=${schedKubeconfig}`,
+      `--authentication-kubeconfig=${schedKubeconfig}`,
+      `--authorization-kubeconfig=${schedKubeconfig}`,
+      `--bind-address=${ip}`,
+      `--secure-port=${schedPort}`,
+      '--leader-elect=false',
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
+      `--cert-dir=${join(dirs.pki, 'scheduler')}`,
+      '--profiling=false',
+    ]);
+    const kwok = sup.start('kwok', binaries.kwok, [
+      `--kubeconfig=${kubeconfigPath}`,
+      `--config=${binaries.kwokStages}`,
+      '--manage-all-nodes=true',
+      '--node-lease-duration-seconds=40',
+      '--cidr=10.244.0.1/16', // pod IPs kwok writes into pod status (data only, nothing routes there)
+    ]);
+
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfig);
+    const core = kc.makeApiClient(CoreV1Api);
+    // The controller-manager is working once the serviceaccount controller made `default/default`.
+    await waitFor(
+      'kube-controller-manager (default ServiceAccount)',
+      async () => {
+        await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
+        return true;
+      },
+      { timeoutMs: 120_000, proc: kcm, sup },
+    );
+    await waitFor('kube-scheduler /healthz', async () => (await get(`https://${ip}:${schedPort}/healthz`)).body === 'ok', {
+      timeoutMs: 60_000, proc: scheduler, sup,
+    });
+    if (kwok.exit !== undefined) throw new Error(`kwok exited (${kwok.exit}):\n${sup.tail(kwok)}`);
+    log(`control plane ready (${Date.now() - t0} ms); kubeconfig ${kubeconfigPath}`);
+
+    kubelet = new FakeKubeletSummary({
+      cert: serving.cert, // replaced per fixture load by a cert whose SANs are the node IPs
+      key: serving.key,
+      clientCa: pki.ca.cert,
+      podsForNode: async (nodeName) => {
+        const list = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` });
+        return list.items
+          .filter((p) => p.status?.phase === 'Running')
+          .map((p) => ({
+            name: p.metadata!.name!,
+            namespace: p.metadata!.namespace!,
+            uid: p.metadata!.uid!,
+            containers: (p.spec?.containers ?? []).map((c) => c.name),
+            startTime: p.status?.startTime ? new Date(p.status.startTime).toISOString() : undefined,
+          }));
+      },
+    });
+    prometheus = new FakePrometheus();
+    await prometheus.listen(ip);
+
+    const procs: Managed[] = [etcd, apiserver, kcm, scheduler, kwok];
+    const objects = kc.makeApiClient(KubernetesObjectApi);
+    let loadSeq = 0;
+
+    const harness: KubeHarness = {
+      server,
+      kubeconfigPath,
+      kubeconfig,
+      dataDir,
+      binaries,
+      pids: Object.fromEntries(procs.map((p) => [p.name, p.pid])),
+      kubelet,
+      prometheus,
+      kubeConfig() {
+        const k = new KubeConfig();
+        k.loadFromString(kubeconfig);
+        return k;
+      },
+      async apply(objs, o = {}) {
+        const out: KubernetesObject[] = [];
+        for (const obj of objs) {
+          out.push(
+            await objects.patch(obj, undefined, undefined, o.fieldManager ?? 'kube-harness', o.force ?? true, PatchStrategy.ServerSideApply),
+          );
+        }
+        return out;
+      },
+      async loadGpuFixtures(size, fo = {}) {
+        const gpu = fo.gpu ?? opts.gpu ?? true;
+        const seq = loadSeq++;
+        const plan = planNodes(size, { gpu, ipBase: [127, 10 + seq] });
+        const existing = new Set((await core.listNode()).items.map((n) => n.metadata?.name));
+        const todo = plan.filter((n) => !existing.has(n.name));
+        const started = Date.now();
+        log(`loading ${todo.length} fixture node(s) (${gpu ? 'GPU' : 'plain'})`);
+        if (todo.length) {
+          const kubeletCert = await pki.issue({
+            name: `kubelet-serving-${seq}`,
+            cn: `system:node:fixture-${seq}`,
+            orgs: ['system:nodes'],
+            usage: 'server',
+            ips: todo.map((n) => n.ip),
+            dns: todo.map((n) => n.name),
+          });
+          const kubeletVersion = binaries.versions.kubernetes;
+          await parallel(todo, 16, async (n) => {
+            const port = await kubelet!.addNode(n.name, n.ip, { cert: kubeletCert.cert, key: kubeletCert.key });
+            await core.createNode({ body: nodeObject(n, port, kubeletVersion) });
+          });
+        }
+        // kwok's node-initialize stage marks them Ready.
+        const names = new Set(plan.map((n) => n.name));
+        await waitFor(
+          `${plan.length} fixture nodes Ready`,
+          async () => {
+            const nodes = (await core.listNode()).items.filter((n) => names.has(n.metadata?.name ?? ''));
+            return nodes.length === plan.length && nodes.every(isReady);
+          },
+          { timeoutMs: 60_000 + plan.length * 300, proc: kwok, sup, intervalMs: 500 },
+        );
+        if (gpu) {
+          await harness.apply(deviceClasses() as KubernetesObject[]);
+          await parallel(
+            plan.map(resourceSlice).filter((s): s is NonNullable<typeof s> => !!s),
+            16,
+            async (s) => void (await harness.apply([s as KubernetesObject])),
+          );
+          prometheus!.set(gpuSeries(plan));
+        }
+        const readyMs = Date.now() - started;
+        log(`${plan.length} fixture node(s) Ready in ${readyMs} ms`);
+        return { nodes: plan, readyMs };
+      },
+      async stop() {
+        await cleanup();
+        log(`stopped${keep || opts.dataDir ? `; data kept in ${dataDir}` : ''}`);
+      },
+    };
+
+    const size = opts.nodes ?? 'test';
+    if (nodeCount(size) > 0) await harness.loadGpuFixtures(size, { gpu: opts.gpu ?? true });
+    log(`cluster up in ${Date.now() - t0} ms`);
+    return harness;
+  } catch (e) {
+    log(`start failed; logs in ${dirs.logs}${keep ? '' : ' (removed; set IRONLENS_KUBE_KEEP=1 to keep them)'}`);
+    await cleanup();
+    throw e;
+  }
+}
+
+function isReady(n: V1Node): boolean {
+  return !!n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+async function parallel<T>(items: T[], width: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(width, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i]);
+    }
+  });
+  await Promise.all(workers);
+}
+
+/** DCGM-exporter-shaped series for each NVIDIA GPU of the plan. Values are fixed per GPU. */
+export function gpuSeries(plan: FixtureNode[]): Sample[] {
+  const out: Sample[] = [];
+  for (const n of plan) {
+    const m = n.model;
+    if (m?.vendor !== 'nvidia') continue;
+    for (let i = 0; i < m.count; i++) {
+      const labels = {
+        gpu: String(i),
+        UUID: `GPU-${n.name}-${i}`,
+        device: `nvidia${i}`,
+        modelName: m.product.replace(/-/g, ' '),
+        Hostname: n.name,
+        instance: `${n.ip}:9400`,
+        job: 'nvidia-dcgm-exporter',
+        namespace: 'gpu-operator',
+        pod: `nvidia-dcgm-exporter-${n.name}`,
+        container: 'nvidia-dcgm-exporter',
+      };
+      const util = (i * 37 + n.name.length * 11) % 100;
+      const usedMiB = Math.round((m.memoryMiB * util) / 100);
+      const series: Array<[string, number]> = [
+        ['DCGM_FI_DEV_GPU_UTIL', util],
+        ['DCGM_FI_DEV_FB_USED', usedMiB],
+        ['DCGM_FI_DEV_FB_FREE', m.memoryMiB - usedMiB],
+        ['DCGM_FI_DEV_GPU_TEMP', 35 + (util % 40)],
+        ['DCGM_FI_DEV_POWER_USAGE', 70 + util * 5],
+      ];
+      for (const [name, value] of series) out.push({ metric: { __name__: name, ...labels }, value });
+    }
+  }
+  return out;
+}
+
+export { delay };
