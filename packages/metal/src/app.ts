@@ -2,6 +2,7 @@ import { createHttpApp, type HttpAppOptions, installBearerGuard, installErrorHan
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { bootRoutes } from './routes/boot.routes';
 import { deviceRoutes } from './routes/device.routes';
+import { storageRoutes } from './routes/storage.routes';
 import { workerRoutes } from './routes/worker.routes';
 import type { MetalServices } from './wiring';
 
@@ -32,6 +33,7 @@ export const metalPlugin: FastifyPluginAsync<MetalPluginOptions> = async (app, o
   bootRoutes(app, s);
   deviceRoutes(app, s);
   workerRoutes(app, s);
+  storageRoutes(app, s);
   for (const add of opts.extraRoutes ?? []) add(app, s);
 };
 

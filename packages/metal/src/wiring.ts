@@ -1,15 +1,19 @@
-import { AppError, type Exec, OperationsLog, type Store, exec as realExec } from '@ironlens/core';
+import { type Exec, OperationsLog, type Store, exec as realExec } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import type { MetalConfig } from './config';
 import { requireMac } from './domain/identifiers';
 import { DeviceRepository } from './repositories/device.repository';
 import { SettingsRepository } from './repositories/settings.repository';
 import { WorkerRepository } from './repositories/worker.repository';
-import { BootVarsService, type DataPlaneLookup } from './services/boot-vars.service';
+import { BootVarsService } from './services/boot-vars.service';
 import { DeviceService } from './services/device.service';
 import { DhcpHostsService } from './services/dhcp-hosts.service';
 import { SettingsService } from './services/settings.service';
-import { WorkerService, type WorkerStorage } from './services/worker.service';
+import { WorkerService } from './services/worker.service';
+import { type AgentApi, HttpAgentApi } from './adapters/agent-client';
+import { AgentRepository } from './repositories/agent.repository';
+import { AgentService } from './services/agent.service';
+import { StorageService } from './services/storage.service';
 
 export interface MetalServices {
   config: MetalConfig;
@@ -20,6 +24,8 @@ export interface MetalServices {
   workers: WorkerService;
   bootVars: BootVarsService;
   dhcp: DhcpHostsService;
+  agents: AgentService;
+  storage: StorageService;
   operations(q: { since?: number; limit?: number; mac?: string }): ReturnType<OperationsLog['list']>;
 }
 
@@ -31,9 +37,8 @@ export interface MetalDeps {
   /** dnsmasq reload; default is chosen from `config.reload`. */
   reloader?: DnsmasqReloader;
   hostsFile?: DhcpHostsFile;
-  /** The storage side (agents); default refuses storage work until agents are wired. */
-  storage?: WorkerStorage;
-  dataPlane?: DataPlaneLookup;
+  /** How the control plane talks to storage agents. Default is HTTP with `agentTimeoutMs`. */
+  agentApi?: AgentApi;
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -44,20 +49,6 @@ export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
   return new NoReloader();
 }
 
-/** Storage before any agent is wired: workers without disks only. */
-const noStorage: WorkerStorage & DataPlaneLookup = {
-  async createInstallCd() {
-    throw new AppError('agent_none_available', 'no storage agent is configured for the install CD');
-  },
-  async removeCd() {},
-  async removeTargets(w) {
-    if (w.disks.length || w.cd) throw new AppError('agent_none_available', 'no storage agent is configured to remove the targets');
-  },
-  async dataPlane() {
-    return null;
-  },
-};
-
 /** Hand-written constructor injection for the boot control plane. */
 export function createMetalServices(deps: MetalDeps): MetalServices {
   const { store, config } = deps;
@@ -67,9 +58,14 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const workerRepo = new WorkerRepository();
   const settings = new SettingsService(store, new SettingsRepository(), ops, config.autoRegisterDefault);
   const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops);
-  const bootVars = new BootVarsService(store, workerRepo, deviceRepo, deps.dataPlane ?? noStorage, config);
+  const agentRepo = new AgentRepository();
+  // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
+  let bootVars: BootVarsService | undefined;
+  const agents = new AgentService(store, agentRepo, deps.agentApi ?? new HttpAgentApi(config.agentTimeoutMs), ops, () => bootVars?.invalidate());
+  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config);
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops);
-  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, deps.storage ?? noStorage, config.defaultArch);
+  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops);
+  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
   return {
     config,
     store,
@@ -79,6 +75,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     workers,
     bootVars,
     dhcp,
+    agents,
+    storage,
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };
 }

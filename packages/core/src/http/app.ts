@@ -9,8 +9,14 @@ import { AppError, isAppError } from '../errors';
 /** How an API renders an error: its seed's own shape. */
 export type ErrorRenderer = (err: AppError) => unknown;
 
-/** FastAPI's shape, used by seeds 004 and 001: `{"detail": "..."}`. */
-export const renderDetail: ErrorRenderer = (err) => ({ detail: err.message, ...err.extra });
+/**
+ * FastAPI's shape, used by seeds 004 and 001: `{"detail": "..."}`. An error passed
+ * through from a storage agent keeps seed 004's own shape: `{"agent": id, "error": "..."}`.
+ */
+export const renderDetail: ErrorRenderer = (err) => {
+  if (typeof err.extra.agent === 'string' && err.extra.error !== undefined) return { agent: err.extra.agent, error: err.extra.error };
+  return { detail: err.message, ...err.extra };
+};
 
 export interface HttpAppOptions {
   /** OpenAPI title. */

@@ -1,0 +1,367 @@
+import { passThrough } from '../adapters/agent-client';
+import { AppError, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
+import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '../domain/types';
+import type { AgentRepository } from '../repositories/agent.repository';
+import type { DeviceRepository } from '../repositories/device.repository';
+import type { MetalDb } from '../repositories/tables';
+import type { WorkerRepository } from '../repositories/worker.repository';
+import { type AgentService, iscsiServerOf } from './agent.service';
+import type { BootVarsService } from './boot-vars.service';
+import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { RequestContext } from './settings.service';
+import type { DeleteOptions, WorkerStorage } from './worker.service';
+
+export interface DiskRequest {
+  type: 'master' | 'empty';
+  os: string;
+  name?: string | null;
+  size?: string | null;
+  disk_agent?: string | null;
+}
+
+interface AgentDiskAnswer {
+  iqn: string;
+  backing: string;
+  filename?: string;
+  clone?: string | null;
+}
+
+interface AgentLun {
+  iqn: string;
+  tid?: number;
+  luns?: Array<{ backing?: string }>;
+}
+
+/**
+ * System disks and install CDs (seed §7.1–7.4, §10, §11, §14, §15): the ledger side of
+ * storage. A target made on an agent whose ledger write then fails is removed again,
+ * or the error says exactly what was left behind.
+ */
+export class StorageService implements WorkerStorage {
+  constructor(
+    private readonly store: Store,
+    private readonly agents: AgentService,
+    private readonly agentRepo: AgentRepository,
+    private readonly workers: WorkerRepository,
+    private readonly devices: DeviceRepository,
+    private readonly dhcp: DhcpHostsService,
+    private readonly bootVars: BootVarsService,
+    private readonly ops: OperationsLog,
+  ) {}
+
+  private get db(): MetalDb {
+    return this.store.db as unknown as MetalDb;
+  }
+
+  // ---- §14: direct LUN management, passed through --------------------------------------
+
+  async listLuns(agentId: string): Promise<unknown> {
+    return this.agents.call(await this.agents.require(agentId), 'GET', '/luns');
+  }
+
+  async createLunDisk(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
+    const a = await this.agents.require(agentId);
+    if (!a.role.disk) throw new AppError('agent_role_missing', `agent ${a.id} not configured for disk role`);
+    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body });
+    await this.ops.append({ op: 'agent.create_disk', agent: a.id, iqn: out?.iqn, via: 'luns', client: ctx.client });
+    return out;
+  }
+
+  async createLunCd(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
+    const a = await this.agents.require(agentId);
+    if (!a.role.cd) throw new AppError('agent_role_missing', `agent ${a.id} not configured for cd role`);
+    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body });
+    await this.ops.append({ op: 'agent.create_cd', agent: a.id, iqn: out?.iqn, via: 'luns', client: ctx.client });
+    return out;
+  }
+
+  async deleteLun(agentId: string, q: { iqn: string; delete_file?: boolean; ignore_missing?: boolean }, ctx: RequestContext): Promise<unknown> {
+    const a = await this.agents.require(agentId);
+    const deleteFile = q.delete_file === true;
+    const res = await this.agents.raw<unknown>(a, 'DELETE', '/luns', { query: { iqn: q.iqn, delete_file: deleteFile } });
+    if (res.status === 404 && q.ignore_missing) {
+      await this.ops.append({ op: 'agent.delete_lun', agent: a.id, iqn: q.iqn, ignored_missing: true, client: ctx.client });
+      return { deleted: q.iqn, delete_file: deleteFile, ignored_missing: true };
+    }
+    if (res.status < 200 || res.status >= 300) {
+      throw passThrough(a.id, res);
+    }
+    await this.ops.append({ op: 'agent.delete_lun', agent: a.id, iqn: q.iqn, delete_file: deleteFile, client: ctx.client });
+    return res.body;
+  }
+
+  async scan(agentId: string, ctx: RequestContext): Promise<unknown> {
+    const a = await this.agents.require(agentId);
+    const out = await this.agents.call(a, 'POST', '/luns/scan');
+    await this.ops.append({ op: 'agent.scan', agent: a.id, client: ctx.client });
+    return out;
+  }
+
+  // ---- §15: masters ---------------------------------------------------------------------
+
+  async masters(ctx: RequestContext) {
+    const agents = (await this.agents.list()).filter((a) => a.enabled && a.role.disk);
+    const entries = await Promise.all(
+      agents.map(async (a) => {
+        const base = { agent: a.id, iscsi_server: iscsiServerOf(a) };
+        try {
+          const out = await this.agents.call<{ masters: unknown[] } | unknown[]>(a, 'GET', '/masters');
+          const masters = Array.isArray(out) ? out : (out?.masters ?? []);
+          return { ...base, masters };
+        } catch (err) {
+          const msg = err instanceof AppError ? String(err.extra.error ?? err.message) : (err as Error).message;
+          await this.ops.append({ op: 'master.list', status: 'failed', agent: a.id, error: msg, client: ctx.client });
+          return { ...base, masters: [], error: msg };
+        }
+      }),
+    );
+    if (entries.length > 0 && entries.every((e) => 'error' in e)) {
+      throw new AppError('masters_all_failed', 'every disk agent failed to list masters', { agents: entries });
+    }
+    return { agents: entries };
+  }
+
+  // ---- §7.1: worker system disks --------------------------------------------------------
+
+  private async chooseDiskAgent(requested: string | null | undefined): Promise<Agent> {
+    if (requested) {
+      const a = await this.agents.require(requested);
+      if (!a.enabled) throw new AppError('agent_role_missing', `agent ${a.id} is disabled`);
+      if (!a.role.disk) throw new AppError('agent_role_missing', `agent ${a.id} not configured for disk role`);
+      return a;
+    }
+    const candidates = (await this.agents.list()).filter((a) => a.enabled && a.role.disk);
+    if (candidates.length === 0) throw new AppError('agent_none_available', 'no enabled agent with the disk role');
+    // Fewest disks first; registration order breaks ties.
+    const counts = await this.agentRepo.diskCounts(this.db);
+    return candidates.reduce((best, a) => ((counts.get(a.id) ?? 0) < (counts.get(best.id) ?? 0) ? a : best));
+  }
+
+  private validateDiskRequest(req: DiskRequest): { os: Os; type: 'master' | 'empty' } {
+    if (req.type !== 'master' && req.type !== 'empty') throw new AppError('request_invalid', `type must be master or empty, got ${JSON.stringify(req.type)}`);
+    const os = requireOs(req.os);
+    if (req.type === 'master' && !req.name) throw new AppError('request_invalid', 'type=master requires name (the master image file name)');
+    if (req.type === 'empty' && !req.size) throw new AppError('request_invalid', 'type=empty requires size, e.g. 40G');
+    return { os, type: req.type };
+  }
+
+  private async baseIqn(a: Agent): Promise<string> {
+    const caps = await this.agents.fetchCapabilities(a);
+    if (!caps.base_iqn) throw new AppError('agent_bad_gateway', `agent ${a.id} reports no base_iqn`, { agent: a.id, error: 'capabilities without base_iqn' });
+    return caps.base_iqn;
+  }
+
+  /**
+   * Creates the disk on the agent, then writes the ledger. If the ledger write fails, the
+   * target and its file are removed again; if that fails too, the error names them.
+   */
+  private async createDisk(w: WorkerRecord, a: Agent, req: DiskRequest, os: Os, extra: { setDefault: boolean }, ctx: RequestContext): Promise<Disk> {
+    const iqn = `${await this.baseIqn(a)}:${w.worker_id}.${os}`;
+    const filename = `${w.worker_id}.${os}.img`;
+    const body = req.type === 'master' ? { iqn, filename, master: req.name } : { iqn, filename, size: req.size };
+    let out: AgentDiskAnswer;
+    try {
+      out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body });
+    } catch (err) {
+      await this.ops.append({ op: 'agent.create_disk', status: 'failed', worker_id: w.worker_id, agent: a.id, iqn, error: (err as Error).message, client: ctx.client });
+      throw err;
+    }
+    const disk: Disk = {
+      agent: a.id,
+      iqn: out?.iqn ?? iqn,
+      filename: out?.filename ?? filename,
+      backing: out?.backing ?? '',
+      os,
+      source: req.type === 'master' ? { type: 'master', name: String(req.name) } : { type: 'empty', size: String(req.size) },
+    };
+    try {
+      await this.store.transaction(async (trx) => {
+        const db = trx as unknown as MetalDb;
+        const current = await this.workers.get(db, w.worker_id);
+        if (!current) throw new AppError('worker_not_found', `worker not found: ${w.worker_id}`);
+        if (current.disks.some((d) => d.os === os)) throw new AppError('disk_exists', `worker ${w.worker_id} already has a ${os} system disk`);
+        await this.workers.addDisk(db, w.worker_id, disk);
+        await this.workers.update(db, w.worker_id, {
+          state: current.state === 'registered' ? 'ready' : current.state,
+          ...(extra.setDefault ? { default_os: os } : {}),
+        });
+        const audit: OperationInput[] = [{ op: 'agent.create_disk', status: 'ok', worker_id: w.worker_id, agent: a.id, iqn: disk.iqn, os, clone: out?.clone ?? null, client: ctx.client }];
+        await this.ops.append(audit, trx);
+      });
+    } catch (err) {
+      const undo = await this.agents.raw(a, 'DELETE', '/luns', { query: { iqn: disk.iqn, delete_file: true } }).catch((e: Error) => ({ status: 0, body: e.message }));
+      if (undo.status < 200 || undo.status >= 300) {
+        const left = `target ${disk.iqn} and file ${disk.backing || disk.filename} on agent ${a.id}`;
+        await this.ops.append({ op: 'agent.create_disk', status: 'orphaned', worker_id: w.worker_id, agent: a.id, iqn: disk.iqn, left_behind: left, client: ctx.client }).catch(() => {});
+        if (err instanceof AppError) throw new AppError(err.code, `${err.message}; rollback failed, left behind: ${left}`, err.extra, err.status);
+        throw new AppError('internal_error', `ledger write failed (${(err as Error).message}); rollback failed, left behind: ${left}`);
+      }
+      throw err;
+    } finally {
+      this.bootVars.invalidate();
+    }
+    return disk;
+  }
+
+  async createWorkerDisk(workerIdInput: string, req: DiskRequest, ctx: RequestContext) {
+    const { os } = this.validateDiskRequest(req);
+    const workerId = requireWorkerId(workerIdInput);
+    const w = await this.workers.get(this.db, workerId);
+    if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+    if (w.disks.some((d) => d.os === os)) throw new AppError('disk_exists', `worker ${workerId} already has a ${os} system disk`);
+    const a = await this.chooseDiskAgent(req.disk_agent);
+    await this.createDisk(w, a, req, os, { setDefault: false }, ctx);
+    return this.view(workerId);
+  }
+
+  /** §7.1.3: same disk for many workers, each on its own agent; default_os set on success. */
+  async createWorkerDisksBatch(req: DiskRequest & { targets: Array<{ worker_id: string; agent: string }> }, ctx: RequestContext) {
+    const { os } = this.validateDiskRequest(req);
+    if (!Array.isArray(req.targets) || req.targets.length === 0) throw new AppError('batch_invalid', 'targets must be a non-empty array of {worker_id, agent}');
+    const succeeded: unknown[] = [];
+    const skipped: unknown[] = [];
+    const failed: unknown[] = [];
+    for (const t of req.targets) {
+      const agentId = String(t?.agent ?? '');
+      try {
+        const workerId = requireWorkerId(t?.worker_id);
+        if (!agentId) throw new AppError('request_invalid', 'agent is required for each target');
+        const w = await this.workers.get(this.db, workerId);
+        if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+        if (w.disks.some((d) => d.os === os)) {
+          skipped.push({ worker_id: workerId, reason: `already has a ${os} system disk` });
+          continue;
+        }
+        const a = await this.chooseDiskAgent(agentId);
+        const disk = await this.createDisk(w, a, req, os, { setDefault: true }, ctx);
+        succeeded.push({ worker_id: workerId, agent: a.id, iqn: disk.iqn });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        failed.push({ worker_id: t?.worker_id ?? null, agent: agentId, error: err.message });
+      }
+    }
+    await this.ops.append({ op: 'worker.disk.batch', os, succeeded: succeeded.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
+    return { succeeded, skipped, failed };
+  }
+
+  /** Deletes one target, tolerating "iqn not found" when asked to. */
+  private async deleteTarget(agentId: string, iqn: string, deleteFile: boolean, ignoreMissing: boolean): Promise<'deleted' | 'missing'> {
+    const a = await this.agentRepo.get(this.db, agentId);
+    if (!a) {
+      if (ignoreMissing) return 'missing';
+      throw new AppError('agent_not_found', `agent not found: ${agentId} (holds ${iqn})`);
+    }
+    const res = await this.agents.raw(a, 'DELETE', '/luns', { query: { iqn, delete_file: deleteFile } });
+    if (res.status === 404 && ignoreMissing) return 'missing';
+    if (res.status < 200 || res.status >= 300) {
+      throw passThrough(a.id, res);
+    }
+    return 'deleted';
+  }
+
+  /** §7.4: delete one system disk; clears default_os (and a same-name menu_default). */
+  async deleteWorkerDisk(workerIdInput: string, osInput: string, q: { delete_file?: boolean; ignore_missing_target?: boolean }, ctx: RequestContext) {
+    const os = requireOs(osInput);
+    const workerId = requireWorkerId(workerIdInput);
+    const w = await this.workers.get(this.db, workerId);
+    if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+    const disk = w.disks.find((d) => d.os === os);
+    if (!disk) throw new AppError('disk_not_found', `worker ${workerId} has no ${os} system disk`);
+    const outcome = await this.deleteTarget(disk.agent, disk.iqn, q.delete_file === true, q.ignore_missing_target === true);
+    await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      await this.workers.removeDisk(db, workerId, os);
+      const left = (await this.workers.disksOf(db, workerId)).length;
+      const patch: Parameters<WorkerRepository['update']>[2] = {};
+      if (w.default_os === os) {
+        patch.default_os = null;
+        if (w.boot.menu_default === os) patch.menu_default = null;
+      }
+      if (left === 0 && w.state === 'ready') patch.state = 'registered';
+      await this.workers.update(db, workerId, patch);
+      await this.ops.append({ op: 'agent.delete_disk', worker_id: workerId, agent: disk.agent, iqn: disk.iqn, os, delete_file: q.delete_file === true, target: outcome, client: ctx.client }, trx);
+    });
+    this.bootVars.invalidate();
+    return this.view(workerId);
+  }
+
+  // ---- §7.2: install CD; §11: removal ---------------------------------------------------
+
+  async createInstallCd(workerId: string, iso: string, ctx: RequestContext): Promise<Cd> {
+    const candidates = (await this.agents.list()).filter((a) => a.enabled && a.role.cd);
+    if (candidates.length === 0) throw new AppError('agent_none_available', 'no enabled agent with the cd role for windows_iso');
+    const a = candidates[0];
+    const iqn = `${await this.baseIqn(a)}:${workerId}.windows.iso`;
+    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body: { iso, iqn } });
+    await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out?.iqn ?? iqn, iso, client: ctx.client });
+    return { agent: a.id, iqn: out?.iqn ?? iqn, iso, backing: out?.backing ?? '' };
+  }
+
+  async removeCd(cd: Cd): Promise<void> {
+    await this.deleteTarget(cd.agent, cd.iqn, false, true);
+  }
+
+  /** CD first, then disks; the ledger follows each step so a retry resumes where it stopped. */
+  async removeTargets(w: WorkerRecord, opts: DeleteOptions, ctx: RequestContext): Promise<void> {
+    if (w.cd) {
+      // The ISO is shared install media: its file is never deleted with a worker.
+      const outcome = await this.deleteTarget(w.cd.agent, w.cd.iqn, false, opts.ignoreMissingTarget);
+      await this.store.transaction(async (trx) => {
+        await this.workers.update(trx as unknown as MetalDb, w.worker_id, { cd: null });
+        await this.ops.append({ op: 'agent.delete_cd', worker_id: w.worker_id, agent: w.cd?.agent, iqn: w.cd?.iqn, target: outcome, client: ctx.client }, trx);
+      });
+    }
+    for (const d of w.disks) {
+      const outcome = await this.deleteTarget(d.agent, d.iqn, opts.deleteDisk, opts.ignoreMissingTarget);
+      await this.store.transaction(async (trx) => {
+        await this.workers.removeDisk(trx as unknown as MetalDb, w.worker_id, d.os);
+        await this.ops.append({ op: 'agent.delete_disk', worker_id: w.worker_id, agent: d.agent, iqn: d.iqn, os: d.os, delete_file: opts.deleteDisk, target: outcome, client: ctx.client }, trx);
+      });
+    }
+  }
+
+  // ---- §10: ledger vs reality -----------------------------------------------------------
+
+  async status(workerIdInput: string) {
+    const workerId = requireWorkerId(workerIdInput);
+    const worker = await this.view(workerId);
+    const lines = await this.dhcp.read();
+    const line = lines.find((l) => l.hostname === worker.hostname);
+    const byAgent = new Map<string, Promise<AgentLun[]>>();
+    const lunsOf = (agentId: string) => {
+      let p = byAgent.get(agentId);
+      if (!p) {
+        p = (async () => this.agents.call<AgentLun[]>(await this.agents.require(agentId), 'GET', '/luns'))();
+        byAgent.set(agentId, p);
+      }
+      return p;
+    };
+    const check = async (agentId: string, iqn: string) => {
+      try {
+        const luns = await lunsOf(agentId);
+        const t = (Array.isArray(luns) ? luns : []).find((l) => l.iqn === iqn);
+        return t ? { exists: true, target: { iqn: t.iqn, luns: (t.luns ?? []).map((l) => ({ backing: l.backing })) } } : { exists: false, target: null };
+      } catch (err) {
+        return { exists: null, target: null, error: (err as Error).message };
+      }
+    };
+    const disks = await Promise.all(worker.disks.map(async (d) => ({ os: d.os, ...(await check(d.agent, d.iqn)) })));
+    const cd = worker.cd ? await check(worker.cd.agent, worker.cd.iqn) : null;
+    return {
+      worker,
+      actual: {
+        dnsmasq: line ? { hostname: line.hostname, mac: line.mac } : null,
+        disks,
+        cd,
+      },
+    };
+  }
+
+  private async view(workerId: string) {
+    const w = await this.workers.get(this.db, workerId);
+    if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+    const d = await this.devices.boundTo(this.db, workerId);
+    return workerView(w, d?.mac ?? null);
+  }
+}
