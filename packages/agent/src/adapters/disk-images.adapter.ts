@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, realpathSync } from 'node:fs';
-import { copyFile, link, open, readdir, stat, statfs, unlink } from 'node:fs/promises';
+import { copyFile, link, lstat, open, readdir, stat, statfs, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AppError, type Exec, exec as defaultExec, resolveInside } from '@ironlens/core';
 
@@ -91,9 +91,10 @@ export class DiskImages {
     }
   }
 
+  /** True when anything is at `path`, a dangling symlink included. */
   async exists(path: string): Promise<boolean> {
     try {
-      await stat(path);
+      await lstat(path);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;

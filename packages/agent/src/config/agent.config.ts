@@ -53,7 +53,7 @@ export function readAgentConfig(env: Env): AgentConfig {
   if (backend === 'lio' && /\s/.test(diskDir)) throw new Error(`DISK_DIR must not contain whitespace with the lio backend (targetcli re-splits its arguments), got ${JSON.stringify(diskDir)}`);
 
   const tgtControlPort = envInt(env, 'IPXE_AGENT_TGT_CONTROL_PORT', 0, 0);
-  if (tgtControlPort > 65535) throw new Error(`IPXE_AGENT_TGT_CONTROL_PORT must be between 0 and 65535, got ${tgtControlPort}`);
+  if (tgtControlPort > 32767) throw new Error(`IPXE_AGENT_TGT_CONTROL_PORT must be between 0 and 32767 (tgtd's limit), got ${tgtControlPort}`);
 
   const listen = envListen(env, 'IRONLENS_AGENT_LISTEN', DEFAULT_AGENT_LISTEN);
   if (!listen) throw new Error('IRONLENS_AGENT_LISTEN cannot be off: the agent has only this listener');

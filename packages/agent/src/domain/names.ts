@@ -84,6 +84,7 @@ export function iqnSuffixFromName(name: string): string {
   return name
     .toLowerCase()
     .replace(/[^a-z0-9.-]+/g, '-')
+    .replace(/-*\.[.-]*/g, '.')
     .replace(/-{2,}/g, '-')
     .replace(/^[.-]+|[.-]+$/g, '');
 }

@@ -80,7 +80,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
             iqn: { type: 'string', description: 'must start with base_iqn + ":"' },
             filename: { type: 'string', description: 'backing file in DISK_DIR; default <iqn suffix>.img' },
             master: { type: 'string', description: 'master image in DISK_DIR (exactly one of master, size)' },
-            size: { type: ['string', 'integer'], description: 'blank disk size: bytes or 40G, 512M, 1T, 100K' },
+            size: { anyOf: [{ type: 'string' }, { type: 'integer' }], description: 'blank disk size: bytes or 40G, 512M, 1T, 100K' },
           },
         },
         response: {

@@ -106,10 +106,10 @@ export function freeTcpPort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-/** A tgtd control port in 30000–59999 whose socket does not exist, so no test meets the host's tgtd or another test's. */
+/** A tgtd control port in 20000–32767 (tgtd refuses more) whose socket does not exist, so no test meets the host's tgtd or another test's. */
 export function unusedControlPort(): number {
   for (;;) {
-    const port = 30_000 + Math.floor(Math.random() * 30_000);
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
     if (!socketFiles(port).some((f) => existsSync(f))) return port;
   }
 }
