@@ -14,6 +14,7 @@ import { type AgentApi, HttpAgentApi } from './adapters/agent-client';
 import { AgentRepository } from './repositories/agent.repository';
 import { AgentService } from './services/agent.service';
 import { StorageService } from './services/storage.service';
+import { LayoutService } from './services/layout.service';
 
 export interface MetalServices {
   config: MetalConfig;
@@ -26,6 +27,7 @@ export interface MetalServices {
   dhcp: DhcpHostsService;
   agents: AgentService;
   storage: StorageService;
+  layout: LayoutService;
   operations(q: { since?: number; limit?: number; mac?: string }): ReturnType<OperationsLog['list']>;
 }
 
@@ -56,7 +58,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const ops = new OperationsLog(store);
   const deviceRepo = new DeviceRepository();
   const workerRepo = new WorkerRepository();
-  const settings = new SettingsService(store, new SettingsRepository(), ops, config.autoRegisterDefault);
+  const settingsRepo = new SettingsRepository();
+  const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault);
   const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops);
   const agentRepo = new AgentRepository();
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
@@ -77,6 +80,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     dhcp,
     agents,
     storage,
+    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops),
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };
 }

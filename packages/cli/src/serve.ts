@@ -1,0 +1,71 @@
+import { join, resolve } from 'node:path';
+import { createHttpApp, type Env, envListen, envString, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
+import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
+import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
+import type { FastifyInstance } from 'fastify';
+
+export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations];
+
+/** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
+export function dataDirFrom(env: Env): string {
+  return resolve(envString(env, 'IRONLENS_DATA_DIR', '.ironlens'));
+}
+
+export async function openStore(env: Env): Promise<Store> {
+  return Store.open({ file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS });
+}
+
+export interface Running {
+  urls: Record<string, string>;
+  close(): Promise<void>;
+}
+
+const log = (msg: string) => process.stderr.write(`[ironlens] ${msg}\n`);
+
+/**
+ * `ironlens serve`: the provisioning listener (`IRONLENS_BOOT_LISTEN`, default
+ * `0.0.0.0:4839`, seed 004 at its exact paths) and the console listener
+ * (`IRONLENS_CONSOLE_LISTEN`, default `0.0.0.0:8080`: the kind panel under `/kind`).
+ * `off` switches a listener off.
+ */
+export async function serve(env: Env): Promise<Running> {
+  const dataDir = dataDirFrom(env);
+  const store = await openStore(env);
+  const metalConfig = metalConfigFromEnv(env, dataDir);
+  const metal = createMetalServices({ store, config: metalConfig });
+  // Repair: a crash between a commit and the file write is healed by rendering again.
+  await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
+
+  const apps: FastifyInstance[] = [];
+  const urls: Record<string, string> = {};
+  const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
+  const bootListen = envListen(env, 'IRONLENS_BOOT_LISTEN', '0.0.0.0:4839');
+  if (bootListen) {
+    const app = await buildMetalApp({ services: metal, http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1' } });
+    urls.boot = await app.listen(bootListen);
+    apps.push(app);
+    log(`boot control plane on ${urls.boot} (docs at /docs, /redoc)`);
+  }
+
+  const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '0.0.0.0:8080');
+  let kindClose: (() => Promise<void>) | undefined;
+  if (consoleListen) {
+    const kind = await createKindServices(env, store);
+    kindClose = kind.close;
+    const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
+    await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc' });
+    app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
+    urls.console = await app.listen(consoleListen);
+    apps.push(app);
+    log(`console on ${urls.console} (kind panel at /kind/, API at /kind/api/v1)`);
+  }
+
+  return {
+    urls,
+    async close() {
+      for (const app of apps) await app.close();
+      if (kindClose) await kindClose();
+      await store.close();
+    },
+  };
+}

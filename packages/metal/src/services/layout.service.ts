@@ -1,0 +1,192 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppError, type OperationEntry, type OperationsLog, type Store, writeFileAtomic } from '@ironlens/core';
+import YAML from 'yaml';
+import { parseDhcpHosts } from '../adapters/dnsmasq.adapter';
+import { isValidId, normalizeMac } from '../domain/identifiers';
+import type { Agent, Device, WorkerRecord } from '../domain/types';
+import type { AgentRepository } from '../repositories/agent.repository';
+import type { DeviceRepository } from '../repositories/device.repository';
+import type { SettingsRepository } from '../repositories/settings.repository';
+import type { MetalDb } from '../repositories/tables';
+import type { WorkerRepository } from '../repositories/worker.repository';
+
+/** The old deployment's files, relative to its root directory (seed 004 §2). */
+export const LAYOUT = {
+  agents: 'config/agents.yml',
+  workers: 'state/workers.yml',
+  devices: 'state/devices.yml',
+  settings: 'state/settings.json',
+  operations: 'state/operations.jsonl',
+  dhcpHosts: 'dnsmasq/dhcp-hosts.conf',
+} as const;
+
+export interface ImportSummary {
+  agents: number;
+  workers: number;
+  devices: number;
+  bindings_from_dhcp_hosts: number;
+  operations: number;
+  settings: string[];
+}
+
+/**
+ * `ironlens import` / `ironlens export`: the seed's YAML/JSON file layout to and from the
+ * store, for migration and backup. Import is one transaction into an empty ledger (or a
+ * replacement with `replace`); export writes each file atomically. Agent tokens are
+ * exported as stored (often `${ENV}` placeholders) in a file of mode 0600.
+ */
+export class LayoutService {
+  constructor(
+    private readonly store: Store,
+    private readonly workers: WorkerRepository,
+    private readonly devices: DeviceRepository,
+    private readonly agents: AgentRepository,
+    private readonly settings: SettingsRepository,
+    private readonly ops: OperationsLog,
+  ) {}
+
+  async export(root: string): Promise<Record<string, number>> {
+    const db = this.store.db as unknown as MetalDb;
+    const [agents, workers, devices, settings, hosts] = await Promise.all([
+      this.agents.list(db),
+      this.workers.list(db),
+      this.devices.list(db),
+      this.settings.all(db),
+      this.devices.dhcpHosts(db),
+    ]);
+    const agentsDoc = {
+      agents: Object.fromEntries(agents.map((a) => [a.id, { base_url: a.base_url, ...(a.token ? { token: a.token } : {}), ...(a.iscsi_server ? { iscsi_server: a.iscsi_server } : {}), role: a.role, tags: a.tags, enabled: a.enabled }])),
+    };
+    const workersDoc = {
+      workers: Object.fromEntries(
+        workers.map((w) => [
+          w.worker_id,
+          {
+            hostname: w.hostname,
+            arch: w.arch,
+            state: w.state,
+            disks: w.disks,
+            cd: w.cd,
+            ...(w.default_os ? { default_os: w.default_os } : {}),
+            ...(w.boot.menu_default != null || w.boot.menu_timeout != null ? { boot: { ...(w.boot.menu_default != null ? { menu_default: w.boot.menu_default } : {}), ...(w.boot.menu_timeout != null ? { menu_timeout: w.boot.menu_timeout } : {}) } } : {}),
+          },
+        ]),
+      ),
+    };
+    const devicesDoc = { devices: Object.fromEntries(devices.map((d) => [d.mac, d])) };
+    await writeFileAtomic(join(root, LAYOUT.agents), YAML.stringify(agentsDoc), 0o600);
+    await writeFileAtomic(join(root, LAYOUT.workers), YAML.stringify(workersDoc));
+    await writeFileAtomic(join(root, LAYOUT.devices), YAML.stringify(devicesDoc));
+    await writeFileAtomic(join(root, LAYOUT.settings), `${JSON.stringify(settings, null, 2)}\n`);
+    let ops = 0;
+    const lines: string[] = [];
+    for (let since = 0; ; ) {
+      const page = await this.ops.list({ since, limit: 5000 });
+      if (page.entries.length === 0) break;
+      for (const e of page.entries) lines.push(JSON.stringify(e));
+      ops += page.entries.length;
+      since = page.next_cursor;
+    }
+    await writeFileAtomic(join(root, LAYOUT.operations), lines.length ? `${lines.join('\n')}\n` : '');
+    await writeFileAtomic(join(root, LAYOUT.dhcpHosts), hosts.map((h) => `${h.mac},${h.hostname}\n`).join(''));
+    mkdirSync(root, { recursive: true });
+    return { agents: agents.length, workers: workers.length, devices: devices.length, operations: ops, bindings: hosts.length };
+  }
+
+  private read(root: string, rel: string): string | null {
+    const p = join(root, rel);
+    return existsSync(p) ? readFileSync(p, 'utf8') : null;
+  }
+
+  async import(root: string, opts: { replace?: boolean } = {}): Promise<ImportSummary> {
+    if (!existsSync(root)) throw new AppError('request_invalid', `no such directory: ${root}`);
+    const agentsDoc = (YAML.parse(this.read(root, LAYOUT.agents) ?? '') ?? {}) as { agents?: Record<string, Record<string, unknown>> };
+    const workersDoc = (YAML.parse(this.read(root, LAYOUT.workers) ?? '') ?? {}) as { workers?: Record<string, Record<string, unknown>> };
+    const devicesDoc = (YAML.parse(this.read(root, LAYOUT.devices) ?? '') ?? {}) as { devices?: Record<string, Record<string, unknown>> };
+    const settingsText = this.read(root, LAYOUT.settings);
+    const settings = settingsText ? (JSON.parse(settingsText) as Record<string, unknown>) : {};
+    const hosts = parseDhcpHosts(this.read(root, LAYOUT.dhcpHosts) ?? '');
+    const opsText = this.read(root, LAYOUT.operations) ?? '';
+
+    const agents: Agent[] = Object.entries(agentsDoc.agents ?? {}).map(([id, a]) => {
+      if (!isValidId(id.toLowerCase())) throw new AppError('agent_id_invalid', `config/agents.yml: invalid agent id ${JSON.stringify(id)}`);
+      const role = (a.role ?? {}) as { disk?: boolean; cd?: boolean };
+      return {
+        id: id.toLowerCase(),
+        base_url: String(a.base_url ?? '').replace(/\/+$/, ''),
+        token: a.token ? String(a.token) : null,
+        iscsi_server: a.iscsi_server ? String(a.iscsi_server) : null,
+        role: { disk: role.disk === true, cd: role.cd === true },
+        tags: Array.isArray(a.tags) ? a.tags.map(String) : [],
+        enabled: a.enabled !== false,
+      };
+    });
+    const workers: WorkerRecord[] = Object.entries(workersDoc.workers ?? {}).map(([id, w]) => {
+      const wid = id.toLowerCase();
+      if (!isValidId(wid)) throw new AppError('worker_id_invalid', `state/workers.yml: invalid worker id ${JSON.stringify(id)}`);
+      const boot = (w.boot ?? {}) as { menu_default?: string; menu_timeout?: number };
+      return {
+        worker_id: wid,
+        hostname: String(w.hostname ?? wid).toLowerCase(),
+        arch: String(w.arch ?? 'x86_64'),
+        state: (w.state as WorkerRecord['state']) ?? 'registered',
+        default_os: (w.default_os as WorkerRecord['default_os']) ?? null,
+        boot: { menu_default: boot.menu_default ?? null, menu_timeout: boot.menu_timeout ?? null },
+        disks: (Array.isArray(w.disks) ? w.disks : []) as WorkerRecord['disks'],
+        cd: (w.cd as WorkerRecord['cd']) ?? null,
+      };
+    });
+    const devices: Device[] = Object.entries(devicesDoc.devices ?? {}).map(([key, d]) => {
+      const mac = normalizeMac(d.mac ?? key);
+      if (!mac) throw new AppError('mac_invalid', `state/devices.yml: invalid MAC ${JSON.stringify(key)}`);
+      return {
+        mac,
+        uuid: (d.uuid as string) ?? null,
+        state: (d.state as Device['state']) ?? 'pooled',
+        bound_worker_id: (d.bound_worker_id as string) ?? null,
+        key_hash: (d.key_hash as string) ?? null,
+        source: d.source === 'ipxe' ? 'ipxe' : 'manual',
+        fingerprint: (d.fingerprint as Device['fingerprint']) ?? {},
+        first_seen: d.first_seen != null ? String(d.first_seen) : null,
+        last_seen: d.last_seen != null ? String(d.last_seen) : null,
+      };
+    });
+    const operations: OperationEntry[] = opsText
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l, i) => {
+        try {
+          return JSON.parse(l) as OperationEntry;
+        } catch {
+          throw new AppError('request_invalid', `state/operations.jsonl line ${i + 1} is not JSON`);
+        }
+      });
+
+    let fromHosts = 0;
+    await this.store.transaction(async (trx) => {
+      const db = trx as unknown as MetalDb;
+      const existing = (await this.workers.list(db)).length + (await this.devices.list(db)).length + (await this.agents.list(db)).length;
+      if (existing > 0 && !opts.replace) throw new AppError('conflict', 'the store already holds a ledger; import into an empty data directory, or pass --replace');
+      if (opts.replace) {
+        for (const t of ['devices', 'disks', 'workers', 'agents', 'settings'] as const) await db.deleteFrom(t).execute();
+        await (trx as unknown as import('kysely').Kysely<{ operations: { id: number } }>).deleteFrom('operations').execute();
+      }
+      for (const a of agents) await this.agents.insert(db, a);
+      for (const w of workers) await this.workers.insert(db, w);
+      const byMac = new Map(devices.map((d) => [d.mac, d]));
+      // An older layout keeps bindings only in dhcp-hosts.conf: make them bound devices.
+      for (const h of hosts) {
+        const mac = normalizeMac(h.mac);
+        const w = workers.find((x) => x.hostname === h.hostname.toLowerCase());
+        if (!mac || !w || byMac.has(mac)) continue;
+        byMac.set(mac, { mac, uuid: null, state: 'bound', bound_worker_id: w.worker_id, key_hash: null, source: 'manual', fingerprint: {}, first_seen: null, last_seen: null });
+        fromHosts++;
+      }
+      for (const d of byMac.values()) await this.devices.insert(db, d);
+      for (const [k, v] of Object.entries(settings)) await this.settings.set(db, k, v);
+      await this.ops.importRaw(operations, trx);
+    });
+    return { agents: agents.length, workers: workers.length, devices: devices.length + fromHosts, bindings_from_dhcp_hosts: fromHosts, operations: operations.length, settings: Object.keys(settings) };
+  }
+}
