@@ -43,6 +43,8 @@ describe('startAgent', () => {
     expect((await fetch(`${agent.url}/luns`)).status).toBe(401);
     const luns = (await (await get('/luns')).json()) as { iqn: string; luns: { backing: string }[] }[];
     expect(luns.map((t) => t.iqn).sort()).toEqual([`${BASE}:install.iso`, `${BASE}:worker-01.ubuntu`]);
+    const spec = (await (await fetch(`${agent.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/healthz', '/capabilities', '/luns', '/luns/disk', '/luns/cd', '/luns/scan', '/masters']));
     const masters = await (await get('/masters')).json();
     expect(masters).toEqual({ masters: [{ name: '_tpl_ubuntu_2204.img', size: 2 * MiB, mtime: expect.any(Number) }] });
   });
