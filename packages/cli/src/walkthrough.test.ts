@@ -1,0 +1,274 @@
+/**
+ * Seed 004 §13, the operator's walkthrough, against real listeners: `ironlens serve`'s
+ * provisioning listener, a real storage agent (`startAgent`) driving a real tgtd. Also the
+ * storage paths of §6, §7.1–7.4, §10, §14, §15: agent errors passed through, an agent
+ * that is down, install CDs. Every call is real HTTP.
+ */
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exec } from '@ironlens/core';
+import { type RunningAgent, startAgent } from '@ironlens/agent';
+import { freeTcpPort, type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Running, serve } from './serve';
+
+const CP_TOKEN = 'cp-walkthrough-token';
+const AGENT_TOKEN = 'agent-walkthrough-token';
+const BASE_IQN = 'iqn.2026-07.com.controller';
+
+let dir: string;
+let diskDir: string;
+let tgtd: RunningTgtd;
+let agent: RunningAgent;
+let cp: Running;
+let base: string;
+
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${CP_TOKEN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, json, text };
+}
+
+async function tgtTargets(): Promise<string> {
+  return (await exec(['tgtadm', '-C', String(tgtd.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show'])).stdout;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ironlens-walkthrough-'));
+  diskDir = join(dir, 'images');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(diskDir);
+  writeFileSync(join(diskDir, '_tpl_ubuntu_2204.img'), Buffer.alloc(4 * 1024 * 1024, 7));
+  writeFileSync(join(diskDir, 'Win11_24H2.iso'), Buffer.alloc(1024 * 1024, 1));
+  const iscsiPort = await freeTcpPort();
+  tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `127.0.0.1:${iscsiPort}` });
+  agent = await startAgent({
+    IPXE_AGENT_TOKEN: AGENT_TOKEN,
+    DISK_DIR: diskDir,
+    IPXE_AGENT_BACKEND: 'stgt',
+    IPXE_AGENT_BASE_IQN: BASE_IQN,
+    IPXE_AGENT_TGT_CONTROL_PORT: String(tgtd.controlPort),
+    IRONLENS_AGENT_LISTEN: '127.0.0.1:0',
+    IRONLENS_LOG_LEVEL: 'silent',
+  });
+  process.env.IRONLENS_WALKTHROUGH_AGENT_TOKEN = AGENT_TOKEN;
+  cp = await serve({
+    IRONLENS_DATA_DIR: join(dir, 'data'),
+    IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
+    IRONLENS_CONSOLE_LISTEN: 'off',
+    IPXE_CP_TOKEN: CP_TOKEN,
+    IPXE_CP_DNSMASQ_RELOAD: 'false',
+    IPXE_CP_AGENT_TIMEOUT: '3',
+  });
+  base = cp.urls.boot;
+});
+
+afterAll(async () => {
+  await cp?.close();
+  await agent?.close();
+  await tgtd?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('§13 walkthrough against a real agent and tgtd', () => {
+  it('13.1–13.2: health, and no boot vars for a machine nobody knows', async () => {
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const r = await fetch(`${base}/boot-vars?mac=000c29b98b00&hostname=worker-00`);
+    expect(await r.text()).toBe('#!ipxe\n# no per-worker boot vars found\n');
+  });
+
+  it('13.3: probes and registers the agent; the token is never returned', async () => {
+    const probe = await api('POST', '/agents/probe', { base_url: `${agent.url}/`, token: '${IRONLENS_WALKTHROUGH_AGENT_TOKEN}' });
+    expect(probe.status).toBe(200);
+    expect(probe.json).toMatchObject({ role: { disk: true, cd: true }, tags: ['storage', 'stgt'], backend: 'stgt', base_iqn: BASE_IQN, iscsi_server: '127.0.0.1' });
+    expect((await api('POST', '/agents/probe', { base_url: agent.url, token: 'wrong' })).status).toBe(502);
+    expect((await api('POST', '/agents/probe', { base_url: 'http://127.0.0.1:1' })).status).toBe(502);
+    expect((await api('POST', '/agents/probe', { base_url: 'ftp://x' })).status).toBe(400);
+
+    const created = await api('POST', '/agents', {
+      id: 'Storage-STGT-01',
+      base_url: `${agent.url}/`,
+      token: '${IRONLENS_WALKTHROUGH_AGENT_TOKEN}',
+      iscsi_server: '192.168.80.3',
+      role: { disk: true, cd: true },
+      tags: ['storage', 'stgt'],
+    });
+    expect(created.status).toBe(201);
+    expect(created.json).toEqual({ id: 'storage-stgt-01', base_url: agent.url, iscsi_server: '192.168.80.3', role: { disk: true, cd: true }, enabled: true, tags: ['storage', 'stgt'] });
+    expect((await api('POST', '/agents', { id: 'storage-stgt-01', base_url: agent.url })).status).toBe(409);
+    expect((await api('POST', '/agents', { id: 'bad id!', base_url: agent.url })).status).toBe(400);
+
+    const live = await api('GET', '/agents?live=true');
+    expect(live.json[0]).toMatchObject({ id: 'storage-stgt-01', health: 'ok', capabilities: { backend: 'stgt', base_iqn: BASE_IQN } });
+    expect(live.text).not.toContain(AGENT_TOKEN);
+    expect(live.text).not.toContain('IRONLENS_WALKTHROUGH_AGENT_TOKEN');
+    // Editing with an empty token keeps the stored one: the agent still answers.
+    const put = await api('PUT', '/agents/storage-stgt-01', { base_url: agent.url, token: '', iscsi_server: '192.168.80.3', role: { disk: true, cd: true }, tags: ['storage', 'stgt'] });
+    expect(put.status).toBe(200);
+    expect((await api('GET', '/agents/storage-stgt-01/luns')).status).toBe(200);
+    expect((await api('PUT', '/agents/nope', { base_url: agent.url })).status).toBe(404);
+  });
+
+  it('13.4–13.6: worker, system disk on the agent, default OS; /boot-vars projects the disk', async () => {
+    expect((await api('POST', '/devices', { mac: '00:0c:29:b9:8b:00' })).status).toBe(201);
+    const w = await api('POST', '/workers', { worker_id: 'worker-00', mac: '00:0c:29:b9:8b:00' });
+    expect(w.json).toMatchObject({ state: 'registered', disks: [], mac: '00:0c:29:b9:8b:00' });
+
+    const disk = await api('POST', '/workers/worker-00/luns/disk', { type: 'empty', os: 'ubuntu', size: '64M' });
+    expect(disk.status).toBe(200);
+    expect(disk.json.state).toBe('ready');
+    expect(disk.json.disks).toEqual([
+      {
+        agent: 'storage-stgt-01',
+        iqn: `${BASE_IQN}:worker-00.ubuntu`,
+        filename: 'worker-00.ubuntu.img',
+        backing: join(diskDir, 'worker-00.ubuntu.img'),
+        os: 'ubuntu',
+        source: { type: 'empty', size: '64M' },
+      },
+    ]);
+    expect(await tgtTargets()).toContain(`${BASE_IQN}:worker-00.ubuntu`);
+    expect(statSync(join(diskDir, 'worker-00.ubuntu.img')).size).toBe(64 * 1024 * 1024);
+
+    const clone = await api('POST', '/workers/worker-00/luns/disk', { type: 'master', os: 'debian', name: '_tpl_ubuntu_2204.img' });
+    expect(clone.json.disks.map((d: { os: string }) => d.os)).toEqual(['ubuntu', 'debian']);
+    expect(statSync(join(diskDir, 'worker-00.debian.img')).size).toBe(4 * 1024 * 1024);
+
+    expect((await api('POST', '/workers/worker-00/luns/disk', { type: 'empty', os: 'ubuntu', size: '1G' })).status).toBe(409);
+    expect((await api('POST', '/workers/worker-00/luns/disk', { type: 'empty', os: 'plan9', size: '1G' })).status).toBe(400);
+    expect((await api('POST', '/workers/worker-00/luns/disk', { type: 'master', os: 'centos' })).status).toBe(400);
+    expect((await api('POST', '/workers/worker-00/luns/disk', { type: 'empty', os: 'centos' })).status).toBe(400);
+    expect((await api('POST', '/workers/nope/luns/disk', { type: 'empty', os: 'centos', size: '1G' })).status).toBe(404);
+    const missing = await api('POST', '/workers/worker-00/luns/disk', { type: 'master', os: 'centos', name: '_tpl_missing.img' });
+    expect(missing.status).toBe(404);
+    expect(missing.json).toEqual({ agent: 'storage-stgt-01', error: expect.any(String) });
+    expect((await api('GET', '/workers/worker-00')).json.disks).toHaveLength(2);
+
+    expect((await api('PUT', '/workers/worker-00/default-os', { os: 'windows' })).status).toBe(400);
+    const set = await api('PUT', '/workers/worker-00/default-os', { os: 'Ubuntu' });
+    expect(set.json.default_os).toBe('ubuntu');
+    const vars = await fetch(`${base}/boot-vars?mac=00:0c:29:b9:8b:00&hostname=worker-00&format=json`);
+    expect(await vars.json()).toEqual({ base_iqn: BASE_IQN, iscsi_server: '192.168.80.3', iscsi_sep: ':::1:', menu_default: 'ubuntu', menu_timeout: 5000 });
+    const script = await (await fetch(`${base}/boot-vars?mac=000c29b98b00&hostname=worker-00`)).text();
+    expect(script).toBe(`#!ipxe\n# boot vars for worker-00\nset base-iqn ${BASE_IQN}\nset iscsi-server 192.168.80.3\nset iscsi-sep :::1:\nset menu-default ubuntu\nset menu-timeout 5000\n`);
+  });
+
+  it('13.7–13.8: ledger and live status agree; masters are listed', async () => {
+    const status = await api('GET', '/workers/worker-00/status');
+    expect(status.json.worker.worker_id).toBe('worker-00');
+    expect(status.json.actual.disks).toEqual([
+      { os: 'ubuntu', exists: true, target: { iqn: `${BASE_IQN}:worker-00.ubuntu`, luns: [{ backing: join(diskDir, 'worker-00.ubuntu.img') }] } },
+      { os: 'debian', exists: true, target: { iqn: `${BASE_IQN}:worker-00.debian`, luns: [{ backing: join(diskDir, 'worker-00.debian.img') }] } },
+    ]);
+    const masters = await api('GET', '/masters');
+    expect(masters.json.agents).toHaveLength(1);
+    expect(masters.json.agents[0]).toMatchObject({ agent: 'storage-stgt-01', iscsi_server: '192.168.80.3' });
+    expect(masters.json.agents[0].masters.map((m: { name: string }) => m.name)).toEqual(['_tpl_ubuntu_2204.img']);
+  });
+
+  it('§7.4: deleting the default disk clears default_os; delete_file removes the image', async () => {
+    const r = await api('DELETE', '/workers/worker-00/luns/disk/ubuntu?delete_file=true');
+    expect(r.status).toBe(200);
+    expect(r.json.default_os).toBeUndefined();
+    expect(r.json.disks.map((d: { os: string }) => d.os)).toEqual(['debian']);
+    expect(existsSync(join(diskDir, 'worker-00.ubuntu.img'))).toBe(false);
+    expect(await tgtTargets()).not.toContain(`${BASE_IQN}:worker-00.ubuntu`);
+    expect((await api('DELETE', '/workers/worker-00/luns/disk/ubuntu')).status).toBe(404);
+    // The projection falls back to the remaining disk, and to the reboot loop for the menu.
+    const vars = await (await fetch(`${base}/boot-vars?hostname=worker-00&format=json`)).json();
+    expect(vars).toMatchObject({ base_iqn: BASE_IQN, menu_default: 'reboot', menu_timeout: 1 });
+  });
+
+  it('§14: LUN management passes the agent errors through', async () => {
+    const bad = await api('POST', '/agents/storage-stgt-01/luns/disk', { iqn: 'iqn.2001-01.org.other:x', size: '1M' });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ agent: 'storage-stgt-01', error: expect.stringContaining('mismatch') });
+    const made = await api('POST', '/agents/storage-stgt-01/luns/disk', { iqn: `${BASE_IQN}:manual-01`, size: '8M' });
+    expect(made.status).toBeLessThan(300);
+    expect(made.json).toMatchObject({ iqn: `${BASE_IQN}:manual-01`, backing: join(diskDir, 'manual-01.img') });
+    expect((await api('GET', '/agents/storage-stgt-01/luns')).json.map((t: { iqn: string }) => t.iqn)).toContain(`${BASE_IQN}:manual-01`);
+    const del = await api('DELETE', `/agents/storage-stgt-01/luns?iqn=${BASE_IQN}:manual-01&delete_file=true`);
+    expect(del.json).toMatchObject({ deleted: `${BASE_IQN}:manual-01`, delete_file: true });
+    const gone = await api('DELETE', `/agents/storage-stgt-01/luns?iqn=${BASE_IQN}:manual-01`);
+    expect(gone.status).toBe(404);
+    expect(gone.json).toEqual({ agent: 'storage-stgt-01', error: 'iqn not found' });
+    const ignored = await api('DELETE', `/agents/storage-stgt-01/luns?iqn=${BASE_IQN}:manual-01&ignore_missing=true`);
+    expect(ignored.json).toEqual({ deleted: `${BASE_IQN}:manual-01`, delete_file: false, ignored_missing: true });
+    const scan = await api('POST', '/agents/storage-stgt-01/luns/scan');
+    expect(scan.json).toHaveProperty('created');
+    expect(scan.json).toHaveProperty('skipped');
+    expect((await api('GET', '/agents/nope/luns')).status).toBe(404);
+  });
+
+  it('an agent that is down: 503 for its LUNs and disks, its own error entry in /masters', async () => {
+    expect((await api('POST', '/agents', { id: 'ghost', base_url: 'http://127.0.0.1:1', role: { disk: true, cd: false }, tags: ['stgt'] })).status).toBe(201);
+    const luns = await api('GET', '/agents/ghost/luns');
+    expect(luns.status).toBe(503);
+    expect(luns.json.agent).toBe('ghost');
+    expect((await api('POST', '/workers/worker-00/luns/disk', { type: 'empty', os: 'centos', size: '1G', disk_agent: 'ghost' })).status).toBe(503);
+    const masters = await api('GET', '/masters');
+    expect(masters.status).toBe(200);
+    expect(masters.json.agents.find((a: { agent: string }) => a.agent === 'ghost')).toMatchObject({ masters: [], error: expect.any(String) });
+    const live = await api('GET', '/agents?live=true');
+    expect(live.json.find((a: { id: string }) => a.id === 'ghost').health).toBe('unreachable');
+    const ops = (await api('GET', '/operations')).json.entries;
+    expect(ops.some((e: { op: string; status: string; agent: string }) => e.op === 'master.list' && e.status === 'failed' && e.agent === 'ghost')).toBe(true);
+    expect((await api('PUT', '/agents/ghost', { base_url: 'http://127.0.0.1:1', enabled: false })).status).toBe(200);
+  });
+
+  it('§7.1.3: batch disks on named agents set default_os; existing ones are skipped', async () => {
+    await api('POST', '/workers/batch', { count: 2, name_prefix: 'gpu-' });
+    const r = await api('POST', '/workers/luns/disk/batch', {
+      type: 'master',
+      os: 'ubuntu',
+      name: '_tpl_ubuntu_2204.img',
+      targets: [
+        { worker_id: 'gpu-01', agent: 'storage-stgt-01' },
+        { worker_id: 'gpu-02', agent: 'storage-stgt-01' },
+        { worker_id: 'gpu-09', agent: 'storage-stgt-01' },
+      ],
+    });
+    expect(r.json.succeeded).toEqual([
+      { worker_id: 'gpu-01', agent: 'storage-stgt-01', iqn: `${BASE_IQN}:gpu-01.ubuntu` },
+      { worker_id: 'gpu-02', agent: 'storage-stgt-01', iqn: `${BASE_IQN}:gpu-02.ubuntu` },
+    ]);
+    expect(r.json.failed).toEqual([{ worker_id: 'gpu-09', agent: 'storage-stgt-01', error: 'worker not found: gpu-09' }]);
+    expect((await api('GET', '/workers/gpu-01')).json.default_os).toBe('ubuntu');
+    const again = await api('POST', '/workers/luns/disk/batch', { type: 'master', os: 'ubuntu', name: '_tpl_ubuntu_2204.img', targets: [{ worker_id: 'gpu-01', agent: 'storage-stgt-01' }] });
+    expect(again.json.skipped).toEqual([{ worker_id: 'gpu-01', reason: 'already has a ubuntu system disk' }]);
+  });
+
+  it('§7.2: windows_iso adds an install CD (state installing); deleting the worker removes CD and disk targets but keeps the ISO', async () => {
+    const w = await api('POST', '/workers', { worker_id: 'win-build', windows_iso: 'Win11_24H2.iso', boot: { menu_default: 'menu-install', menu_timeout: 3000 } });
+    expect(w.status).toBe(200);
+    expect(w.json).toMatchObject({ state: 'installing', disks: [], cd: { agent: 'storage-stgt-01', iqn: `${BASE_IQN}:win-build.windows.iso`, iso: 'Win11_24H2.iso' } });
+    await api('POST', '/workers/win-build/luns/disk', { type: 'empty', os: 'windows', size: '80G' });
+    expect((await api('GET', '/workers/win-build')).json.state).toBe('installing');
+    expect(await tgtTargets()).toContain(`${BASE_IQN}:win-build.windows.iso`);
+    const del = await api('DELETE', '/workers/win-build?delete_disk=true');
+    expect(del.json).toEqual({ deleted: 'win-build', delete_disk: true, dnsmasq_removed: false });
+    const after = await tgtTargets();
+    expect(after).not.toContain('win-build');
+    expect(existsSync(join(diskDir, 'Win11_24H2.iso'))).toBe(true);
+    expect(existsSync(join(diskDir, 'win-build.windows.img'))).toBe(false);
+    expect((await api('POST', '/workers', { worker_id: 'win-2', windows_iso: 'nope.iso' })).status).toBe(404);
+    expect((await api('GET', '/workers/win-2')).status).toBe(404);
+  });
+
+  it('13.9: deleting a worker keeps its images when asked, and the device returns to the pool', async () => {
+    const del = await api('DELETE', '/workers/worker-00?delete_disk=false');
+    expect(del.json).toEqual({ deleted: 'worker-00', delete_disk: false, dnsmasq_removed: true });
+    expect(await tgtTargets()).not.toContain('worker-00');
+    expect(existsSync(join(diskDir, 'worker-00.debian.img'))).toBe(true);
+    expect((await api('GET', '/devices/00:0c:29:b9:8b:00')).json).toMatchObject({ state: 'pooled', bound_worker_id: null });
+  });
+});
