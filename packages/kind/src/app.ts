@@ -1,0 +1,25 @@
+import { createHttpApp } from '@ironlens/core';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { kindPlugin } from './plugin';
+import type { KindServices } from './services/kind-services';
+
+export interface KindAppDeps {
+  services: KindServices;
+  /** Built web assets. Default is `@ironlens/web`'s `dist`. */
+  webDist?: string;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/**
+ * The standalone panel (`ironlens kind`), laid out exactly as the seed: the API at
+ * `/api/v1`, the dashboard at `/`, Swagger UI at `/docs`, ReDoc at `/redoc`. Does not listen.
+ */
+export async function buildKindApp(deps: KindAppDeps): Promise<FastifyInstance> {
+  const app = await createHttpApp({
+    title: 'ironlens kind panel',
+    description: 'Local kind clusters: health, kindest/node versions, clusters (create as a job, details, kubeconfig, workloads, delete) and jobs.',
+    logger: deps.logger,
+  });
+  await app.register(kindPlugin, { services: deps.services, webDist: deps.webDist });
+  return app;
+}

@@ -1,0 +1,12 @@
+export { ContainerEngineCli, type ContainerEngine, type EngineStatus } from './adapters/container-engine.adapter';
+export { KindCli, type KindClusters } from './adapters/kind.adapter';
+export { KubectlCli, type Kubectl, type KubectlOutput } from './adapters/kubectl.adapter';
+export { type NodeImageTags, RegistryNodeTags, stableTags } from './adapters/node-tags.adapter';
+export { type KindAppDeps, buildKindApp } from './app';
+export { CLUSTER_NAME_RE, isValidClusterName } from './cluster-name';
+export { DEFAULT_TAGS_URL, type KindConfig, readKindConfig } from './config';
+export { type RunningKindPanel, startKindPanel } from './main';
+export { type KindPluginOptions, kindPlugin } from './plugin';
+export { CREATE_CLUSTER_JOB } from './services/kind-jobs.service';
+export type { KindServices } from './services/kind-services';
+export { createKindServices, type KindRuntime, type KindWiringOptions, kindMigrations } from './wiring';

@@ -1,0 +1,33 @@
+import { type Env, jobsMigrations, Store } from '@ironlens/core';
+import type { FastifyInstance } from 'fastify';
+import { buildKindApp } from './app';
+import { readKindConfig } from './config';
+import { createKindServices, kindMigrations } from './wiring';
+
+export interface RunningKindPanel {
+  app: FastifyInstance;
+  /** The address it listens on. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * `ironlens kind`: reads the configuration from `env`, opens its store (`KIND_K8S_DB`),
+ * wires the real adapters and listens on `KIND_K8S_WEB_HOST:KIND_K8S_WEB_PORT` (default `0.0.0.0:8080`).
+ */
+export async function startKindPanel(env: Env = process.env, opts: { logger?: boolean } = {}): Promise<RunningKindPanel> {
+  const config = readKindConfig(env);
+  const store = await Store.open({ file: config.dbFile, migrations: [...jobsMigrations, ...kindMigrations] });
+  const runtime = await createKindServices(env, store);
+  const app = await buildKindApp({ services: runtime.services, logger: opts.logger ?? true });
+  const url = await app.listen({ host: config.host, port: config.port });
+  return {
+    app,
+    url,
+    close: async () => {
+      await app.close();
+      await runtime.close();
+      await store.close();
+    },
+  };
+}

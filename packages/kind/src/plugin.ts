@@ -1,0 +1,38 @@
+import { installErrorHandling, renderDetail } from '@ironlens/core';
+import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
+import type { FastifyInstance } from 'fastify';
+import { kindApiRoutes } from './routes/api.routes';
+import { dashboardRoutes } from './routes/dashboard.routes';
+import type { KindServices } from './services/kind-services';
+
+export interface KindPluginOptions {
+  services: KindServices;
+  /** Built web assets. Default is `@ironlens/web`'s `dist` directory. */
+  webDist?: string;
+  /** Swagger UI of the listener, for the dashboard's navigation. Default is `/docs`. */
+  docsUrl?: string;
+  /** ReDoc of the listener. Default is `/redoc`. */
+  redocUrl?: string;
+}
+
+/**
+ * The kind panel as one Fastify plugin: the seed's API under `<prefix>/api/v1`, the
+ * dashboard at `<prefix>/` (`<prefix>/ui` → 307, assets under `<prefix>/static/`), errors
+ * in FastAPI's `{"detail": ...}` shape. Mount it at the root (`ironlens kind`, the seed's
+ * exact layout) or under `/kind` (inside `ironlens serve`).
+ */
+export async function kindPlugin(app: FastifyInstance, opts: KindPluginOptions): Promise<void> {
+  try {
+    installErrorHandling(app, renderDetail);
+  } catch {
+    // Mounted at the root of an app that already has a not-found handler for '/'
+    // (createHttpApp sets one, in the same shape); the error handler is set regardless.
+  }
+  await app.register(kindApiRoutes, { prefix: '/api/v1', services: opts.services });
+  await app.register(dashboardRoutes, {
+    webDist: opts.webDist ?? webDistDir,
+    docsUrl: opts.docsUrl ?? '/docs',
+    redocUrl: opts.redocUrl ?? '/redoc',
+    buildCommand: WEB_BUILD_COMMAND,
+  });
+}

@@ -1,0 +1,85 @@
+import { readFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { isAppError, resolveInside } from '@ironlens/core';
+import type { FastifyInstance } from 'fastify';
+
+export interface DashboardOptions {
+  /** Directory of the built web assets (`kind.html`, `js/`, `assets/`). */
+  webDist: string;
+  /** Swagger UI, opened from the navigation in the `kind_swagger` window. */
+  docsUrl: string;
+  /** ReDoc, opened in the `kind_redoc` window. */
+  redocUrl: string;
+  /** Shown when the assets are missing. */
+  buildCommand: string;
+}
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/**
+ * The dashboard page at `/`, `/ui` → 307 to it, and the built assets under `/static/`.
+ * The page is `kind.html` from the web build, with `data-api-base` (and the asset URLs)
+ * set for the prefix the plugin is mounted under.
+ */
+export async function dashboardRoutes(app: FastifyInstance, opts: DashboardOptions): Promise<void> {
+  const base = app.prefix; // '' standalone, '/kind' inside `ironlens serve`
+
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => {
+    let html: string;
+    try {
+      html = await readFile(join(opts.webDist, 'kind.html'), 'utf8');
+    } catch {
+      return reply
+        .status(503)
+        .type('text/html; charset=utf-8')
+        .send(
+          `<!doctype html><html><head><meta charset="utf-8"><title>kind panel: web assets missing</title></head><body>` +
+            `<h1>The kind dashboard is not built</h1><p>The web assets were not found in <code>${escapeAttr(opts.webDist)}</code>.</p>` +
+            `<p>Build them with <code>${escapeAttr(opts.buildCommand)}</code>, then reload. The API works without them: <a href="${escapeAttr(base)}/api/v1/health">${escapeAttr(base)}/api/v1/health</a>.</p></body></html>`,
+        );
+    }
+    const page = html
+      .replace(/data-api-base="[^"]*"/, `data-api-base="${escapeAttr(`${base}/api/v1`)}"`)
+      .replace(/data-docs-url="[^"]*"/, `data-docs-url="${escapeAttr(opts.docsUrl)}"`)
+      .replace(/data-redoc-url="[^"]*"/, `data-redoc-url="${escapeAttr(opts.redocUrl)}"`)
+      .replace(/(src|href)="\.\/(?!\/)/g, `$1="${base}/static/`);
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
+  });
+
+  app.get('/ui', { schema: { hide: true } }, (_req, reply) => reply.redirect(`${base}/`, 307));
+
+  app.get('/static/*', { schema: { hide: true } }, async (req, reply) => {
+    const rel = (req.params as { '*': string })['*'];
+    let file: string;
+    try {
+      file = resolveInside(opts.webDist, rel);
+    } catch (err) {
+      if (isAppError(err)) return reply.status(404).send({ detail: 'Not Found' });
+      // The dist directory itself is missing.
+      return reply.status(404).send({ detail: `web assets not built: run ${opts.buildCommand}` });
+    }
+    try {
+      const body = await readFile(file);
+      return reply
+        .type(TYPES[extname(file)] ?? 'application/octet-stream')
+        .header('cache-control', 'no-cache')
+        .send(body);
+    } catch {
+      return reply.status(404).send({ detail: 'Not Found' });
+    }
+  });
+}
