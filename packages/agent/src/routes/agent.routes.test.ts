@@ -177,6 +177,12 @@ describe('POST /luns/disk', () => {
     }
   });
 
+  it('answers 400 for a body that is not JSON', async () => {
+    const r = await app.inject({ method: 'POST', url: '/luns/disk', payload: '{"iqn":', headers: { ...auth, 'content-type': 'application/json' } });
+    expect(r.statusCode).toBe(400);
+    expect(typeof r.json().detail).toBe('string');
+  });
+
   it('answers 422 when the body has no iqn (FastAPI validation shape)', async () => {
     const r = await post(app, '/luns/disk', { size: '1G' });
     expect(r.statusCode).toBe(422);
@@ -344,6 +350,13 @@ describe('POST /luns/scan', () => {
     expect(again.skipped.map((s: { iqn: string }) => s.iqn).sort()).toEqual([customIqn, `${BASE}:tools.iso`, `${BASE}:worker-09.debian`].sort());
     expect(existsSync(join(dir, LUN_INDEX_FILE))).toBe(true);
     expect((await new LunIndex(dir).read()).get(customIqn)).toEqual({ filename: 'w5-system.img', cd: false });
+  });
+
+  it('takes a bodyless POST sent with a JSON content type', async () => {
+    const { app } = await newApp();
+    const r = await app.inject({ method: 'POST', url: '/luns/scan', headers: { ...auth, 'content-type': 'application/json' } });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ created: [], skipped: [] });
   });
 
   it('skips ISOs when the agent has no cd role', async () => {

@@ -1,4 +1,4 @@
-import { installBearerGuard, installErrorHandling, renderDetail } from '@ironlens/core';
+import { AppError, installBearerGuard, installErrorHandling, renderDetail } from '@ironlens/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type { LunService } from '../services/lun.service';
 import type { MasterCatalog } from '../services/master.service';
@@ -31,6 +31,17 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
   const { luns, masters } = opts;
   installErrorHandling(app, renderDetail);
   installBearerGuard(app, { token: opts.token, publicPaths: (path) => path === '/healthz' });
+  // Like FastAPI, take an empty body sent as JSON (a bodyless POST /luns/scan from some clients).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new AppError('request_invalid', 'body is not valid JSON'), undefined);
+    }
+  });
 
   app.get('/healthz', { schema: { tags: ['agent'], summary: 'Liveness (no auth)' } }, async () => ({ status: 'ok' }));
 
