@@ -246,7 +246,7 @@ describe('kube-harness control plane', () => {
     expect(cp?.spec?.taints).toEqual([{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }]);
     for (const n of nodes) {
       expect(n.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
-      expect(n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toMatch(/^127\./);
+      expect(n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toMatch(/^198\.1[89]\./);
     }
 
     // The scheduler honours the extended resource: a 2-GPU pod lands on the NVIDIA node.
@@ -289,6 +289,10 @@ describe('kube-harness control plane', () => {
     // Pods are the ones the API server bound to this node (the DaemonSet pod at least).
     expect(summary.pods.some((p) => p.podRef.name.startsWith('node-agent-'))).toBe(true);
     expect(h.kubelet.requests).toContain(`${name} /stats/summary`);
+    // The API server dialled the node's InternalIP:kubeletEndpoint.Port through its egress (CONNECT).
+    const nodeIp = nv.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+    expect(nv.status?.daemonEndpoints?.kubeletEndpoint?.Port).toBe(10250);
+    expect(h.konnectivity.connects).toContain(`${nodeIp}:10250`);
 
     // The stand-in, like a kubelet, refuses callers without a cluster-CA client certificate.
     const ep = h.kubelet.endpoint(name)!;

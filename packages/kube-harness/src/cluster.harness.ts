@@ -16,19 +16,14 @@ import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CoreV1Api,
-  KubeConfig,
-  KubernetesObjectApi,
-  PatchStrategy,
-  type KubernetesObject,
-  type V1Node,
-} from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { ensureKubeBinaries, type BuildOptions, type KubeBinaries } from './binaries.builder';
 import { FakeKubeletSummary } from './kubelet-summary.stand-in';
+import { FakeKonnectivityServer } from './konnectivity.stand-in';
 import { FakePrometheus, type Sample } from './prometheus.stand-in';
 import { Pki, type CertPair } from './pki.generator';
+import { RawApplyClient, type ApplyTarget } from './raw-apply.client';
 import { Supervisor, delay, freePort, waitFor, type Managed } from './process.supervisor';
 import {
   deviceClasses,
@@ -72,14 +67,22 @@ export interface KubeHarness {
   binaries: KubeBinaries;
   pids: Record<string, number>;
   kubelet: FakeKubeletSummary;
+  /** The API server's egress to node addresses (CONNECT over a Unix socket). */
+  konnectivity: FakeKonnectivityServer;
   prometheus: FakePrometheus;
   /** A fresh @kubernetes/client-node KubeConfig for the admin user. */
   kubeConfig(): KubeConfig;
   loadGpuFixtures(size: FixtureSize, opts?: { gpu?: boolean }): Promise<LoadedFixtures>;
-  /** Server-side apply of objects (fieldManager default 'kube-harness'). */
-  apply(objects: KubernetesObject[], opts?: { fieldManager?: string; force?: boolean }): Promise<KubernetesObject[]>;
+  /**
+   * Server-side apply of objects sent verbatim (fieldManager default 'kube-harness', force true).
+   * Rejections throw an ApiError with `.code` (HTTP status) and `.body`.
+   */
+  apply(objects: Array<KubernetesObject | ApplyTarget>, opts?: { fieldManager?: string; force?: boolean }): Promise<KubernetesObject[]>;
   stop(): Promise<void>;
 }
+
+/** The port every fake node advertises for its kubelet, as real kubelets do. */
+const KUBELET_PORT = 10250;
 
 const defaultLog = (l: string) => process.stderr.write(`[kube-harness] ${l}\n`);
 
@@ -137,10 +140,12 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
   const sup = new Supervisor(dirs.logs);
   let prometheus: FakePrometheus | undefined;
   let kubelet: FakeKubeletSummary | undefined;
+  const konnectivity = new FakeKonnectivityServer(join(dataDir, 'konnectivity.sock'));
 
   const cleanup = async () => {
     await sup.stopAll();
     await kubelet?.close();
+    await konnectivity.close();
     await prometheus?.close();
     if (!keep && !opts.dataDir) await rm(dataDir, { recursive: true, force: true });
   };
@@ -165,6 +170,11 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
       usage: 'client',
     });
     const sa = await pki.serviceAccountKeys();
+    // Front-proxy (request-header) CA and client, as kubeadm sets them up; without them
+    // the controller-manager and scheduler log a missing requestheader CA bundle.
+    await mkdir(join(dirs.pki, 'front-proxy'), { recursive: true });
+    const frontProxy = await Pki.create(join(dirs.pki, 'front-proxy'), 'front-proxy-ca');
+    const proxyClient = await frontProxy.issue({ name: 'front-proxy-client', cn: 'front-proxy-client', usage: 'client' });
     const adminTls: TlsFiles = { ca: pki.ca.cert, ...admin };
 
     // --- etcd
@@ -189,6 +199,23 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
     });
     log(`etcd ready on ${etcdUrl} (${Date.now() - t0} ms)`);
 
+    // --- egress: the API server reaches kubelets through an HTTP CONNECT proxy on a Unix socket
+    await konnectivity.listen();
+    const egressConfig = join(dataDir, 'egress-selector.yaml');
+    await writeFile(
+      egressConfig,
+      stringify({
+        apiVersion: 'apiserver.k8s.io/v1beta1',
+        kind: 'EgressSelectorConfiguration',
+        egressSelections: [
+          {
+            name: 'cluster',
+            connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: konnectivity.socketPath } } },
+          },
+        ],
+      }),
+    );
+
     // --- kube-apiserver
     const server = `https://${ip}:${apiPort}`;
     const apiserver = sup.start('kube-apiserver', binaries.kubeApiserver, [
@@ -209,6 +236,14 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
       `--kubelet-client-key=${kubeletClient.key}`,
       `--kubelet-certificate-authority=${pki.ca.cert}`,
       '--kubelet-preferred-address-types=InternalIP',
+      `--egress-selector-config-file=${egressConfig}`,
+      `--requestheader-client-ca-file=${frontProxy.ca.cert}`,
+      '--requestheader-allowed-names=front-proxy-client',
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${proxyClient.cert}`,
+      `--proxy-client-key-file=${proxyClient.key}`,
       // The `kubernetes` Service's endpoints would be this loopback IP, which Endpoints validation rejects.
       '--endpoint-reconciler-type=none',
       '--allow-privileged=true',
@@ -305,7 +340,7 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
     await prometheus.listen(ip);
 
     const procs: Managed[] = [etcd, apiserver, kcm, scheduler, kwok];
-    const objects = kc.makeApiClient(KubernetesObjectApi);
+    const raw = new RawApplyClient(server, adminTls);
     let loadSeq = 0;
 
     const harness: KubeHarness = {
@@ -316,6 +351,7 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
       binaries,
       pids: Object.fromEntries(procs.map((p) => [p.name, p.pid])),
       kubelet,
+      konnectivity,
       prometheus,
       kubeConfig() {
         const k = new KubeConfig();
@@ -325,16 +361,14 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
       async apply(objs, o = {}) {
         const out: KubernetesObject[] = [];
         for (const obj of objs) {
-          out.push(
-            await objects.patch(obj, undefined, undefined, o.fieldManager ?? 'kube-harness', o.force ?? true, PatchStrategy.ServerSideApply),
-          );
+          out.push(await raw.apply<KubernetesObject>(obj as ApplyTarget, o.fieldManager ?? 'kube-harness', o.force ?? true));
         }
         return out;
       },
       async loadGpuFixtures(size, fo = {}) {
         const gpu = fo.gpu ?? opts.gpu ?? true;
         const seq = loadSeq++;
-        const plan = planNodes(size, { gpu, ipBase: [127, 10 + seq] });
+        const plan = planNodes(size, { gpu, block: seq });
         const existing = new Set((await core.listNode()).items.map((n) => n.metadata?.name));
         const todo = plan.filter((n) => !existing.has(n.name));
         const started = Date.now();
@@ -350,8 +384,9 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
           });
           const kubeletVersion = binaries.versions.kubernetes;
           await parallel(todo, 16, async (n) => {
-            const port = await kubelet!.addNode(n.name, n.ip, { cert: kubeletCert.cert, key: kubeletCert.key });
-            await core.createNode({ body: nodeObject(n, port, kubeletVersion) });
+            const port = await kubelet!.addNode(n.name, ip, { cert: kubeletCert.cert, key: kubeletCert.key });
+            konnectivity.route(`${n.ip}:${KUBELET_PORT}`, { host: ip, port });
+            await core.createNode({ body: nodeObject(n, KUBELET_PORT, kubeletVersion) });
           });
         }
         // kwok's node-initialize stage marks them Ready.
@@ -365,11 +400,11 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
           { timeoutMs: 60_000 + plan.length * 300, proc: kwok, sup, intervalMs: 500 },
         );
         if (gpu) {
-          await harness.apply(deviceClasses() as KubernetesObject[]);
+          await harness.apply(deviceClasses());
           await parallel(
             plan.map(resourceSlice).filter((s): s is NonNullable<typeof s> => !!s),
             16,
-            async (s) => void (await harness.apply([s as KubernetesObject])),
+            async (s) => void (await harness.apply([s])),
           );
           prometheus!.set(gpuSeries(plan));
         }
@@ -378,6 +413,7 @@ export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Prom
         return { nodes: plan, readyMs };
       },
       async stop() {
+        raw.close();
         await cleanup();
         log(`stopped${keep || opts.dataDir ? `; data kept in ${dataDir}` : ''}`);
       },

@@ -78,14 +78,23 @@ export interface FixtureNode {
 }
 
 /** The deterministic node plan for a size: node 0 control plane, then the GPU mix. */
-export function planNodes(size: FixtureSize, opts: { gpu?: boolean; ipBase?: [number, number] } = {}): FixtureNode[] {
+/**
+ * Node addresses come from 198.18.0.0/15 (RFC 2544, set aside for benchmarking):
+ * kube-apiserver only proxies to global-unicast node addresses, so 127.x cannot be
+ * used. Nothing ever dials them: the API server's egress goes through the
+ * FakeKonnectivityServer on a Unix socket, which splices to loopback listeners.
+ * `block` (0..31) separates successive fixture loads into their own /21.
+ */
+export function planNodes(size: FixtureSize, opts: { gpu?: boolean; block?: number } = {}): FixtureNode[] {
   const n = nodeCount(size);
   const gpu = opts.gpu ?? true;
-  const [a, b] = opts.ipBase ?? [127, 10];
+  const block = opts.block ?? 0;
+  if (n > 2000) throw new Error('at most 2,000 fixture nodes per load');
   const mix = ['h100', 'max1550', 'a100', 'h100', 'l4', 'flex170', 'a100', 'h100'];
   const out: FixtureNode[] = [];
   for (let i = 0; i < n; i++) {
-    const ip = `${a}.${b}.${Math.floor(i / 250)}.${(i % 250) + 2}`;
+    const third = block * 8 + Math.floor(i / 250);
+    const ip = `198.${18 + Math.floor(third / 256)}.${third % 256}.${(i % 250) + 1}`;
     if (i === 0) {
       out.push({ name: 'control-plane-0', ip, role: 'control-plane' });
       continue;

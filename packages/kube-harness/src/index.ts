@@ -4,6 +4,7 @@ export { ensureKubeBinaries, cachedKubeBinaries, defaultCacheRoot, checkGo } fro
 export type { KubeBinaries, BuildOptions } from './binaries.builder';
 export { KUBERNETES_VERSION, ETCD_VERSION, KWOK_VERSION } from './versions.config';
 export { FakeKubeletSummary, buildSummary } from './kubelet-summary.stand-in';
+export { FakeKonnectivityServer } from './konnectivity.stand-in';
 export type { SummaryPodRef, NodeUsage } from './kubelet-summary.stand-in';
 export { FakePrometheus, evaluate as evaluatePromQl } from './prometheus.stand-in';
 export type { Sample } from './prometheus.stand-in';
@@ -19,4 +20,6 @@ export {
   DRA_DRIVERS,
 } from './gpu.fixtures';
 export type { FixtureSize, FixtureNode, GpuModel } from './gpu.fixtures';
-export { crdBundle } from './crd-bundle.fixture';
+export { crdBundle, jsonSize, BUNDLE_GROUP } from './crd-bundle.fixture';
+export { RawApplyClient, ApiError } from './raw-apply.client';
+export type { ApplyTarget } from './raw-apply.client';

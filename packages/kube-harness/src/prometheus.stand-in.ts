@@ -114,7 +114,7 @@ function formatValue(v: number): string {
   return String(v);
 }
 
-const AGG = /^(sum|avg|min|max|count)\s*(?:(by|without)\s*\(([^)]*)\)\s*)?\((.*)\)\s*(?:(by|without)\s*\(([^)]*)\))?$/s;
+const AGG = /^(sum|avg|min|max|count)\s*(?:(by|without)\s*\(([^)]*)\)\s*)?\(((?:[^(){}]|\{[^}]*\})*)\)\s*(?:(by|without)\s*\(([^)]*)\))?$/s;
 
 export function evaluate(query: string, series: readonly Sample[]): Sample[] {
   const q = query.trim();

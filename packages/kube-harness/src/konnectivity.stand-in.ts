@@ -1,0 +1,103 @@
+/**
+ * FakeKonnectivityServer: a STAND-IN for the konnectivity server's HTTP CONNECT
+ * front end, i.e. the API server's "cluster" egress (`--egress-selector-config-file`,
+ * EgressSelectorConfiguration apiserver.k8s.io/v1beta1, proxyProtocol HTTPConnect
+ * over a Unix domain socket).
+ *
+ * Why it exists: kube-apiserver refuses to proxy to a node whose address is not a
+ * global unicast IP (pkg/registry/core/node/strategy.go, isProxyableHostname:
+ * `!host.IP.IsGlobalUnicast()` -> 400 "address not allowed"), so a fake node on
+ * 127.x cannot be reached through `/api/v1/nodes/{name}/proxy/...`. The harness
+ * gives fake nodes addresses from 198.18.0.0/15 (RFC 2544, benchmarking) and the
+ * API server reaches "them" the way it reaches kubelets in clusters that run
+ * Konnectivity: it writes `CONNECT 198.18.0.2:10250 HTTP/1.1` on this Unix socket,
+ * and this stand-in splices the stream to the matching loopback listener. It only
+ * forwards to routes registered by the harness and never dials any other address,
+ * so no packet leaves loopback.
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { rm } from 'node:fs/promises';
+
+export interface Route {
+  host: string;
+  port: number;
+}
+
+export class FakeKonnectivityServer {
+  private server?: Server;
+  private readonly routes = new Map<string, Route>();
+  private readonly sockets = new Set<Socket>();
+  /** CONNECT targets seen, in order (e.g. "198.18.0.2:10250"). */
+  readonly connects: string[] = [];
+
+  constructor(readonly socketPath: string) {}
+
+  /** Routes CONNECTs for `target` ("ip:port") to a loopback listener. */
+  route(target: string, to: Route): void {
+    if (!/^127\./.test(to.host)) throw new Error(`FakeKonnectivityServer forwards to loopback only, not ${to.host}`);
+    this.routes.set(target, to);
+  }
+
+  async listen(): Promise<void> {
+    await rm(this.socketPath, { force: true });
+    this.server = createServer((c) => this.onConnection(c));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.socketPath, () => resolve());
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    const srv = this.server;
+    this.server = undefined;
+    if (srv) await new Promise<void>((r) => srv.close(() => r()));
+    await rm(this.socketPath, { force: true });
+  }
+
+  private onConnection(client: Socket): void {
+    this.sockets.add(client);
+    client.on('close', () => this.sockets.delete(client));
+    client.on('error', () => client.destroy());
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (head.length > 16 * 1024) client.destroy();
+        return;
+      }
+      client.off('data', onData);
+      const rest = head.subarray(end + 4);
+      const m = /^CONNECT (\S+) HTTP\/1\.[01]\r\n/.exec(head.subarray(0, end + 2).toString('latin1'));
+      if (!m) {
+        client.end('HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
+      const target = m[1];
+      this.connects.push(target);
+      const to = this.routes.get(target);
+      if (!to) {
+        client.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
+      const upstream = createConnection({ host: to.host, port: to.port });
+      let connected = false;
+      this.sockets.add(upstream);
+      upstream.on('close', () => this.sockets.delete(upstream));
+      upstream.once('connect', () => {
+        connected = true;
+        client.write('HTTP/1.1 200 Connection established\r\n\r\n');
+        if (rest.length) upstream.write(rest);
+        client.pipe(upstream);
+        upstream.pipe(client);
+      });
+      upstream.on('error', () => {
+        if (!connected && !client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
+        client.destroy();
+      });
+      client.on('close', () => upstream.destroy());
+    };
+    client.on('data', onData);
+  }
+}
