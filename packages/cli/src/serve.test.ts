@@ -1,0 +1,117 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main, parseArgs } from './main';
+import { openStore, serve } from './serve';
+
+let dir: string;
+const env = () => ({ IRONLENS_DATA_DIR: join(dir, 'data'), IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: 'off', IPXE_CP_DNSMASQ_RELOAD: 'false' });
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ironlens-cli-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('ironlens serve', () => {
+  it('re-renders dhcp-hosts.conf from the store at start (a crash between commit and file write is repaired)', async () => {
+    const store = await openStore(env());
+    const metal = createMetalServices({ store, config: metalConfigFromEnv(env(), join(dir, 'data')) });
+    await metal.devices.register({ mac: '02:00:00:00:00:01' }, {});
+    await metal.workers.create({ worker_id: 'w1', mac: '02:00:00:00:00:01' }, {});
+    await store.close();
+    const hosts = join(dir, 'data', 'dnsmasq', 'dhcp-hosts.conf');
+    writeFileSync(hosts, 'stale\n');
+    const running = await serve(env());
+    try {
+      expect(readFileSync(hosts, 'utf8')).toBe('02:00:00:00:00:01,w1\n');
+      const res = await fetch(`${running.urls.boot}/workers/w1`);
+      expect((await res.json()).mac).toBe('02:00:00:00:00:01');
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('switches a listener off with `off`', async () => {
+    const running = await serve({ ...env(), IRONLENS_BOOT_LISTEN: 'off' });
+    expect(running.urls).toEqual({});
+    await running.close();
+  });
+
+  it('maps flags onto the environment names', () => {
+    expect(parseArgs(['serve', '--data-dir', '/x', '--boot-listen=127.0.0.1:1']).env).toEqual({ IRONLENS_DATA_DIR: '/x', IRONLENS_BOOT_LISTEN: '127.0.0.1:1' });
+  });
+});
+
+describe('ironlens import / export', () => {
+  it('imports the old file layout, including bindings that only dhcp-hosts.conf knows, and exports it back', async () => {
+    const old = join(dir, 'old');
+    for (const d of ['config', 'state', 'dnsmasq']) mkdirSync(join(old, d), { recursive: true });
+    writeFileSync(
+      join(old, 'config/agents.yml'),
+      YAML.stringify({ agents: { 'storage-lio-01': { base_url: 'http://10.0.0.11:4840', token: '${LIO_TOKEN}', iscsi_server: '192.168.80.3', role: { disk: true, cd: false }, tags: ['storage', 'lio'], enabled: true } } }),
+    );
+    writeFileSync(
+      join(old, 'state/workers.yml'),
+      YAML.stringify({
+        workers: {
+          'worker-01': {
+            hostname: 'worker-01',
+            arch: 'x86_64',
+            state: 'ready',
+            default_os: 'ubuntu',
+            disks: [{ agent: 'storage-lio-01', iqn: 'iqn.2026-07.com.controller:worker-01.ubuntu', filename: 'worker-01.ubuntu.img', backing: '/home/iscsi_img/worker-01.ubuntu.img', os: 'ubuntu', source: { type: 'master', name: '_tpl_ubuntu_2204.img' } }],
+            cd: null,
+          },
+          'worker-02': { hostname: 'worker-02', arch: 'x86_64', state: 'registered', disks: [], cd: null },
+        },
+      }),
+    );
+    writeFileSync(join(old, 'state/devices.yml'), YAML.stringify({ devices: { '00:0c:29:00:00:02': { mac: '00:0c:29:00:00:02', state: 'bound', bound_worker_id: 'worker-02', source: 'ipxe', fingerprint: { serial: 'S2' } } } }));
+    writeFileSync(join(old, 'state/settings.json'), '{"auto_register": false}\n');
+    writeFileSync(join(old, 'state/operations.jsonl'), '{"id":1,"ts":"2026-07-27T14:20:00+00:00","op":"create_worker","status":"started","worker_id":"worker-01","client":"172.18.0.1"}\n');
+    writeFileSync(join(old, 'dnsmasq/dhcp-hosts.conf'), '00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
+
+    const out: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((s: string) => out.push(String(s)) > 0) as typeof process.stdout.write;
+    let code: number;
+    try {
+      process.env.IRONLENS_DATA_DIR = join(dir, 'data');
+      process.env.IPXE_CP_DNSMASQ_RELOAD = 'false';
+      code = await main(['import', old]);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(code).toBe(0);
+    expect(JSON.parse(out.join(''))).toMatchObject({ agents: 1, workers: 2, devices: 2, bindings_from_dhcp_hosts: 1, operations: 1 });
+    expect(await main(['import', old])).toBe(1); // refuses to import over a ledger
+
+    const running = await serve(env());
+    try {
+      const vars = await (await fetch(`${running.urls.boot}/boot-vars?mac=000c29000001&hostname=worker-01&format=json`)).json();
+      expect(vars).toEqual({ base_iqn: 'iqn.2026-07.com.controller', iscsi_server: '192.168.80.3', iscsi_sep: '::::', menu_default: 'ubuntu', menu_timeout: 5000 });
+      expect(await (await fetch(`${running.urls.boot}/settings/auto-register`)).json()).toEqual({ enabled: false });
+      const ops = await (await fetch(`${running.urls.boot}/operations`)).json();
+      expect(ops.entries[0]).toEqual({ id: 1, ts: '2026-07-27T14:20:00+00:00', op: 'create_worker', status: 'started', worker_id: 'worker-01', client: '172.18.0.1' });
+      expect(readFileSync(join(dir, 'data', 'dnsmasq', 'dhcp-hosts.conf'), 'utf8')).toBe('00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
+    } finally {
+      await running.close();
+    }
+
+    const back = join(dir, 'back');
+    expect(await main(['export', back])).toBe(0);
+    const agents = YAML.parse(readFileSync(join(back, 'config/agents.yml'), 'utf8'));
+    expect(agents.agents['storage-lio-01']).toMatchObject({ base_url: 'http://10.0.0.11:4840', token: '${LIO_TOKEN}', tags: ['storage', 'lio'] });
+    const workers = YAML.parse(readFileSync(join(back, 'state/workers.yml'), 'utf8'));
+    expect(workers.workers['worker-01']).toMatchObject({ hostname: 'worker-01', state: 'ready', default_os: 'ubuntu' });
+    expect(workers.workers['worker-01'].mac).toBeUndefined();
+    expect(readFileSync(join(back, 'dnsmasq/dhcp-hosts.conf'), 'utf8')).toBe('00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
+    expect(existsSync(join(back, 'state/operations.jsonl'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(back, 'state/settings.json'), 'utf8'))).toEqual({ auto_register: false });
+  });
+});
