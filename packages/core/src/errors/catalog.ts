@@ -10,7 +10,7 @@ export const errorCatalog = {
   auth_required: { status: 401, message: 'missing or invalid bearer token' },
   route_not_found: { status: 404, message: 'not found' },
   internal_error: { status: 500, message: 'internal error' },
-  conflict: { status: 409, message: 'conflict' },
+  store_not_empty: { status: 409, message: 'the store already holds a ledger' },
   path_outside_root: { status: 400, message: 'path resolves outside its directory' },
 
   // metal: devices

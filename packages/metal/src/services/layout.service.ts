@@ -167,7 +167,7 @@ export class LayoutService {
     await this.store.transaction(async (trx) => {
       const db = trx as unknown as MetalDb;
       const existing = (await this.workers.list(db)).length + (await this.devices.list(db)).length + (await this.agents.list(db)).length;
-      if (existing > 0 && !opts.replace) throw new AppError('conflict', 'the store already holds a ledger; import into an empty data directory, or pass --replace');
+      if (existing > 0 && !opts.replace) throw new AppError('store_not_empty', 'the store already holds a ledger; import into an empty data directory, or pass --replace');
       if (opts.replace) {
         for (const t of ['devices', 'disks', 'workers', 'agents', 'settings'] as const) await db.deleteFrom(t).execute();
         await (trx as unknown as import('kysely').Kysely<{ operations: { id: number } }>).deleteFrom('operations').execute();
