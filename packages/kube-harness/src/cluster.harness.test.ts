@@ -275,6 +275,49 @@ describe('kube-harness control plane', () => {
     expect(nvSlice.spec.pool.name).toBe(nvSlice.spec.nodeName);
   });
 
+  it('allocates a DRA ResourceClaim from the fixture ResourceSlices (kube-scheduler) and runs its pod', async () => {
+    await h.apply([
+      {
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceClaim',
+        metadata: { name: 'one-h100', namespace: 'default' },
+        spec: {
+          devices: {
+            requests: [
+              {
+                name: 'gpu',
+                exactly: {
+                  deviceClassName: DRA_DRIVERS.nvidia,
+                  selectors: [{ cel: { expression: `device.attributes['${DRA_DRIVERS.nvidia}'].productName == 'NVIDIA H100 80GB HBM3'` } }],
+                },
+              },
+            ],
+          },
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'dra-job', namespace: 'default' },
+        spec: {
+          resourceClaims: [{ name: 'gpu', resourceClaimName: 'one-h100' }],
+          containers: [{ name: 'c', image: 'nvcr.io/nvidia/cuda:12.8.0-base', resources: { claims: [{ name: 'gpu' }] } }],
+        },
+      },
+    ]);
+    const pod = await until('DRA pod Running', async () => {
+      const p = await core.readNamespacedPod({ name: 'dra-job', namespace: 'default' });
+      return p.status?.phase === 'Running' && p;
+    });
+    const res = h.kubeConfig().makeApiClient(ResourceV1Api);
+    const claim = await res.readNamespacedResourceClaim({ name: 'one-h100', namespace: 'default' });
+    const result = claim.status?.allocation?.devices?.results?.[0];
+    expect(result?.driver).toBe(DRA_DRIVERS.nvidia);
+    expect(result?.pool).toBe(pod.spec?.nodeName);
+    expect(result?.device).toMatch(/^gpu-\d$/);
+    expect(claim.status?.reservedFor?.map((r) => r.name)).toContain('dra-job');
+  });
+
   it('reaches the kubelet Summary API stand-in through the API server node proxy', async () => {
     const nv = (await core.listNode({ labelSelector: 'nvidia.com/gpu.present=true' })).items[0];
     const name = nv.metadata!.name!;
