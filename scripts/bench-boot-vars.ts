@@ -1,0 +1,268 @@
+/**
+ * Boot-storm benchmark (issue 2): `/boot-vars` and `/devices/report` against a real
+ * ironlens listener holding 10,000 bound workers, with wrk, side by side in the same run
+ * with nginx serving the same iPXE text as a static file and a bare `node:http` server
+ * answering from a Map (the practical ceiling for Node). Prints req/s and p50/p99 per
+ * server and connection count, and the ratios ironlens/nginx and ironlens/bare-node.
+ *
+ *   npm run bench                       # 8 s per run, 64 and 256 connections
+ *   BENCH_SECONDS=3 npm run bench       # quick mode
+ *
+ * Environment (all optional):
+ *   BENCH_SECONDS         seconds per measured run. Default is 8.
+ *   BENCH_WARMUP_SECONDS  un-measured warm-up per server and endpoint. Default is 2.
+ *   BENCH_WORKERS         workers (and bound devices) in the store. Default is 10000.
+ *   BENCH_CONNECTIONS     comma list. Default is `64,256`.
+ *   BENCH_ENDPOINTS       comma list of `boot-vars`, `devices/report`. Default is both.
+ *   BENCH_SERVERS         comma list of `nginx`, `bare-node`, `ironlens`. Default is all three.
+ *   BENCH_PROFILE         `1`: run ironlens under `--cpu-prof`; the profile's path is printed.
+ *   BENCH_JSON            a file to write the results to, as JSON.
+ *
+ * Traffic stays on 127.0.0.1. Every process started here is stopped at the end, on
+ * failure and on Ctrl-C too.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { availableParallelism, loadavg, release, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bootScriptOf, bootVarsPath, hostnameOf, macOf, REPORT_TEXT, reportPath } from './bench/fleet';
+import { startNginx } from './bench/nginx';
+import { installCleanup, stopAll, track, waitForPort } from './bench/processes';
+import { seedFleet } from './bench/seed';
+import { runWrk, type WrkResult } from './bench/wrk';
+
+type ServerName = 'nginx' | 'bare-node' | 'ironlens';
+type Endpoint = 'boot-vars' | 'devices/report';
+
+const env = process.env;
+const list = (v: string | undefined, dflt: string) => (v ?? dflt).split(',').map((s) => s.trim()).filter(Boolean);
+const SECONDS = Number(env.BENCH_SECONDS ?? 8);
+const WARMUP = Number(env.BENCH_WARMUP_SECONDS ?? 2);
+const WORKERS = Number(env.BENCH_WORKERS ?? 10_000);
+const CONNECTIONS = list(env.BENCH_CONNECTIONS, '64,256').map(Number);
+const ENDPOINTS = list(env.BENCH_ENDPOINTS, 'boot-vars,devices/report') as Endpoint[];
+const SERVERS = list(env.BENCH_SERVERS, 'nginx,bare-node,ironlens') as ServerName[];
+const PROFILE = env.BENCH_PROFILE === '1';
+const TARGET = { ratioNginx: 0.5, p99Ms: 5, connections: 64 };
+const ROOT = join(import.meta.dirname, '..');
+
+const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+
+function check(): void {
+  if (!Number.isInteger(WORKERS) || WORKERS < 1 || WORKERS > 1_000_000) throw new Error('BENCH_WORKERS: 1..1000000');
+  if (!(SECONDS > 0) || !(WARMUP >= 0)) throw new Error('BENCH_SECONDS must be > 0 and BENCH_WARMUP_SECONDS >= 0');
+  if (CONNECTIONS.some((c) => !Number.isInteger(c) || c < 1)) throw new Error('BENCH_CONNECTIONS: positive integers');
+  for (const e of ENDPOINTS) if (e !== 'boot-vars' && e !== 'devices/report') throw new Error(`BENCH_ENDPOINTS: unknown ${e}`);
+  for (const s of SERVERS) if (!['nginx', 'bare-node', 'ironlens'].includes(s)) throw new Error(`BENCH_SERVERS: unknown ${s}`);
+}
+
+export function machine(): Record<string, string> {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1] ?? 'unknown';
+  // wrk --version exits 1, nginx -v prints to stderr: take the first line of either stream.
+  const tool = (cmd: string, args: string[]) => {
+    const r = spawnSync(cmd, args, { encoding: 'utf8' });
+    return `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n')[0] || 'unknown';
+  };
+  return {
+    nproc: String(availableParallelism()),
+    cpu: model,
+    node: process.version,
+    kernel: release(),
+    wrk: tool('wrk', ['--version']).replace(/ Copyright.*$/, ''),
+    nginx: tool('nginx', ['-v']),
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function startNodeChild(script: string, what: string, extraEnv: Record<string, string>, execArgv: string[] = []): Promise<number> {
+  const child = track(
+    spawn(process.execPath, [...execArgv, '--import', 'tsx', join(ROOT, 'scripts', 'bench', script)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, ...extraEnv },
+    }),
+  );
+  return waitForPort(child, what);
+}
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+/** Before any load: each server answers what it must, for a sample of the fleet. */
+async function verify(ports: Partial<Record<ServerName, number>>): Promise<void> {
+  const sample = [1, WORKERS, ...Array.from({ length: 98 }, () => 1 + Math.floor(Math.random() * WORKERS))];
+  for (const name of ['ironlens', 'bare-node'] as const) {
+    const port = ports[name];
+    if (!port) continue;
+    for (const i of sample) {
+      const r = await get(port, bootVarsPath(i));
+      if (r.status !== 200 || r.body !== bootScriptOf(i)) throw new Error(`${name}: ${bootVarsPath(i)} answered ${r.status} ${JSON.stringify(r.body)}, expected ${JSON.stringify(bootScriptOf(i))}`);
+    }
+    const spoofed = await get(port, `/boot-vars?mac=${macOf(2)}&hostname=${hostnameOf(1)}`);
+    if (spoofed.body.includes('set ')) throw new Error(`${name}: a MAC bound to another worker got boot vars`);
+    const rep = await get(port, reportPath(1));
+    if (rep.status !== 200 || rep.body !== REPORT_TEXT) throw new Error(`${name}: /devices/report answered ${rep.status} ${JSON.stringify(rep.body)}`);
+  }
+  if (ports.nginx) {
+    const r = await get(ports.nginx, bootVarsPath(1));
+    if (r.status !== 200 || r.body !== bootScriptOf(1)) throw new Error(`nginx: /boot-vars answered ${r.status} ${JSON.stringify(r.body)}`);
+    const rep = await get(ports.nginx, reportPath(1));
+    if (rep.status !== 200 || rep.body !== REPORT_TEXT) throw new Error(`nginx: /devices/report answered ${rep.status}`);
+  }
+}
+
+interface Row {
+  endpoint: Endpoint;
+  connections: number;
+  server: ServerName;
+  result: WrkResult;
+}
+
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+const fmtRps = (n: number) => Math.round(n).toLocaleString('en-US');
+
+export function resultsTable(rows: Row[]): string {
+  const lines = ['| endpoint | conns | server | req/s | p50 ms | p90 ms | p99 ms | errors |', '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |'];
+  for (const r of rows) {
+    lines.push(`| /${r.endpoint} | ${r.connections} | ${r.server} | ${fmtRps(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p90)} | ${fmt(r.result.p99)} | ${r.result.errors} |`);
+  }
+  return lines.join('\n');
+}
+
+export function ratioTable(rows: Row[]): string {
+  const lines = ['| endpoint | conns | ironlens/nginx | ironlens/bare-node |', '| --- | ---: | ---: | ---: |'];
+  const find = (e: Endpoint, c: number, s: ServerName) => rows.find((r) => r.endpoint === e && r.connections === c && r.server === s)?.result;
+  for (const e of ENDPOINTS) {
+    for (const c of CONNECTIONS) {
+      const il = find(e, c, 'ironlens');
+      if (!il) continue;
+      const ng = find(e, c, 'nginx');
+      const bn = find(e, c, 'bare-node');
+      lines.push(`| /${e} | ${c} | ${ng ? fmt(il.rps / ng.rps) : '–'} | ${bn ? fmt(il.rps / bn.rps) : '–'} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function verdict(rows: Row[]): string {
+  const il = rows.find((r) => r.endpoint === 'boot-vars' && r.connections === TARGET.connections && r.server === 'ironlens')?.result;
+  const ng = rows.find((r) => r.endpoint === 'boot-vars' && r.connections === TARGET.connections && r.server === 'nginx')?.result;
+  if (!il || !ng) return 'target: not measured (needs /boot-vars at 64 connections with nginx and ironlens)';
+  const ratio = il.rps / ng.rps;
+  const okRatio = ratio >= TARGET.ratioNginx;
+  const okP99 = il.p99 < TARGET.p99Ms;
+  return [
+    `target /boot-vars @ ${TARGET.connections} conns: >= ${TARGET.ratioNginx}x nginx -> ${fmt(ratio)}x ${okRatio ? 'MET' : 'NOT MET'};`,
+    `p99 < ${TARGET.p99Ms} ms -> ${fmt(il.p99)} ms ${okP99 ? 'MET' : 'NOT MET'}`,
+  ].join(' ');
+}
+
+async function main(): Promise<void> {
+  check();
+  const work = mkdtempSync(join(tmpdir(), 'ironlens-bench-'));
+  const cleanups: Array<() => void> = [() => rmSync(work, { recursive: true, force: true })];
+  installCleanup(() => {
+    if (env.BENCH_KEEP !== '1') for (const c of cleanups.splice(0)) c();
+  });
+  const m = machine();
+  const loadBefore = loadavg()[0];
+  log(`machine: nproc ${m.nproc}, ${m.cpu}, Node ${m.node}, ${m.wrk}, ${m.nginx}; load average ${fmt(loadBefore)}`);
+  if (loadBefore > 0.5) log('warning: the machine is busy; absolute figures will be low and noisy, compare the ratios');
+
+  const t0 = performance.now();
+  await seedFleet(join(work, 'data', 'ironlens.db'), WORKERS);
+  log(`seeded ${WORKERS} workers with bound devices and disks in ${fmt((performance.now() - t0) / 1000)} s`);
+  const paths: Record<Endpoint, string> = { 'boot-vars': join(work, 'boot-vars.paths'), 'devices/report': join(work, 'report.paths') };
+  const ids = Array.from({ length: WORKERS }, (_, k) => k + 1);
+  writeFileSync(paths['boot-vars'], `${ids.map(bootVarsPath).join('\n')}\n`);
+  writeFileSync(paths['devices/report'], `${ids.map(reportPath).join('\n')}\n`);
+
+  const ports: Partial<Record<ServerName, number>> = {};
+  const profileDir = join(work, 'cpu-prof');
+  if (SERVERS.includes('nginx')) {
+    // A prefix of its own outside `work` (0700): nginx's worker runs as `nobody` when we are root.
+    const prefix = mkdtempSync(join(tmpdir(), 'ironlens-bench-nginx-'));
+    cleanups.push(() => rmSync(prefix, { recursive: true, force: true }));
+    ports.nginx = (await startNginx(prefix, await freePort(), { bootVars: bootScriptOf(1), report: REPORT_TEXT })).port;
+  }
+  if (SERVERS.includes('bare-node')) ports['bare-node'] = await startNodeChild('bare-node-server.ts', 'bare node server', { BENCH_WORKERS: String(WORKERS) });
+  if (SERVERS.includes('ironlens')) {
+    const execArgv = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+    ports.ironlens = await startNodeChild('ironlens-server.ts', 'ironlens', { BENCH_DATA_DIR: join(work, 'data') }, execArgv);
+  }
+  log(`listening: ${Object.entries(ports).map(([k, v]) => `${k} 127.0.0.1:${v}`).join(', ')}`);
+  await verify(ports);
+  log('every server answers the expected iPXE text for a sample of 100 workers');
+
+  const rows: Row[] = [];
+  const order = (['nginx', 'bare-node', 'ironlens'] as const).filter((s) => ports[s]);
+  for (const endpoint of ENDPOINTS) {
+    if (WARMUP > 0) {
+      for (const server of order) {
+        await runWrk({ url: `http://127.0.0.1:${ports[server]}`, connections: CONNECTIONS[0], seconds: WARMUP, pathsFile: paths[endpoint] });
+      }
+    }
+    for (const connections of CONNECTIONS) {
+      for (const server of order) {
+        const result = await runWrk({ url: `http://127.0.0.1:${ports[server]}`, connections, seconds: SECONDS, pathsFile: paths[endpoint] });
+        rows.push({ endpoint, connections, server, result });
+        log(`/${endpoint} c=${connections} ${server}: ${fmtRps(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, errors ${result.errors}`);
+      }
+    }
+  }
+
+  const out = [
+    `machine: nproc ${m.nproc}; CPU ${m.cpu}; Node ${m.node}; kernel ${m.kernel}; ${m.wrk}; ${m.nginx}`,
+    `run: wrk -t1 --latency, ${SECONDS} s per run (warm-up ${WARMUP} s), ${WORKERS} workers, random worker per request; 1-min load average ${fmt(loadBefore)} before, ${fmt(loadavg()[0])} after`,
+    '',
+    resultsTable(rows),
+    '',
+    ratioTable(rows),
+    '',
+    verdict(rows),
+  ].join('\n');
+  process.stdout.write(`${out}\n`);
+  if (env.BENCH_JSON) {
+    writeFileSync(env.BENCH_JSON, JSON.stringify({ machine: m, seconds: SECONDS, workers: WORKERS, rows: rows.map((r) => ({ ...r, result: { ...r.result, raw: undefined } })) }, null, 2));
+  }
+  await stopAll();
+  if (PROFILE) log(`cpu profile(s) of ironlens: ${readdirProfiles(profileDir).join(', ') || 'none written'} (BENCH_KEEP=1 keeps them)`);
+}
+
+function readdirProfiles(dir: string): string[] {
+  try {
+    return execFileSync('ls', [dir], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => join(dir, f));
+  } catch {
+    return [];
+  }
+}
+
+main().then(
+  async () => {
+    await stopAll();
+    process.exit(0);
+  },
+  async (err: Error) => {
+    process.stderr.write(`[bench] failed: ${err.stack ?? err.message}\n`);
+    await stopAll();
+    process.exit(1);
+  },
+);

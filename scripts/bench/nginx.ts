@@ -1,0 +1,89 @@
+/**
+ * nginx (Debian's nginx-light) as the static-file reference: its own prefix in a temp
+ * dir, `worker_processes 1`, `daemon off`, no access log, listening on 127.0.0.1 only.
+ * It serves the iPXE text of one worker at `/boot-vars` and `#!ipxe` at
+ * `/devices/report`, whatever the query string.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { start } from './processes';
+
+export interface Nginx {
+  port: number;
+  child: ChildProcess;
+  errorLog: string;
+}
+
+export function nginxConf(prefix: string, port: number): string {
+  return `worker_processes 1;
+daemon off;
+master_process on;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}/tmp/body;
+  proxy_temp_path ${prefix}/tmp/proxy;
+  fastcgi_temp_path ${prefix}/tmp/fastcgi;
+  uwsgi_temp_path ${prefix}/tmp/uwsgi;
+  scgi_temp_path ${prefix}/tmp/scgi;
+  # Node never closes a keep-alive connection after N requests; nor does this nginx.
+  keepalive_requests 1000000;
+  keepalive_timeout 65s;
+  server_tokens off;
+  server {
+    listen 127.0.0.1:${port};
+    default_type "text/plain; charset=utf-8";
+    location = /boot-vars { alias ${prefix}/www/boot-vars.ipxe; }
+    location = /devices/report { alias ${prefix}/www/report.ipxe; }
+  }
+}
+`;
+}
+
+function waitForListen(port: number, child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      if (child.exitCode !== null) return reject(new Error(`nginx exited with code ${child.exitCode}`));
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve();
+      });
+      s.once('error', () => {
+        s.destroy();
+        if (Date.now() > deadline) reject(new Error(`nginx did not listen on 127.0.0.1:${port}`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+/** `prefix` must exist; it becomes world-readable, since nginx's worker drops to `nobody` when run as root. */
+export async function startNginx(prefix: string, port: number, texts: { bootVars: string; report: string }): Promise<Nginx> {
+  for (const d of ['www', 'tmp', 'logs']) mkdirSync(join(prefix, d), { recursive: true });
+  chmodSync(prefix, 0o755);
+  chmodSync(join(prefix, 'www'), 0o755);
+  writeFileSync(join(prefix, 'www', 'boot-vars.ipxe'), texts.bootVars, { mode: 0o644 });
+  writeFileSync(join(prefix, 'www', 'report.ipxe'), texts.report, { mode: 0o644 });
+  const conf = join(prefix, 'nginx.conf');
+  writeFileSync(conf, nginxConf(prefix, port));
+  const errorLog = join(prefix, 'error.log');
+  // -e: the start-up error log too stays in the prefix (never /var/log/nginx).
+  const child = start('nginx', ['-p', prefix, '-c', conf, '-e', errorLog]);
+  try {
+    await waitForListen(port, child);
+  } catch (err) {
+    let log = '';
+    try {
+      log = readFileSync(errorLog, 'utf8');
+    } catch {}
+    throw new Error(`${(err as Error).message}\n${log}`);
+  }
+  return { port, child, errorLog };
+}
