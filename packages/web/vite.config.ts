@@ -5,7 +5,7 @@ import { defineConfig } from 'vite';
 // `dist/<page>.html` with their own prefix rewritten in, and the assets under `/static/`,
 // which is why every URL in the build is relative (`base: './'`).
 export default defineConfig({
-  root: __dirname,
+  root: import.meta.dirname,
   base: './',
   plugins: [react()],
   build: {

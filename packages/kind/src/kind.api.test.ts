@@ -283,6 +283,7 @@ describe('creating a cluster', () => {
     expect(final.error).toMatch(/^kind create cluster failed: ERROR: failed to create cluster/);
     expect(final.message).toBe(final.error);
     expect(seen.some((s) => s.stage === 'Failed: cleaning up')).toBe(true);
+    expect(final.progress_stage).toBe('Failed at: kind create cluster: Starting control-plane (cleaned up)');
     const kindCalls = p.standins.calls('kind').map((c) => c.args);
     expect(kindCalls[kindCalls.length - 1]).toEqual(['delete', 'cluster', '--name', 'broken']);
     expect(existsSync(join(p.clustersDir, 'broken'))).toBe(false);
@@ -339,6 +340,7 @@ describe('cancelling a creation', () => {
     expect(final.status).toBe('cancelled');
     expect(final.cancel_requested).toBe(true);
     expect(seen.some((s) => s.stage === 'Cancelled: cleaning up')).toBe(true);
+    expect(final.progress_stage).toBe('Cancelled at: kind create cluster: Starting control-plane (cleaned up)');
     await until(() => !alive(childPid), 5000);
     const kindCalls = p.standins.calls('kind').map((x) => x.args);
     expect(kindCalls[kindCalls.length - 1]).toEqual(['delete', 'cluster', '--name', 'stopme']);

@@ -81,8 +81,18 @@ export class CreateClusterJob {
     return (ctx) => this.run(ctx, input);
   }
 
-  private async run(ctx: JobContext, input: CreateClusterInput): Promise<{ result: CreateClusterResult; message: string }> {
+  private async run(job: JobContext, input: CreateClusterInput): Promise<{ result: CreateClusterResult; message: string }> {
     const { kind, kubectl, engine, files } = this.deps;
+    let current = '';
+    // The same context, remembering the stage so a failure can say where it happened.
+    const ctx: JobContext = Object.create(job, {
+      stage: {
+        value: (text: string, percent?: number) => {
+          current = text;
+          job.stage(text, percent);
+        },
+      },
+    });
     const name = input.name;
     const nodeImage = input.versionTag ? `${NODE_IMAGE_REPO}:${input.versionTag}` : null;
     let dirCreated = false;
@@ -180,15 +190,16 @@ export class CreateClusterJob {
         },
       };
     } catch (err) {
-      await this.cleanUp(ctx, name, { kindStarted: kindStarted && !kindSaysExists, dirCreated, cancelled: ctx.cancelRequested });
+      await this.cleanUp(job, name, current, { kindStarted: kindStarted && !kindSaysExists, dirCreated, cancelled: job.cancelRequested });
       throw err;
     }
   }
 
   /** Removes what this creation made: the kind cluster (`kind delete cluster`) and a directory it created. */
-  private async cleanUp(ctx: JobContext, name: string, made: { kindStarted: boolean; dirCreated: boolean; cancelled: boolean }): Promise<void> {
+  private async cleanUp(ctx: JobContext, name: string, stoppedAt: string, made: { kindStarted: boolean; dirCreated: boolean; cancelled: boolean }): Promise<void> {
     if (!made.kindStarted && !made.dirCreated) return;
-    ctx.stage(made.cancelled ? 'Cancelled: cleaning up' : 'Failed: cleaning up');
+    const what = made.cancelled ? 'Cancelled' : 'Failed';
+    ctx.stage(`${what}: cleaning up`);
     if (made.kindStarted) {
       const r = await this.deps.kind.delete(name);
       ctx.log(r.ok ? `kind delete cluster --name ${name}: OK` : `kind delete cluster --name ${name} failed: ${r.output}`);
@@ -199,6 +210,8 @@ export class CreateClusterJob {
       // The directory was there before: keep it, but the kubeconfig we were writing is not valid.
       await this.deps.files.removeKubeconfig(name).catch(() => {});
     }
+    // The job keeps where it stopped as its last stage.
+    ctx.stage(`${what} at: ${stoppedAt} (cleaned up)`);
     await ctx.flush();
   }
 }

@@ -12,7 +12,8 @@ import { join } from 'node:path';
  * - `STANDIN_KIND_STEP_MS`: delay between kind's stage lines (default 30)
  * - `STANDIN_KIND_FAIL_AT`: kind create fails at the stage starting with this text
  * - `STANDIN_KIND_HANG_AT`: kind create hangs at that stage, with a child process (like the
- *   `docker run` real kind starts) whose pid goes to `<state>/kind-child.pid`
+ *   `docker run` real kind starts) whose pid goes to `<state>/kind-child.pid`; with
+ *   `STANDIN_KIND_HANG_NAME`, only for the cluster of that name
  * - `STANDIN_KIND_API_ADDR`: address kind writes into the kubeconfig (default 127.0.0.1)
  * - `STANDIN_ENGINE_DOWN=1`: `docker info` / `podman info` fail as with a stopped daemon
  * - `STANDIN_KUBECTL_NOT_READY=1`: `kubectl wait` times out
@@ -94,7 +95,8 @@ async function main() {
     err('Creating cluster "' + name + '" ...');
     for (const s of stages) {
       err(' • ' + s + '  ...');
-      if (process.env.STANDIN_KIND_HANG_AT && s.startsWith(process.env.STANDIN_KIND_HANG_AT)) {
+      const hangHere = process.env.STANDIN_KIND_HANG_AT && s.startsWith(process.env.STANDIN_KIND_HANG_AT);
+      if (hangHere && (!process.env.STANDIN_KIND_HANG_NAME || process.env.STANDIN_KIND_HANG_NAME === name)) {
         const child = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], { stdio: 'ignore' });
         fs.writeFileSync(path.join(STATE, 'kind-child.pid'), String(child.pid));
         await sleep(600000);

@@ -1,0 +1,128 @@
+/** The kind panel's REST API (seed 001), as the dashboard uses it. */
+
+export interface Health {
+  status: 'ok' | 'degraded';
+  kind_in_path: boolean;
+  kubectl_in_path: boolean;
+  container_cli: string;
+  container_engine_ok: boolean;
+  container_engine_detail: string | null;
+}
+
+export interface Versions {
+  tags: string[];
+  skipped: boolean;
+  reason?: string;
+  error?: string;
+}
+
+export interface Stats {
+  kind_clusters_count: number;
+  local_cluster_dirs_count: number;
+  total_workers_from_meta: number | null;
+  jobs_total: number;
+  jobs_recent_failed: number;
+}
+
+export interface ClusterMeta {
+  kubernetes_version_tag?: string | null;
+  node_image?: string | null;
+  worker_nodes?: number;
+  [key: string]: unknown;
+}
+
+export interface Cluster {
+  name: string;
+  registered_in_kind: boolean;
+  has_local_kubeconfig: boolean;
+  meta: ClusterMeta | null;
+}
+
+export type JobStatus = 'queued' | 'running' | 'success' | 'failed' | 'cancelled';
+
+export interface Job {
+  job_id: string;
+  kind: string;
+  status: JobStatus;
+  cluster_name: string | null;
+  created_at_utc: string;
+  message: string | null;
+  result: Record<string, unknown> | null;
+  progress_stage: string | null;
+  progress_percent: number | null;
+  error?: string | null;
+  cancel_requested?: boolean;
+  log_tail?: string[];
+}
+
+export interface Workloads {
+  cluster_name: string;
+  nodes_rc: number | null;
+  nodes_output: string | null;
+  pods_rc: number | null;
+  pods_output: string | null;
+  error: string | null;
+}
+
+export interface CreateRequest {
+  name: string;
+  kubernetes_version?: string | null;
+  workers: number;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** FastAPI's `detail` is a string or a list of `{loc, msg}`. */
+function detailText(body: unknown, status: number): string {
+  const d = (body as { detail?: unknown } | null)?.detail;
+  if (typeof d === 'string') return d;
+  if (Array.isArray(d)) return d.map((e) => `${(e.loc ?? []).slice(1).join('.') || 'body'}: ${e.msg ?? 'invalid'}`).join('; ');
+  return `HTTP ${status}`;
+}
+
+export function isActive(job: Job): boolean {
+  return job.status === 'queued' || job.status === 'running';
+}
+
+export function createKindApi(base: string) {
+  const root = base.replace(/\/$/, '');
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetch(`${root}${path}`, {
+      method,
+      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (!res.ok) throw new ApiError(res.status, detailText(parsed, res.status));
+    return parsed as T;
+  }
+  return {
+    base: root,
+    health: () => call<Health>('GET', '/health'),
+    versions: () => call<Versions>('GET', '/versions'),
+    stats: () => call<Stats>('GET', '/stats'),
+    clusters: () => call<Cluster[]>('GET', '/clusters'),
+    createCluster: (req: CreateRequest) => call<{ job_id: string; status: string; message: string }>('POST', '/clusters', req),
+    deleteCluster: (name: string) => call<{ name: string; kind_delete_ok: boolean; summary: string }>('DELETE', `/clusters/${encodeURIComponent(name)}`),
+    workloads: (name: string) => call<Workloads>('GET', `/clusters/${encodeURIComponent(name)}/workloads`),
+    kubeconfigUrl: (name: string) => `${root}/clusters/${encodeURIComponent(name)}/kubeconfig`,
+    jobs: (limit = 30) => call<Job[]>('GET', `/jobs?limit=${limit}`),
+    job: (id: string) => call<Job>('GET', `/jobs/${encodeURIComponent(id)}`),
+    cancelJob: (id: string) => call<{ job_id: string; cancel_requested: boolean; message: string }>('POST', `/jobs/${encodeURIComponent(id)}/cancel`),
+  };
+}
+
+export type KindApi = ReturnType<typeof createKindApi>;
