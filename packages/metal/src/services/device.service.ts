@@ -24,6 +24,11 @@ export interface BindOutcome {
 }
 
 export type BatchMode = 'manifest' | 'sequential';
+
+type PairOutcome =
+  | { kind: 'ok'; mac: string; worker_id: string; device: Device; worker_state: string; fingerprint_mismatch: { fields: string[] } | null }
+  | { kind: 'invalid_mac'; mac: unknown; worker_id: string; reason: string }
+  | { kind: 'not_in_pool' | 'revoked' | 'duplicate' | 'already_bound' | 'device_bound' | 'worker_missing' | 'worker_bound'; mac: string; worker_id: string; reason: string };
 export interface BatchBindRequest {
   mode?: BatchMode;
   pairs?: Array<DeviceDeclaration & { worker_id: string }>;
@@ -296,59 +301,58 @@ export class DeviceService {
     return fields.length ? { fields } : null;
   }
 
+  /**
+   * Classifies one manifest pair against the ledger as it stands (shared by the preview
+   * and the execution, which sort the same outcomes into their own buckets).
+   * `dupMac`/`dupWorker` say whether the manifest repeats the pair's MAC or worker.
+   */
+  private async classify(db: MetalDb, p: DeviceDeclaration & { worker_id: string }, dupMac: boolean, dupWorker: boolean): Promise<PairOutcome> {
+    const mac = normalizeMac(p?.mac);
+    const worker_id = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
+    if (!mac) return { kind: 'invalid_mac', mac: p?.mac ?? null, worker_id, reason: 'invalid MAC address' };
+    const d = await this.devices.get(db, mac);
+    if (!d) return { kind: 'not_in_pool', mac, worker_id, reason: 'device not in pool' };
+    if (d.state === 'revoked') return { kind: 'revoked', mac, worker_id, reason: 'device revoked' };
+    if (dupMac) return { kind: 'duplicate', mac, worker_id, reason: 'duplicate MAC in manifest' };
+    if (dupWorker) return { kind: 'duplicate', mac, worker_id, reason: 'duplicate worker_id in manifest' };
+    if (d.state === 'bound') {
+      const same = d.bound_worker_id === worker_id;
+      return { kind: same ? 'already_bound' : 'device_bound', mac, worker_id, reason: same ? 'already bound to this worker' : `device already bound to ${d.bound_worker_id}` };
+    }
+    const w = worker_id ? await this.workers.get(db, worker_id) : null;
+    if (!w) return { kind: 'worker_missing', mac, worker_id, reason: `worker not found: ${worker_id}` };
+    const other = await this.devices.boundTo(db, worker_id);
+    if (other) return { kind: 'worker_bound', mac, worker_id, reason: `worker already bound to ${other.mac}` };
+    return { kind: 'ok', mac, worker_id, device: d, worker_state: w.state, fingerprint_mismatch: this.mismatch(d, p) };
+  }
+
   /** §16.9: classify a manifest without writing anything. */
   async previewBatch(req: BatchBindRequest) {
     const pairs = this.pairsOf(req);
     const matched: unknown[] = [];
     const conflicts: unknown[] = [];
     const not_found: unknown[] = [];
-    const macCount = new Map<string, number>();
-    const workerCount = new Map<string, number>();
+    const count = (key: (p: (typeof pairs)[number]) => string | null) => {
+      const m = new Map<string, number>();
+      for (const p of pairs) {
+        const k = key(p);
+        if (k) m.set(k, (m.get(k) ?? 0) + 1);
+      }
+      return m;
+    };
+    const macs = count((p) => normalizeMac(p?.mac));
+    const workers = count((p) => (typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : null));
     for (const p of pairs) {
       const mac = normalizeMac(p?.mac);
-      if (mac) macCount.set(mac, (macCount.get(mac) ?? 0) + 1);
       const wid = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
-      workerCount.set(wid, (workerCount.get(wid) ?? 0) + 1);
-    }
-    for (const p of pairs) {
-      const mac = normalizeMac(p?.mac);
-      const workerId = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
-      if (!mac) {
-        not_found.push({ mac: p?.mac ?? null, worker_id: workerId, reason: 'invalid MAC address' });
-        continue;
+      const o = await this.classify(this.db, p, !!mac && (macs.get(mac) ?? 0) > 1, (workers.get(wid) ?? 0) > 1);
+      if (o.kind === 'ok') {
+        matched.push({ mac: o.mac, worker_id: o.worker_id, device_state: o.device.state, worker_state: o.worker_state, fingerprint_mismatch: o.fingerprint_mismatch });
+      } else if (o.kind === 'invalid_mac' || o.kind === 'not_in_pool' || o.kind === 'revoked') {
+        not_found.push({ mac: o.mac, worker_id: o.worker_id, reason: o.reason });
+      } else {
+        conflicts.push({ mac: o.mac, worker_id: o.worker_id, reason: o.reason });
       }
-      const d = await this.devices.get(this.db, mac);
-      if (!d) {
-        not_found.push({ mac, worker_id: workerId, reason: 'device not in pool' });
-        continue;
-      }
-      if (d.state === 'revoked') {
-        not_found.push({ mac, worker_id: workerId, reason: 'device revoked' });
-        continue;
-      }
-      if ((macCount.get(mac) ?? 0) > 1) {
-        conflicts.push({ mac, worker_id: workerId, reason: 'duplicate MAC in manifest' });
-        continue;
-      }
-      if ((workerCount.get(workerId) ?? 0) > 1) {
-        conflicts.push({ mac, worker_id: workerId, reason: 'duplicate worker_id in manifest' });
-        continue;
-      }
-      if (d.state === 'bound') {
-        conflicts.push({ mac, worker_id: workerId, reason: `device already bound to ${d.bound_worker_id}` });
-        continue;
-      }
-      const w = workerId ? await this.workers.get(this.db, workerId) : null;
-      if (!w) {
-        conflicts.push({ mac, worker_id: workerId, reason: `worker not found: ${workerId}` });
-        continue;
-      }
-      const other = await this.devices.boundTo(this.db, workerId);
-      if (other) {
-        conflicts.push({ mac, worker_id: workerId, reason: `worker already bound to ${other.mac}` });
-        continue;
-      }
-      matched.push({ mac, worker_id: workerId, device_state: d.state, worker_state: w.state, fingerprint_mismatch: this.mismatch(d, p) });
     }
     return {
       matched,
@@ -370,43 +374,18 @@ export class DeviceService {
       const audit: OperationInput[] = [];
       for (const p of pairs) {
         const mac = normalizeMac(p?.mac);
-        const workerId = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
-        if (!mac) {
-          failed.push({ mac: p?.mac ?? null, worker_id: workerId, error: 'invalid MAC address' });
-          continue;
+        // The ledger evolves as pairs are bound, so a later repeat of a worker sees it bound.
+        const o = await this.classify(db, p, !!mac && seen.has(mac), false);
+        if (mac) seen.add(mac);
+        if (o.kind === 'ok') {
+          await this.devices.update(db, o.mac, { state: 'bound', bound_worker_id: o.worker_id });
+          succeeded.push(o.fingerprint_mismatch ? { mac: o.mac, worker_id: o.worker_id, fingerprint_mismatch: o.fingerprint_mismatch } : { mac: o.mac, worker_id: o.worker_id });
+          audit.push({ op: 'device.bind', mac: o.mac, worker_id: o.worker_id, via: 'batch', client: ctx.client });
+        } else if (o.kind === 'invalid_mac' || o.kind === 'not_in_pool' || o.kind === 'revoked' || o.kind === 'worker_missing') {
+          failed.push({ mac: o.mac, worker_id: o.worker_id, error: o.reason });
+        } else {
+          skipped.push({ mac: o.mac, worker_id: o.worker_id, reason: o.reason });
         }
-        if (seen.has(mac)) {
-          skipped.push({ mac, worker_id: workerId, reason: 'duplicate MAC in manifest' });
-          continue;
-        }
-        seen.add(mac);
-        const d = await this.devices.get(db, mac);
-        if (!d) {
-          failed.push({ mac, worker_id: workerId, error: 'device not in pool' });
-          continue;
-        }
-        if (d.state === 'revoked') {
-          failed.push({ mac, worker_id: workerId, error: 'device revoked' });
-          continue;
-        }
-        if (d.state === 'bound') {
-          skipped.push({ mac, worker_id: workerId, reason: d.bound_worker_id === workerId ? 'already bound to this worker' : `device already bound to ${d.bound_worker_id}` });
-          continue;
-        }
-        const w = workerId ? await this.workers.get(db, workerId) : null;
-        if (!w) {
-          failed.push({ mac, worker_id: workerId, error: `worker not found: ${workerId}` });
-          continue;
-        }
-        const other = await this.devices.boundTo(db, workerId);
-        if (other) {
-          skipped.push({ mac, worker_id: workerId, reason: `worker already bound to ${other.mac}` });
-          continue;
-        }
-        await this.devices.update(db, mac, { state: 'bound', bound_worker_id: workerId });
-        const fm = this.mismatch(d, p);
-        succeeded.push(fm ? { mac, worker_id: workerId, fingerprint_mismatch: fm } : { mac, worker_id: workerId });
-        audit.push({ op: 'device.bind', mac, worker_id: workerId, via: 'batch', client: ctx.client });
       }
       audit.push({ op: 'device.bind.batch', succeeded: succeeded.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
       await this.ops.append(audit, trx);
