@@ -1,0 +1,414 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { exec } from '@ironlens/core';
+import { type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAllSync, markerBootSector, Netns, requireNetbootTools, waitFor } from './netboot.harness';
+
+/**
+ * A real machine boots diskless through ironlens, end to end: `ironlens serve` and
+ * `ironlens agent` (stgt, a real tgtd), a real dnsmasq reloaded by ironlens through its
+ * pid file, and qemu machines running Debian's iPXE ROM that chain the shipped
+ * `assets/boot.ipxe`. Everything network-facing lives in a private namespace on a tap
+ * device. The steps follow an operator's day; each prints what it saw and how long it took.
+ */
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BOOT_IPXE = join(here, '..', 'assets', 'boot.ipxe');
+const IRONLENS = join(here, '..', '..', 'cli', 'bin', 'ironlens.mjs');
+
+const NS = `ironlens-e2e-${process.pid}`;
+const SRV = '192.168.213.1';
+const CP_URL = `http://${SRV}:4839`;
+const BASE_IQN = 'iqn.2026-07.io.ironlens.e2e';
+const TOKEN = `cp-${randomBytes(8).toString('hex')}`;
+const AGENT_TOKEN = `agent-${randomBytes(8).toString('hex')}`;
+const MAC1 = '52:54:00:e2:e0:01';
+const MAC2 = '52:54:00:e2:e0:02';
+const UUID1 = randomUUID();
+const MARKER = `DISKLESS-BOOT-OK ${randomBytes(4).toString('hex')}`;
+const WORKER = 'worker-01';
+/** SMBIOS the first machine declares: what /devices/report must bring into the pool. */
+const SMBIOS1 = { manufacturer: 'ironlens-lab', product: 'E2E Board (rev 2)', serial: 'SN-E2E-0001', speed: 3200 };
+
+/** qemu options of the first machine, the same at every boot. */
+const MACHINE1 = [
+  '-uuid',
+  UUID1,
+  '-smbios',
+  `type=1,manufacturer=${SMBIOS1.manufacturer},product=${SMBIOS1.product},serial=${SMBIOS1.serial}`,
+  '-smbios',
+  `type=17,speed=${SMBIOS1.speed}`,
+];
+
+const t0 = Date.now();
+const say = (msg: string) => console.log(`[e2e ${Date.now() - t0} ms] ${msg}`);
+
+interface Device {
+  mac: string;
+  uuid: string | null;
+  state: string;
+  bound_worker_id: string | null;
+  source: string;
+  fingerprint: Record<string, unknown>;
+}
+interface Operation {
+  id: number;
+  op: string;
+  mac?: string;
+  worker_id?: string;
+  [k: string]: unknown;
+}
+
+describe('netboot end to end: a diskless machine boots through ironlens', () => {
+  let work: string;
+  let netns: Netns | undefined;
+  let tgtd: RunningTgtd | undefined;
+  const daemons: Daemon[] = [];
+  let failed = false;
+  const paths = {
+    tftp: '',
+    disks: '',
+    hosts: '',
+    dnsmasqPid: '',
+    dnsmasqLog: '',
+    apiSocket: '',
+  };
+  const onExit = () => {
+    killAllSync();
+    netns?.destroySync();
+  };
+
+  const api = (method: string, path: string, body?: unknown) => httpOverSocket(paths.apiSocket, method, path, { token: TOKEN, body });
+  const dnsmasqLog = () => {
+    try {
+      return readFileSync(paths.dnsmasqLog, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const hostsReads = () => dnsmasqLog().split('\n').filter((l) => l.includes(`read ${paths.hosts}`)).length;
+  const tgtdLog = () => (tgtd ? readFileSync(tgtd.logFile, 'utf8') : '');
+  /** Initiator names of the iSCSI logins tgtd has seen (its debug output). */
+  const tgtdLogins = () => [...tgtdLog().matchAll(/session_find_name: (\S+)/g)].map((m) => m[1]);
+
+  /** Diagnostics appended to a failing step's error: the tail of every log. */
+  const diagnostics = (serialFile?: string) => {
+    const tail = (name: string, text: string) => `\n--- ${name} (tail) ---\n${text.slice(-2500)}`;
+    let out = `\nwork dir kept: ${work}`;
+    if (serialFile) out += tail('serial', flatConsole(readFileSync(serialFile, 'latin1')));
+    out += tail('dnsmasq', dnsmasqLog());
+    for (const d of daemons) out += tail(d.name, d.log());
+    out += tail('tgtd', tgtdLog());
+    return out;
+  };
+
+  /** Runs one step, prints its duration, and on failure attaches every log. */
+  async function step<T>(name: string, fn: () => Promise<T>, serialFile?: string): Promise<T> {
+    const start = Date.now();
+    say(`${name}: start`);
+    try {
+      const v = await fn();
+      say(`${name}: done in ${Date.now() - start} ms`);
+      return v;
+    } catch (err) {
+      failed = true;
+      const e = err as Error;
+      e.message += diagnostics(serialFile);
+      throw e;
+    }
+  }
+
+  /** Powers on a machine; resolves when qemu exits (or `until` matched, then it is killed). */
+  async function boot(opts: { name: string; mac: string; extra?: string[]; until?: RegExp; timeoutMs?: number }) {
+    const serial = join(work, `${opts.name}.serial.log`);
+    const argv = [
+      ...netns!.wrap,
+      'qemu-system-x86_64',
+      '-accel',
+      'tcg',
+      '-m',
+      '256',
+      '-nographic',
+      '-no-reboot',
+      '-boot',
+      'n,strict=on,reboot-timeout=0',
+      '-netdev',
+      'tap,id=n0,ifname=tap0,script=no,downscript=no',
+      '-device',
+      `virtio-net-pci,netdev=n0,mac=${opts.mac}`,
+      '-device',
+      'isa-debug-exit,iobase=0xf4,iosize=0x04',
+      ...(opts.extra ?? []),
+    ];
+    const start = Date.now();
+    const qemu = Daemon.start(opts.name, argv, serial);
+    daemons.push(qemu);
+    const screen = () => flatConsole(qemu.log());
+    try {
+      if (opts.until) {
+        await waitFor(`${opts.until} on ${opts.name}'s console`, screen, (c) => opts.until!.test(c) || !qemu.running, opts.timeoutMs ?? 40_000, 100);
+        if (!qemu.running) throw new Error(`${opts.name} exited (code ${qemu.code}) before ${opts.until} appeared`);
+        return { serial, console: screen(), code: null as number | null, ms: Date.now() - start, qemu };
+      }
+      if (!(await qemu.waitExit(opts.timeoutMs ?? 40_000))) throw new Error(`${opts.name} still running after ${opts.timeoutMs ?? 40_000} ms`);
+      return { serial, console: screen(), code: qemu.code, ms: Date.now() - start, qemu };
+    } catch (err) {
+      await qemu.kill();
+      (err as Error).message += diagnostics(serial);
+      throw err;
+    }
+  }
+
+  beforeAll(async () => {
+    requireNetbootTools();
+    process.once('exit', onExit);
+    work = mkdtempSync(join(tmpdir(), 'ironlens-netboot-e2e-'));
+    // dnsmasq drops to an unprivileged user, then serves TFTP and re-reads the hosts file from here.
+    chmodSync(work, 0o755);
+    paths.tftp = join(work, 'tftp');
+    paths.disks = join(work, 'disks');
+    paths.hosts = join(work, 'dnsmasq', 'dhcp-hosts.conf');
+    paths.dnsmasqPid = join(work, 'dnsmasq', 'dnsmasq.pid');
+    paths.dnsmasqLog = join(work, 'dnsmasq', 'dnsmasq.log');
+    paths.apiSocket = join(work, 'api.sock');
+    for (const d of [paths.tftp, paths.disks, dirname(paths.hosts), join(work, 'cp')]) mkdirSync(d, { recursive: true });
+
+    await step('setup', async () => {
+      // The product's script, unchanged, is the DHCP boot file. The second machine gets a
+      // first stage that claims another worker's hostname (the spoofing attempt).
+      copyFileSync(BOOT_IPXE, join(paths.tftp, 'boot.ipxe'));
+      writeFileSync(join(paths.tftp, 'claim-worker-01.ipxe'), `#!ipxe\nset cp-url ${CP_URL}\nset hostname ${WORKER}\nchain boot.ipxe\n`);
+      // The master image: a sparse disk whose boot sector prints the marker.
+      const master = join(paths.disks, '_tpl_marker.img');
+      writeFileSync(master, markerBootSector(MARKER));
+      await exec(['truncate', '-s', '8M', master]);
+      writeFileSync(paths.hosts, '');
+
+      netns = new Netns(NS, SRV, 'fd00:213::1');
+      await netns.create();
+
+      tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `${SRV}:3260`, wrapper: netns.wrap, logFile: join(work, 'tgtd.log') });
+      // Debug output names each iSCSI login (initiator and address): the evidence of who reached a disk.
+      await exec(['tgtadm', '-C', String(tgtd.controlPort), '--mode', 'system', '--op', 'update', '--name', 'debug', '--value', 'on']);
+
+      const dnsmasq = Daemon.start(
+        'dnsmasq',
+        [
+          ...netns.wrap,
+          'dnsmasq',
+          '--keep-in-foreground',
+          '--conf-file=/dev/null',
+          '--port=0',
+          '--interface=tap0',
+          '--bind-interfaces',
+          '--no-ping',
+          '--dhcp-range=192.168.213.100,192.168.213.200,255.255.255.0,1h',
+          '--enable-ra',
+          '--dhcp-range=::,constructor:tap0,ra-only',
+          `--dhcp-hostsfile=${paths.hosts}`,
+          `--dhcp-leasefile=${join(work, 'dnsmasq', 'leases')}`,
+          '--enable-tftp',
+          `--tftp-root=${paths.tftp}`,
+          `--dhcp-mac=set:claim,${MAC2}`,
+          '--dhcp-boot=tag:claim,claim-worker-01.ipxe',
+          '--dhcp-boot=tag:!claim,boot.ipxe',
+          `--pid-file=${paths.dnsmasqPid}`,
+          '--log-dhcp',
+          `--log-facility=${paths.dnsmasqLog}`,
+        ],
+        join(work, 'dnsmasq', 'stdout.log'),
+      );
+      daemons.push(dnsmasq);
+      await waitFor('dnsmasq to read its hosts file', hostsReads, (n) => n >= 1 || !dnsmasq.running);
+      if (!dnsmasq.running) throw new Error(`dnsmasq exited with code ${dnsmasq.code}`);
+
+      const baseEnv = { ...process.env, IRONLENS_LOG: '1' };
+      const serve = Daemon.start(
+        'ironlens-serve',
+        [...netns.wrap, process.execPath, IRONLENS, 'serve'],
+        join(work, 'serve.log'),
+        {
+          ...baseEnv,
+          IRONLENS_DATA_DIR: join(work, 'cp'),
+          IRONLENS_BOOT_LISTEN: `${SRV}:4839`,
+          IRONLENS_CONSOLE_LISTEN: 'off',
+          IPXE_CP_TOKEN: TOKEN,
+          IPXE_CP_AUTO_REGISTER: 'true',
+          IPXE_CP_DNSMASQ_HOSTS_FILE: paths.hosts,
+          IPXE_CP_DNSMASQ_PID_FILE: paths.dnsmasqPid,
+        },
+      );
+      daemons.push(serve);
+      const agent = Daemon.start('ironlens-agent', [...netns.wrap, process.execPath, IRONLENS, 'agent'], join(work, 'agent.log'), {
+        ...baseEnv,
+        DISK_DIR: paths.disks,
+        IPXE_AGENT_TOKEN: AGENT_TOKEN,
+        IPXE_AGENT_BACKEND: 'stgt',
+        IPXE_AGENT_BASE_IQN: BASE_IQN,
+        IPXE_AGENT_TGT_CONTROL_PORT: String(tgtd.controlPort),
+        IRONLENS_AGENT_LISTEN: '127.0.0.1:4840',
+      });
+      daemons.push(agent);
+      const forwarder = Daemon.start('api-forwarder', [...netns.wrap, process.execPath, '-e', FORWARDER_JS, paths.apiSocket, SRV, '4839'], join(work, 'forwarder.log'));
+      daemons.push(forwarder);
+
+      for (const d of [serve, agent, forwarder]) {
+        const ready = d === serve ? /boot control plane on/ : d === agent ? /Server listening at/ : /forwarding/;
+        await waitFor(`${d.name} to start`, () => d.log(), (l) => ready.test(l) || !d.running, 30_000, 50);
+        if (!d.running) throw new Error(`${d.name} exited with code ${d.code}`);
+      }
+      const health = await api('GET', '/healthz');
+      expect(health.status).toBe(200);
+      say(`setup: netns ${NS} tap0 ${SRV}/24, tgtd control port ${tgtd.controlPort}, dnsmasq pid ${dnsmasq.pid}, serve pid ${serve.pid}, agent pid ${agent.pid}; /healthz ${health.text}`);
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    const start = Date.now();
+    for (const d of [...daemons].reverse()) await d.stop();
+    await tgtd?.stop();
+    await netns?.destroy();
+    process.removeListener('exit', onExit);
+    if (work && !failed) rmSync(work, { recursive: true, force: true });
+    say(`cleanup: processes, tgtd and namespace ${NS} gone in ${Date.now() - start} ms${failed ? `; logs kept in ${work}` : ''}`);
+  }, 60_000);
+
+  it('pools an unknown machine on its first boot and sends it into the reboot loop', async () => {
+    const run = await step('first boot', () => boot({ name: 'machine-1-first', mac: MAC1, extra: MACHINE1 }));
+    await step('first boot: checks', async () => {
+      say(`first boot: qemu exited with code ${run.code} after ${run.ms} ms`);
+      // The reboot item ran (this iPXE reboots; qemu -no-reboot turns that into exit 0).
+      expect(run.console).toContain('ironlens: menu-default=reboot menu-timeout=1');
+      expect(run.console).toContain('ironlens: reboot (menu item');
+      expect(run.console).not.toContain('ironlens: sanboot');
+      expect(run.code).toBe(0);
+      const ack = dnsmasqLog().match(new RegExp(`DHCPACK\\(tap0\\) (\\S+) ${MAC1}(.*)`));
+      expect(ack, 'dnsmasq DHCPACK for the first machine').not.toBeNull();
+      expect(ack![2].trim(), 'no hostname before it is bound').toBe('');
+      say(`first boot: dnsmasq DHCPACK(tap0) ${ack![1]} ${MAC1} (no hostname); console: "menu-default=reboot menu-timeout=1", "reboot (menu item reboot)"`);
+
+      const dev = await api('GET', `/devices/${MAC1}`);
+      expect(dev.status).toBe(200);
+      const d = dev.json<Device>();
+      expect(d).toMatchObject({ mac: MAC1, state: 'pooled', bound_worker_id: null, source: 'ipxe', uuid: UUID1 });
+      expect(d.fingerprint).toMatchObject({
+        manufacturer: SMBIOS1.manufacturer,
+        product: SMBIOS1.product,
+        serial: SMBIOS1.serial,
+        mem_type: 'RAM',
+        mem_speed: SMBIOS1.speed,
+        chip: 'virtio-net',
+        busid: '011af41000',
+      });
+      // Only in iPXE builds with MEMMAP_SETTINGS / CPUID_SETTINGS (Debian's 2019 ROM has neither).
+      if (d.fingerprint.mem_total !== undefined) expect(d.fingerprint.mem_total).toBe(256);
+      if (d.fingerprint.cpumodel !== undefined) expect(typeof d.fingerprint.cpumodel).toBe('string');
+      say(`first boot: device ${MAC1} ${d.state} (source ${d.source}), uuid ${d.uuid}, fingerprint ${JSON.stringify(d.fingerprint)}`);
+
+      const pool = (await api('GET', '/devices?state=pooled')).json<Device[]>();
+      expect(pool.map((x) => x.mac)).toEqual([MAC1]);
+      const ops = (await api('GET', `/operations?mac=${MAC1}`)).json<{ entries: Operation[] }>().entries;
+      expect(ops).toEqual([expect.objectContaining({ op: 'device.register', mac: MAC1, source: 'ipxe' })]);
+      say(`first boot: operations for ${MAC1}: ${ops.map((o) => `${o.op}(source=${o.source})`).join(', ')}`);
+    });
+  });
+
+  it('lets the operator bind the machine to a worker with a system disk cloned from a master', async () => {
+    await step('operator', async () => {
+      const readsBefore = hostsReads();
+      const agent = await api('POST', '/agents', {
+        id: 'storage-e2e',
+        base_url: 'http://127.0.0.1:4840',
+        token: AGENT_TOKEN,
+        iscsi_server: SRV,
+        role: { disk: true, cd: false },
+        tags: ['storage', 'stgt'],
+      });
+      expect(agent.status, agent.text).toBe(201);
+      const masters = await api('GET', '/masters');
+      expect(masters.status, masters.text).toBe(200);
+      expect(masters.text).toContain('_tpl_marker.img');
+
+      const worker = await api('POST', '/workers', { worker_id: WORKER });
+      expect(worker.status, worker.text).toBe(200);
+      const bind = await api('POST', `/devices/${MAC1}/bind?worker_id=${WORKER}`);
+      expect(bind.status, bind.text).toBe(200);
+      expect(bind.json()).toMatchObject({ mac: MAC1, state: 'bound', bound_worker_id: WORKER });
+      // ironlens rendered the hosts file and sent dnsmasq SIGHUP through the pid file.
+      expect(readFileSync(paths.hosts, 'utf8')).toBe(`${MAC1},${WORKER}\n`);
+      const reads = await waitFor('dnsmasq to re-read the hosts file after the bind', hostsReads, (n) => n > readsBefore, 5_000);
+      say(`operator: agent registered, ${WORKER} created and bound to ${MAC1}; dhcp-hosts.conf "${MAC1},${WORKER}", dnsmasq re-read it (${reads} reads so far)`);
+
+      const disk = await api('POST', `/workers/${WORKER}/luns/disk`, { type: 'master', os: 'ubuntu', name: '_tpl_marker.img' });
+      expect(disk.status, disk.text).toBe(200);
+      const iqn = `${BASE_IQN}:${WORKER}.ubuntu`;
+      expect(disk.json()).toMatchObject({ state: 'ready', disks: [expect.objectContaining({ agent: 'storage-e2e', iqn, os: 'ubuntu' })] });
+      const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
+      expect(show.stdout).toContain(iqn);
+      expect(show.stdout).toContain(join(paths.disks, `${WORKER}.ubuntu.img`));
+      const os = await api('PUT', `/workers/${WORKER}/default-os`, { os: 'ubuntu', menu_timeout: 1000 });
+      expect(os.status, os.text).toBe(200);
+
+      const vars = await api('GET', `/boot-vars?mac=${MAC1}&hostname=${WORKER}&format=json`);
+      expect(vars.json()).toEqual({ base_iqn: BASE_IQN, iscsi_server: SRV, iscsi_sep: ':::1:', menu_default: 'ubuntu', menu_timeout: 1000 });
+      say(`operator: disk ${iqn} cloned from _tpl_marker.img (tgtd serves ${WORKER}.ubuntu.img), default_os ubuntu; /boot-vars ${vars.text}`);
+    });
+  });
+
+  it('boots the bound machine from its iSCSI system disk on the second boot', async () => {
+    const run = await step('second boot', () => boot({ name: 'machine-1-second', mac: MAC1, extra: MACHINE1 }));
+    await step('second boot: checks', async () => {
+      const rootPath = `iscsi:${SRV}:::1:${BASE_IQN}:${WORKER}.ubuntu`;
+      say(`second boot: qemu exited with code ${run.code} after ${run.ms} ms`);
+      const ack = dnsmasqLog().match(new RegExp(`DHCPACK\\(tap0\\) (\\S+) ${MAC1} ${WORKER}`));
+      expect(ack, `dnsmasq DHCPACK(tap0) … ${MAC1} ${WORKER}`).not.toBeNull();
+      expect(run.console).toContain(`ironlens: ${MAC1} hostname=${WORKER}`);
+      expect(run.console).toContain('ironlens: menu-default=ubuntu menu-timeout=1000');
+      expect(run.console).toContain(`ironlens: sanboot ${rootPath}`);
+      expect(run.console).toContain(MARKER);
+      expect(run.code).toBe(33);
+      say(`second boot: ${ack![0].trim()}; console: "sanboot ${rootPath}", "${MARKER}"; qemu exit code 33 (isa-debug-exit)`);
+
+      const logins = tgtdLogins();
+      expect(logins).toContain(`${BASE_IQN}:${WORKER}`);
+      const ops = (await api('GET', '/operations')).json<{ entries: Operation[] }>().entries.map((o) => o.op);
+      expect(ops).toEqual(expect.arrayContaining(['device.register', 'device.bind']));
+      say(`second boot: tgtd logins ${JSON.stringify([...new Set(logins)])}; operations log: ${ops.join(', ')}`);
+    });
+  });
+
+  it("refuses a second machine that claims the worker's hostname: empty boot vars, no disk", async () => {
+    const loginsBefore = tgtdLogins().length;
+    const run = await step('claiming machine', () => boot({ name: 'machine-2-claim', mac: MAC2, until: /no boot variables for .*waiting at the menu.*ironlens --/ }));
+    await step('claiming machine: checks', async () => {
+      // It sits at the menu with no default; give it time to do anything it would do.
+      await new Promise((r) => setTimeout(r, 1500));
+      const shown = flatConsole(run.qemu.log());
+      expect(run.qemu.running, 'waits at the menu').toBe(true);
+      const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
+      await run.qemu.kill();
+      expect(shown).toContain(`ironlens: ${MAC2} hostname=${WORKER} control plane ${CP_URL}`);
+      expect(shown).toContain(`ironlens: no boot variables for ${MAC2} hostname=${WORKER}`);
+      expect(shown).not.toContain('ironlens: sanboot');
+      expect(shown).not.toContain(MARKER);
+      const ack = dnsmasqLog().match(new RegExp(`DHCPACK\\(tap0\\) (\\S+) ${MAC2}(.*)`));
+      expect(ack).not.toBeNull();
+      const ip = ack![1];
+      const sessions = [...show.stdout.matchAll(/IP Address: (\S+)/g)].map((m) => m[1]);
+      expect(show.stdout, 'no iSCSI session from the claiming machine').not.toMatch(new RegExp(`IP Address: ${ip.replace(/\./g, '\\.')}\\b`));
+      expect(tgtdLogins().length, 'no iSCSI login since the claiming machine powered on').toBe(loginsBefore);
+
+      const d = (await api('GET', `/devices/${MAC2}`)).json<Device>();
+      expect(d).toMatchObject({ mac: MAC2, state: 'pooled', bound_worker_id: null, source: 'ipxe' });
+      const direct = await api('GET', `/boot-vars?mac=${MAC2}&hostname=${WORKER}`);
+      expect(direct.text).toBe('#!ipxe\n# no per-worker boot vars found\n');
+      const ops = (await api('GET', `/operations?mac=${MAC2}`)).json<{ entries: Operation[] }>().entries.map((o) => o.op);
+      expect(ops).toEqual(['device.register']);
+      say(`claiming machine: ${MAC2} (${ip}) asked as ${WORKER} after ${run.ms} ms: console "no boot variables … waiting at the menu", no sanboot, no marker; device ${d.state}, unbound; tgtd: no new login (${loginsBefore} in all, all from the first machine), no session from ${ip} (open sessions: ${JSON.stringify(sessions)}); /boot-vars answers ${JSON.stringify(direct.text)}; operations for ${MAC2}: ${ops.join(', ')}`);
+    });
+  });
+});

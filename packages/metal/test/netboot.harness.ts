@@ -1,0 +1,259 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { exec } from '@ironlens/core';
+
+/**
+ * The pieces of the netboot end-to-end test that leave the process: a private network
+ * namespace with a tap device, long-running daemons in their own process groups, qemu
+ * machines, HTTP over a unix socket into the namespace, and log polling. Everything is
+ * stopped by pid (process group), never by name.
+ */
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Fails (never skips) when the test cannot run here, naming what is missing. */
+export function requireNetbootTools(): void {
+  const problems: string[] = [];
+  if (process.getuid?.() !== 0) problems.push(`must run as root (uid is ${process.getuid?.()}): network namespaces, tap devices and tgtd need it`);
+  for (const tool of ['ip', 'dnsmasq', 'tgtd', 'tgtadm', 'qemu-system-x86_64']) {
+    const found = spawnSync('sh', ['-c', 'command -v "$1"', 'sh', tool], { encoding: 'utf8', env: { PATH: `${process.env.PATH}:/usr/sbin:/sbin` } });
+    if (found.status !== 0) problems.push(`${tool} not found`);
+  }
+  if (!existsSync('/dev/net/tun')) problems.push('/dev/net/tun missing (tap devices)');
+  const roms = ['/usr/lib/ipxe/qemu/pxe-virtio.rom', '/usr/share/qemu/pxe-virtio.rom'];
+  if (!roms.some((r) => existsSync(r))) problems.push(`iPXE ROM for virtio-net missing (${roms.join(' or ')}; Debian package ipxe-qemu)`);
+  if (problems.length) {
+    throw new Error(`netboot e2e cannot run: ${problems.join('; ')}. Install the tools with scripts/install-test-deps.sh and run as root.`);
+  }
+}
+
+/** A process started in its own process group, output to a file. */
+export class Daemon {
+  private exitCode: number | null = null;
+  private exitSignal: NodeJS.Signals | null = null;
+  readonly exited: Promise<void>;
+  readonly pid: number;
+
+  private constructor(
+    readonly name: string,
+    child: ChildProcess,
+    readonly logFile: string,
+  ) {
+    this.pid = child.pid ?? -1;
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exitCode = code;
+        this.exitSignal = signal;
+        resolve();
+      });
+      child.once('error', () => resolve());
+    });
+  }
+
+  /** `argv` runs with stdin closed and stdout + stderr appended to `logFile`. */
+  static start(name: string, argv: string[], logFile: string, env: NodeJS.ProcessEnv = process.env): Daemon {
+    const fd = openSync(logFile, 'a');
+    try {
+      const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', fd, fd], detached: true, env });
+      if (!child.pid) throw new Error(`${name}: could not start ${argv[0]}`);
+      const d = new Daemon(name, child, logFile);
+      RUNNING.add(d);
+      void d.exited.then(() => RUNNING.delete(d));
+      return d;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  get running(): boolean {
+    return this.exitCode === null && this.exitSignal === null && RUNNING.has(this);
+  }
+
+  /** Exit code, or 128 + signal number as a shell reports it; null while running. */
+  get code(): number | null {
+    if (this.exitCode !== null) return this.exitCode;
+    if (this.exitSignal) return 128 + (osSignals[this.exitSignal] ?? 0);
+    return null;
+  }
+
+  log(): string {
+    return existsSync(this.logFile) ? readFileSync(this.logFile, 'latin1') : '';
+  }
+
+  /** Waits for the exit; false on timeout. */
+  async waitExit(timeoutMs: number): Promise<boolean> {
+    return Promise.race([this.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+  }
+
+  /** SIGTERM to the whole group, SIGKILL after `graceMs`. */
+  async stop(graceMs = 3_000): Promise<void> {
+    if (!RUNNING.has(this)) return;
+    killGroup(this.pid, 'SIGTERM');
+    if (!(await this.waitExit(graceMs))) {
+      killGroup(this.pid, 'SIGKILL');
+      await this.waitExit(5_000);
+    }
+    RUNNING.delete(this);
+  }
+
+  /** SIGKILL to the group at once (a machine pulled from the power). */
+  async kill(): Promise<void> {
+    killGroup(this.pid, 'SIGKILL');
+    await this.waitExit(5_000);
+    RUNNING.delete(this);
+  }
+}
+
+const osSignals: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+const RUNNING = new Set<Daemon>();
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  if (pid <= 1) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** A private network namespace with one tap device (`tap0`) carrying `addr`/24. */
+export class Netns {
+  private created = false;
+  constructor(
+    readonly name: string,
+    readonly addr: string,
+    private readonly addr6: string,
+  ) {}
+
+  /** Argv prefix that runs a command inside the namespace. */
+  get wrap(): string[] {
+    return ['ip', 'netns', 'exec', this.name];
+  }
+
+  async create(): Promise<void> {
+    await exec(['ip', 'netns', 'del', this.name], { allowFailure: true });
+    await exec(['ip', 'netns', 'add', this.name]);
+    this.created = true;
+    const ipn = (...args: string[]) => exec(['ip', '-n', this.name, ...args]);
+    await ipn('link', 'set', 'lo', 'up');
+    await ipn('tuntap', 'add', 'dev', 'tap0', 'mode', 'tap');
+    await ipn('addr', 'add', `${this.addr}/24`, 'dev', 'tap0');
+    // With router advertisements on the link (dnsmasq --enable-ra), iPXE skips its ~13 s IPv6 wait.
+    await ipn('addr', 'add', `${this.addr6}/64`, 'dev', 'tap0', 'nodad');
+    await ipn('link', 'set', 'tap0', 'up');
+  }
+
+  async destroy(): Promise<void> {
+    if (!this.created) return;
+    await exec(['ip', 'netns', 'del', this.name], { allowFailure: true });
+    this.created = false;
+  }
+
+  /** Last resort from an `exit` handler: synchronous. */
+  destroySync(): void {
+    if (this.created) spawnSync('ip', ['netns', 'del', this.name]);
+    this.created = false;
+  }
+}
+
+/** Synchronous SIGKILL of everything still running (for a `process.on('exit')` handler). */
+export function killAllSync(): void {
+  for (const d of RUNNING) killGroup(d.pid, 'SIGKILL');
+  RUNNING.clear();
+}
+
+/** Polls `read()` until `test` holds; throws with `what` and the last value on timeout. */
+export async function waitFor<T>(what: string, read: () => T | Promise<T>, test: (v: T) => boolean, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await read();
+  while (!test(last)) {
+    if (Date.now() > deadline) {
+      const shown = typeof last === 'string' ? last.slice(-1500) : JSON.stringify(last)?.slice(0, 1500);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${shown}`);
+    }
+    await sleep(everyMs);
+    last = await read();
+  }
+  return last;
+}
+
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  json<T = unknown>(): T;
+}
+
+/** HTTP/1.1 over a unix socket (the proxy into the namespace). */
+export function httpOverSocket(socketPath: string, method: string, path: string, opts: { token?: string; body?: unknown } = {}): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const headers: Record<string, string> = { host: 'ironlens' };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(body));
+    }
+    const req = request({ socketPath, method, path, headers, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({
+          status: res.statusCode ?? 0,
+          text,
+          json: <T>() => JSON.parse(text) as T,
+        });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timeout`)));
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+/**
+ * A TCP forwarder run inside the namespace: connections to the unix socket `socketPath`
+ * (a file, so reachable from outside the namespace) go to `host:port` inside it.
+ */
+export const FORWARDER_JS = `
+const net = require('node:net');
+const [sock, host, port] = process.argv.slice(1);
+try { require('node:fs').unlinkSync(sock); } catch {}
+net.createServer((c) => {
+  const u = net.connect(Number(port), host);
+  c.pipe(u); u.pipe(c);
+  const end = () => { c.destroy(); u.destroy(); };
+  c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end);
+}).listen(sock, () => console.log('forwarding ' + sock + ' -> ' + host + ':' + port));
+`;
+
+/**
+ * The marker boot sector (recipe netboot-e2e.sh): prints `marker` on COM1, then writes
+ * 0x10 to isa-debug-exit, so qemu exits with code 33. The string sits at 0x7c26.
+ */
+export function markerBootSector(marker: string): Buffer {
+  const code = Buffer.from('fa31c08ed8be267cac84c0741288c3bafd03eca82074fb88d8baf803eeebe9b010e6f4f4ebfd', 'hex');
+  const text = Buffer.from(`\r\n${marker}\r\n\0`, 'latin1');
+  const mbr = Buffer.alloc(512);
+  code.copy(mbr, 0);
+  text.copy(mbr, code.length);
+  if (code.length + text.length > 446) throw new Error('marker too long for a boot sector');
+  mbr[510] = 0x55;
+  mbr[511] = 0xaa;
+  return mbr;
+}
+
+const ESC = String.fromCharCode(0x1b);
+const ANSI_ESCAPE = new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]`, 'g');
+const CONSOLE_BREAKS = new RegExp(`[${String.fromCharCode(13, 10, 8)}]`, 'g');
+
+/**
+ * Serial output as one line: ANSI escapes, carriage returns, line feeds and backspaces
+ * removed. The BIOS console wraps long lines at 80 columns, so a message can only be
+ * matched once the breaks are gone.
+ */
+export function flatConsole(raw: string): string {
+  return raw.replace(ANSI_ESCAPE, '').replace(CONSOLE_BREAKS, '');
+}
