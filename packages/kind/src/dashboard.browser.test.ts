@@ -159,4 +159,13 @@ describe('kind dashboard in Chromium', () => {
     await expect.poll(() => page.getByTestId('cluster-row-web1').count(), { timeout: 10_000 }).toBe(1);
     expect(await page.getByTestId('cluster-row-web1').getByRole('link', { name: 'download' }).getAttribute('href')).toBe('/kind/api/v1/clusters/web1/kubeconfig');
   });
+
+  it('deletes a cluster from its row after confirmation', async () => {
+    await page.goto(`${baseUrl}/`);
+    await page.getByTestId('delete-web1').click();
+    await expect.poll(() => page.getByTestId('cluster-row-web1').count(), { timeout: 10_000 }).toBe(0);
+    expect(panel.standins.calls('kind').map((c) => c.args)).toContainEqual(['delete', 'cluster', '--name', 'web1']);
+    expect(panel.standins.clusters()).toEqual([]);
+    await expect.poll(() => page.getByTestId('clusters-table').textContent()).toContain('No clusters yet.');
+  });
 });
