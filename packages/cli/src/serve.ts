@@ -50,7 +50,8 @@ export async function serve(env: Env): Promise<Running> {
   const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '0.0.0.0:8080');
   let kindClose: (() => Promise<void>) | undefined;
   if (consoleListen) {
-    const kind = await createKindServices(env, store);
+    // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
+    const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
     kindClose = kind.close;
     const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
     await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc' });
