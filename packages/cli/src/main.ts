@@ -14,7 +14,7 @@ commands:
 options (each mirrors an environment variable):
   --data-dir DIR        IRONLENS_DATA_DIR (default ./.ironlens)
   --boot-listen ADDR    IRONLENS_BOOT_LISTEN (host:port | off; default 0.0.0.0:4839)
-  --console-listen ADDR IRONLENS_CONSOLE_LISTEN (host:port | off; default 0.0.0.0:8080)
+  --console-listen ADDR IRONLENS_CONSOLE_LISTEN (host:port | off; default 127.0.0.1:8080)
   --agent-listen ADDR   IRONLENS_AGENT_LISTEN (default 0.0.0.0:4840)
 `;
 

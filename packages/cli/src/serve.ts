@@ -25,7 +25,8 @@ const log = (msg: string) => process.stderr.write(`[ironlens] ${msg}\n`);
 /**
  * `ironlens serve`: the provisioning listener (`IRONLENS_BOOT_LISTEN`, default
  * `0.0.0.0:4839`, seed 004 at its exact paths) and the console listener
- * (`IRONLENS_CONSOLE_LISTEN`, default `0.0.0.0:8080`: the kind panel under `/kind`).
+ * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the kind panel under `/kind`; loopback by
+ * default because the console has no authentication yet and hands out kubeconfigs).
  * `off` switches a listener off.
  */
 export async function serve(env: Env): Promise<Running> {
@@ -47,7 +48,7 @@ export async function serve(env: Env): Promise<Running> {
     log(`boot control plane on ${urls.boot} (docs at /docs, /redoc)`);
   }
 
-  const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '0.0.0.0:8080');
+  const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080');
   let kindClose: (() => Promise<void>) | undefined;
   if (consoleListen) {
     // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
