@@ -17,7 +17,7 @@ export function requireNetbootTools(): void {
   const problems: string[] = [];
   if (process.getuid?.() !== 0) problems.push(`must run as root (uid is ${process.getuid?.()}): network namespaces, tap devices and tgtd need it`);
   for (const tool of ['ip', 'dnsmasq', 'tgtd', 'tgtadm', 'qemu-system-x86_64']) {
-    const found = spawnSync('sh', ['-c', 'command -v "$1"', 'sh', tool], { encoding: 'utf8', env: { PATH: `${process.env.PATH}:/usr/sbin:/sbin` } });
+    const found = spawnSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', tool], { encoding: 'utf8', env: { PATH: `${process.env.PATH}:/usr/sbin:/sbin` } });
     if (found.status !== 0) problems.push(`${tool} not found`);
   }
   if (!existsSync('/dev/net/tun')) problems.push('/dev/net/tun missing (tap devices)');
