@@ -4,6 +4,7 @@
  *   node --import tsx packages/kube-harness/src/cli.ts up [--nodes test|bench|N] [--no-gpu] [--ip 127.0.0.x]
  *   node --import tsx packages/kube-harness/src/cli.ts down
  *   node --import tsx packages/kube-harness/src/cli.ts status
+ *   node --import tsx packages/kube-harness/src/cli.ts bench [--nodes bench|N]   (prints JSON timings)
  *
  * `up` stays in the foreground until Ctrl-C (or `down` from another terminal) and
  * keeps its data in $TMPDIR/ironlens-kube-up (logs/, pki/, kubeconfig).
@@ -12,6 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { ensureKubeBinaries, cachedKubeBinaries } from './binaries.builder';
 import { startKubeCluster } from './cluster.harness';
 import type { FixtureSize } from './gpu.fixtures';
@@ -104,6 +106,26 @@ async function main(): Promise<number> {
       console.log('down');
       return 0;
     }
+    case 'bench': {
+      const nodesArg = flag(args, '--nodes') ?? 'bench';
+      const nodes: FixtureSize = nodesArg === 'test' || nodesArg === 'bench' ? nodesArg : Number(nodesArg);
+      const t0 = Date.now();
+      const h = await startKubeCluster({ nodes: 0, ip: flag(args, '--ip') });
+      const controlPlaneMs = Date.now() - t0;
+      try {
+        const f = await h.loadGpuFixtures(nodes);
+        const t1 = Date.now();
+        const name = f.nodes[f.nodes.length - 1].name;
+        const core = h.kubeConfig().makeApiClient(CoreV1Api);
+        await core.connectGetNodeProxyWithPath({ name, path: 'stats/summary' });
+        console.log(
+          JSON.stringify({ nodes: f.nodes.length, controlPlaneMs, fixturesReadyMs: f.readyMs, summaryViaProxyMs: Date.now() - t1 }),
+        );
+      } finally {
+        await h.stop();
+      }
+      return 0;
+    }
     case 'status': {
       const b = await cachedKubeBinaries();
       console.log(b ? `binaries: ${b.dir} (${JSON.stringify(b.versions)})` : 'binaries: not built (run `build`)');
@@ -114,7 +136,7 @@ async function main(): Promise<number> {
       return 0;
     }
     default:
-      console.error('usage: cli.ts build [--force] | up [--nodes test|bench|N] [--no-gpu] [--ip 127.0.0.x] | down | status');
+      console.error('usage: cli.ts build [--force] | up [--nodes test|bench|N] [--no-gpu] [--ip 127.0.0.x] | down | status | bench [--nodes bench|N]');
       return 2;
   }
 }

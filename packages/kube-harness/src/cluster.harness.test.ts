@@ -44,18 +44,21 @@ function statusCode(e: unknown): number | undefined {
   return (e as { code?: number }).code;
 }
 
+/** A cold build of the binaries takes longer than the root hookTimeout (600 s): allow 45 min. */
+const COLD_BUILD_TIMEOUT_MS = 45 * 60_000;
+
 beforeAll(async () => {
   h = await startKubeCluster({ nodes: 'test', gpu: true });
   const kc = h.kubeConfig();
   core = kc.makeApiClient(CoreV1Api);
   apps = kc.makeApiClient(AppsV1Api);
-});
+}, COLD_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
   await h?.stop();
 });
 
-describe('kube-harness control plane', () => {
+describe('kube-harness control plane', { timeout: 120_000 }, () => {
   it('serves the pinned Kubernetes version over TLS with the generated kubeconfig', async () => {
     expect(h.server).toMatch(/^https:\/\/127\.\d+\.\d+\.\d+:\d+$/);
     expect(h.kubeconfig).toContain('certificate-authority-data');

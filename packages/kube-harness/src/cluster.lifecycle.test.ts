@@ -2,9 +2,10 @@
  * Start/stop hygiene: processes are stopped by pid, the temp data dir is removed,
  * and a start that fails half-way leaves nothing running.
  */
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, beforeAll } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { startKubeCluster } from './cluster.harness';
+import { ensureKubeBinaries } from './binaries.builder';
 
 function alive(pid: number): boolean {
   try {
@@ -29,7 +30,10 @@ function processesMentioning(needle: string): number[] {
   return out;
 }
 
-describe('kube-harness lifecycle', () => {
+// Build (or find cached) binaries first: a cold build takes longer than the root hookTimeout.
+beforeAll(() => ensureKubeBinaries().then(() => undefined), 45 * 60_000);
+
+describe('kube-harness lifecycle', { timeout: 120_000 }, () => {
   it('refuses a non-loopback IP before starting anything', async () => {
     await expect(startKubeCluster({ ip: '10.0.0.1', nodes: 0 })).rejects.toThrow(/loopback only/);
   });

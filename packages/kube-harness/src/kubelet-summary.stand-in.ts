@@ -9,9 +9,13 @@
  * The API server picks the node address by `--kubelet-preferred-address-types`
  * (the harness sets `InternalIP`), presents its `--kubelet-client-certificate`,
  * and verifies the kubelet's serving certificate against
- * `--kubelet-certificate-authority`. So each fake node gets its own 127.x.y.z
- * InternalIP and this stand-in listens there with TLS, demanding a client
- * certificate signed by the cluster CA, like a kubelet with x509 authentication.
+ * `--kubelet-certificate-authority`. It refuses node addresses that are not global
+ * unicast, so fake nodes carry 198.18.x.y InternalIPs (RFC 2544) with the kubelet
+ * port 10250, and the API server's egress (FakeKonnectivityServer, HTTP CONNECT on
+ * a Unix socket) splices each `CONNECT 198.18.x.y:10250` to this stand-in's
+ * listener for that node on loopback. The serving certificate carries the node IPs
+ * as SANs, and a client certificate signed by the cluster CA is required, like a
+ * kubelet with x509 authentication.
  *
  * Pods in the summary are the pods the API server has bound to that node (looked
  * up through `podsForNode`), so the numbers follow what kwok "runs".

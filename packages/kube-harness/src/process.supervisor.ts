@@ -39,6 +39,8 @@ function installHooks(): void {
   process.on('exit', killAllSync);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(sig, () => {
+      // Someone else handles this signal (e.g. the CLI's graceful `up`): leave it to them.
+      if (process.listenerCount(sig) > 0) return;
       killAllSync();
       process.kill(process.pid, sig);
     });

@@ -149,7 +149,7 @@ function select(expr: string, series: readonly Sample[]): Sample[] {
           return v !== mt.value;
         case '=~':
           return new RegExp(`^(?:${mt.value})$`).test(v);
-        case '!~':
+        default:
           return !new RegExp(`^(?:${mt.value})$`).test(v);
       }
     }),
