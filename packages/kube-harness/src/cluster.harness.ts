@@ -126,7 +126,24 @@ function kubeconfigYaml(server: string, ca: string, user: string, client: CertPa
   });
 }
 
+/**
+ * Starts a cluster. Ports are picked free just before use, so another process can
+ * take one in between: a start that failed on "address already in use" is retried
+ * (up to 3 attempts) with new ports.
+ */
 export async function startKubeCluster(opts: StartKubeClusterOptions = {}): Promise<KubeHarness> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (attempt >= 3 || !/address already in use|bind: /i.test(msg)) throw e;
+      (opts.log ?? defaultLog)(`port collision on start (attempt ${attempt}); retrying with new ports`);
+    }
+  }
+}
+
+async function startOnce(opts: StartKubeClusterOptions): Promise<KubeHarness> {
   const log = opts.log ?? defaultLog;
   const ip = opts.ip ?? '127.0.0.1';
   if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip)) throw new Error(`kube-harness binds to loopback only; ip must be 127.x.y.z, got ${ip}`);
