@@ -8,5 +8,8 @@ cd "$(dirname "$0")/.."
 T0=$(date +%s)
 bash scripts/install-test-deps.sh
 npm run check
+# The Kubernetes harness's binaries (etcd, kube-apiserver, …) are built from the Go module
+# proxy once and cached; a cold build takes ~12 minutes and gets its own log here.
+node --import tsx packages/kube-harness/src/cli.ts build
 npx vitest run "$@"
 echo "[test-all] finished in $(( $(date +%s) - T0 )) s"
