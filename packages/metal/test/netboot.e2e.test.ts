@@ -22,7 +22,9 @@ const IRONLENS = join(here, '..', '..', 'cli', 'bin', 'ironlens.mjs');
 
 const NS = `ironlens-e2e-${process.pid}`;
 const SRV = '192.168.213.1';
-const CP_URL = `http://${SRV}:4839`;
+/** A second address of the control plane: the claiming machine's first stage injects it as cp-url. */
+const SRV_ALT = '192.168.213.2';
+const CP_URL_ALT = `http://${SRV_ALT}:4839`;
 const BASE_IQN = 'iqn.2026-07.io.ironlens.e2e';
 const TOKEN = `cp-${randomBytes(8).toString('hex')}`;
 const AGENT_TOKEN = `agent-${randomBytes(8).toString('hex')}`;
@@ -181,7 +183,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       // The product's script, unchanged, is the DHCP boot file. The second machine gets a
       // first stage that claims another worker's hostname (the spoofing attempt).
       copyFileSync(BOOT_IPXE, join(paths.tftp, 'boot.ipxe'));
-      writeFileSync(join(paths.tftp, 'claim-worker-01.ipxe'), `#!ipxe\nset cp-url ${CP_URL}\nset hostname ${WORKER}\nchain boot.ipxe\n`);
+      writeFileSync(join(paths.tftp, 'claim-worker-01.ipxe'), `#!ipxe\nset cp-url ${CP_URL_ALT}\nset hostname ${WORKER}\nchain boot.ipxe\n`);
       // The master image: a sparse disk whose boot sector prints the marker.
       const master = join(paths.disks, '_tpl_marker.img');
       writeFileSync(master, markerBootSector(MARKER));
@@ -190,6 +192,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
 
       netns = new Netns(NS, SRV, 'fd00:213::1');
       await netns.create();
+      await exec(['ip', '-n', NS, 'addr', 'add', `${SRV_ALT}/24`, 'dev', 'tap0']);
 
       tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `${SRV}:3260`, wrapper: netns.wrap, logFile: join(work, 'tgtd.log') });
       // Debug output names each iSCSI login (initiator and address): the evidence of who reached a disk.
@@ -234,7 +237,8 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
         {
           ...baseEnv,
           IRONLENS_DATA_DIR: join(work, 'cp'),
-          IRONLENS_BOOT_LISTEN: `${SRV}:4839`,
+          // Every address of the private namespace: the machines' default (next-server) and SRV_ALT.
+          IRONLENS_BOOT_LISTEN: '0.0.0.0:4839',
           IRONLENS_CONSOLE_LISTEN: 'off',
           IPXE_CP_TOKEN: TOKEN,
           IPXE_CP_AUTO_REGISTER: 'true',
@@ -282,6 +286,8 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
     await step('first boot: checks', async () => {
       say(`first boot: qemu exited with code ${run.code} after ${run.ms} ms`);
       // The reboot item ran (this iPXE reboots; qemu -no-reboot turns that into exit 0).
+      // Without a first stage, cp-url defaults to the TFTP server (next-server) on 4839.
+      expect(run.console).toContain(`ironlens: ${MAC1} hostname= control plane http://${SRV}:4839`);
       expect(run.console).toContain('ironlens: menu-default=reboot menu-timeout=1');
       expect(run.console).toContain('ironlens: reboot (menu item');
       expect(run.console).not.toContain('ironlens: sanboot');
@@ -373,6 +379,11 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       expect(run.code).toBe(33);
       say(`second boot: ${ack![0].trim()}; console: "sanboot ${rootPath}", "${MARKER}"; qemu exit code 33 (isa-debug-exit)`);
 
+      const dev = (await api('GET', `/devices/${MAC1}`)).json<Device & { first_seen: string; last_seen: string }>();
+      expect(dev).toMatchObject({ state: 'bound', bound_worker_id: WORKER, fingerprint: expect.objectContaining({ serial: SMBIOS1.serial }) });
+      expect(Date.parse(dev.last_seen)).toBeGreaterThan(Date.parse(dev.first_seen));
+      say(`second boot: device ${MAC1} ${dev.state} to ${dev.bound_worker_id}, reported again (first_seen ${dev.first_seen}, last_seen ${dev.last_seen})`);
+
       const logins = tgtdLogins();
       expect(logins).toContain(`${BASE_IQN}:${WORKER}`);
       const ops = (await api('GET', '/operations')).json<{ entries: Operation[] }>().entries.map((o) => o.op);
@@ -391,7 +402,15 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       expect(run.qemu.running, 'waits at the menu').toBe(true);
       const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
       await run.qemu.kill();
-      expect(shown).toContain(`ironlens: ${MAC2} hostname=${WORKER} control plane ${CP_URL}`);
+      // The first stage's cp-url won over the default (next-server): the requests went to SRV_ALT.
+      expect(shown).toContain(`ironlens: ${MAC2} hostname=${WORKER} control plane ${CP_URL_ALT}`);
+      const asked = daemons
+        .find((d) => d.name === 'ironlens-serve')!
+        .log()
+        .split('\n')
+        .filter((l) => l.includes(`"host":"${SRV_ALT}:4839"`))
+        .map((l) => (JSON.parse(l) as { req: { url: string } }).req.url.split('?')[0]);
+      expect(asked).toEqual(['/devices/report', '/boot-vars']);
       expect(shown).toContain(`ironlens: no boot variables for ${MAC2} hostname=${WORKER}`);
       expect(shown).not.toContain('ironlens: sanboot');
       expect(shown).not.toContain(MARKER);
@@ -408,7 +427,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       expect(direct.text).toBe('#!ipxe\n# no per-worker boot vars found\n');
       const ops = (await api('GET', `/operations?mac=${MAC2}`)).json<{ entries: Operation[] }>().entries.map((o) => o.op);
       expect(ops).toEqual(['device.register']);
-      say(`claiming machine: ${MAC2} (${ip}) asked as ${WORKER} after ${run.ms} ms: console "no boot variables … waiting at the menu", no sanboot, no marker; device ${d.state}, unbound; tgtd: no new login (${loginsBefore} in all, all from the first machine), no session from ${ip} (open sessions: ${JSON.stringify(sessions)}); /boot-vars answers ${JSON.stringify(direct.text)}; operations for ${MAC2}: ${ops.join(', ')}`);
+      say(`claiming machine: ${MAC2} (${ip}) asked ${CP_URL_ALT} (${asked.join(', ')}) as ${WORKER} after ${run.ms} ms: console "no boot variables … waiting at the menu", no sanboot, no marker; device ${d.state}, unbound; tgtd: no new login (${loginsBefore} in all, all from the first machine), no session from ${ip} (open sessions: ${JSON.stringify(sessions)}); /boot-vars answers ${JSON.stringify(direct.text)}; operations for ${MAC2}: ${ops.join(', ')}`);
     });
   });
 });
