@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { MetalServices } from '../wiring';
-import { renderBootVarsScript } from '../services/boot-vars.service';
 import { detailSchema, security } from './schemas';
 
 const IPXE = 'text/plain; charset=utf-8';
@@ -25,9 +24,8 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
       },
     },
     async (req, reply) => {
-      const answer = await s.bootVars.resolve(req.query);
-      if (req.query.format === 'json') return reply.send(answer.vars);
-      return reply.type(IPXE).send(renderBootVarsScript(answer));
+      if (req.query.format === 'json') return reply.send((await s.bootVars.resolve(req.query)).vars);
+      return reply.type(IPXE).send(await s.bootVars.script(req.query));
     },
   );
 

@@ -1,6 +1,6 @@
 import type { Store } from '@ironlens/core';
 import { normalizeMac } from '../domain/identifiers';
-import type { Device, WorkerRecord } from '../domain/types';
+import type { Device, Disk, WorkerRecord } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
@@ -14,9 +14,14 @@ export interface BootVars {
   menu_timeout?: number;
 }
 
+export interface DataPlane {
+  iscsi_server: string;
+  iscsi_sep: string;
+}
+
 /** Where a disk's agent serves iSCSI, and which root-path separator its backend wants. */
 export interface DataPlaneLookup {
-  dataPlane(agentId: string): Promise<{ iscsi_server: string; iscsi_sep: string } | null>;
+  dataPlane(agentId: string): Promise<DataPlane | null>;
 }
 
 export const STGT_SEP = ':::1:';
@@ -28,16 +33,65 @@ export interface BootVarsAnswer {
   subject: string | null;
 }
 
+/** An answer with its iPXE text, rendered once and shared by every request it serves. */
+interface Rendered {
+  readonly vars: Readonly<BootVars>;
+  readonly subject: string | null;
+  readonly script: string;
+}
+
+/** A worker's projection, valid while its agent's data-plane answer is the same object. */
+interface Projection {
+  readonly answer: Rendered;
+  readonly agent: string | null;
+  readonly dataPlane: DataPlane | null;
+}
+
+interface WorkerEntry {
+  readonly worker: WorkerRecord | null;
+  projection?: Projection;
+}
+
+/** A data-plane answer, re-asked after `DATA_PLANE_TTL_MS`; `value` keeps its identity while unchanged. */
+interface DataPlaneMemo {
+  value: DataPlane | null;
+  expires: number;
+  pending?: Promise<DataPlane | null>;
+}
+
 const MAX_CACHED = 200_000;
+
+/**
+ * How long an agent's data-plane answer is reused. Agent writes clear it at once (they
+ * call `invalidate()`); the TTL only bounds how late `/boot-vars` follows what the agent
+ * service derives without a ledger write (an untagged agent's backend, from its
+ * capabilities, which that service itself caches for a minute). Default is 250 ms.
+ */
+export const DATA_PLANE_TTL_MS = 250;
+
+const NO_VARS_SCRIPT = '#!ipxe\n# no per-worker boot vars found\n';
+const NOTHING: Rendered = Object.freeze({ vars: Object.freeze({}), subject: null, script: NO_VARS_SCRIPT });
+
+function rendered(vars: BootVars, subject: string | null): Rendered {
+  return Object.freeze({ vars: Object.freeze(vars), subject, script: renderBootVarsScript({ vars, subject }) });
+}
+
+const sameDataPlane = (a: DataPlane | null, b: DataPlane | null) => a === b || (!!a && !!b && a.iscsi_server === b.iscsi_server && a.iscsi_sep === b.iscsi_sep);
 
 /**
  * `/boot-vars`: a read-only projection of the ledger (seed §5). Lookups go through a
  * read-through cache that every write of the ledger clears, so a boot storm reads the
- * store once per machine. Nothing here writes.
+ * store once per machine; the projected answer and its iPXE text are kept with the
+ * cached worker, so a repeated request renders nothing. Nothing here writes.
+ *
+ * A lookup that started before an `invalidate()` answers its own request but is not
+ * kept (a generation counter), so a write is never hidden by a read that raced it.
  */
 export class BootVarsService {
-  private readonly workerByName = new Map<string, WorkerRecord | null>();
+  private readonly workerByName = new Map<string, WorkerEntry>();
   private readonly deviceByMac = new Map<string, Device | null>();
+  private readonly dataPlaneByAgent = new Map<string, DataPlaneMemo>();
+  private generation = 0;
 
   constructor(
     private readonly store: Store,
@@ -49,32 +103,72 @@ export class BootVarsService {
 
   /** Forget every cached lookup; called after each write of the ledger. */
   invalidate(): void {
+    this.generation++;
     this.workerByName.clear();
     this.deviceByMac.clear();
+    this.dataPlaneByAgent.clear();
   }
 
   private get db(): MetalDb {
     return this.store.db as unknown as MetalDb;
   }
 
-  private async worker(name: string): Promise<WorkerRecord | null> {
-    let w = this.workerByName.get(name);
-    if (w === undefined) {
-      w = await this.workers.findByHostname(this.db, name);
-      if (this.workerByName.size >= MAX_CACHED) this.workerByName.clear();
-      this.workerByName.set(name, w);
-    }
-    return w;
+  private worker(name: string): WorkerEntry | Promise<WorkerEntry> {
+    return this.workerByName.get(name) ?? this.loadWorker(name);
   }
 
-  private async device(mac: string): Promise<Device | null> {
-    let d = this.deviceByMac.get(mac);
-    if (d === undefined) {
-      d = await this.devices.get(this.db, mac);
+  private async loadWorker(name: string): Promise<WorkerEntry> {
+    const generation = this.generation;
+    const entry: WorkerEntry = { worker: await this.workers.findByHostname(this.db, name) };
+    if (generation === this.generation) {
+      if (this.workerByName.size >= MAX_CACHED) this.workerByName.clear();
+      this.workerByName.set(name, entry);
+    }
+    return entry;
+  }
+
+  private device(mac: string): Device | null | Promise<Device | null> {
+    const hit = this.deviceByMac.get(mac);
+    return hit !== undefined ? hit : this.loadDevice(mac);
+  }
+
+  private async loadDevice(mac: string): Promise<Device | null> {
+    const generation = this.generation;
+    const d = await this.devices.get(this.db, mac);
+    if (generation === this.generation) {
       if (this.deviceByMac.size >= MAX_CACHED) this.deviceByMac.clear();
       this.deviceByMac.set(mac, d);
     }
     return d;
+  }
+
+  /**
+   * The agent's data plane, asked at most once per TTL; concurrent askers share one
+   * lookup. `invalidate()` drops the memo, so a lookup in flight is never kept past it.
+   */
+  private agentDataPlane(agent: string): DataPlane | null | Promise<DataPlane | null> {
+    const memo = this.dataPlaneByAgent.get(agent);
+    if (memo) {
+      if (memo.expires > Date.now()) return memo.value;
+      if (memo.pending) return memo.pending;
+    }
+    const next: DataPlaneMemo = { value: memo?.value ?? null, expires: 0 };
+    next.pending = this.dataPlane.dataPlane(agent).then(
+      (value) => {
+        next.pending = undefined;
+        // Unchanged: keep the old object, so the projections built on it stay valid.
+        if (!memo || !sameDataPlane(memo.value, value)) next.value = value;
+        next.expires = Date.now() + DATA_PLANE_TTL_MS;
+        return next.value;
+      },
+      (err: unknown) => {
+        next.pending = undefined;
+        if (this.dataPlaneByAgent.get(agent) === next) this.dataPlaneByAgent.delete(agent);
+        throw err;
+      },
+    );
+    this.dataPlaneByAgent.set(agent, next);
+    return next.pending;
   }
 
   /**
@@ -83,40 +177,64 @@ export class BootVarsService {
    * device gets the reboot loop; revoked, unknown or spoofed get nothing.
    */
   async resolve(q: { hostname?: string; mac?: string }): Promise<BootVarsAnswer> {
+    const a = await this.answer(q);
+    return { vars: { ...a.vars }, subject: a.subject };
+  }
+
+  /** The same decision as `resolve`, as the iPXE script (`#!ipxe` and `set` lines). */
+  async script(q: { hostname?: string; mac?: string }): Promise<string> {
+    return (await this.answer(q)).script;
+  }
+
+  // The lookups answer synchronously from the cache; only a miss costs an `await`.
+  private async answer(q: { hostname?: string; mac?: string }): Promise<Rendered> {
     const hostname = q.hostname?.trim().toLowerCase() || undefined;
     const macGiven = q.mac !== undefined && q.mac.trim() !== '';
     const mac = macGiven ? normalizeMac(q.mac) : null;
-    if (macGiven && !mac) return { vars: {}, subject: null };
+    if (macGiven && !mac) return NOTHING;
 
-    const byName = hostname ? await this.worker(hostname) : null;
-    if (byName) {
+    let byName = hostname ? this.worker(hostname) : null;
+    if (byName instanceof Promise) byName = await byName;
+    if (byName?.worker) {
       if (mac) {
-        const d = await this.device(mac);
-        if (!d || d.state !== 'bound' || d.bound_worker_id !== byName.worker_id) return { vars: {}, subject: null };
+        let d = this.device(mac);
+        if (d instanceof Promise) d = await d;
+        if (d?.state !== 'bound' || d.bound_worker_id !== byName.worker.worker_id) return NOTHING;
       }
-      return { vars: await this.project(byName), subject: byName.hostname };
+      return this.project(byName);
     }
-    if (!mac) return { vars: {}, subject: null };
-    const d = await this.device(mac);
-    if (!d) return { vars: {}, subject: null };
+    if (!mac) return NOTHING;
+    let d = this.device(mac);
+    if (d instanceof Promise) d = await d;
+    if (!d) return NOTHING;
     if (d.state === 'bound' && d.bound_worker_id) {
-      const w = await this.worker(d.bound_worker_id);
-      if (w) return { vars: await this.project(w), subject: w.hostname };
-      return { vars: {}, subject: null };
+      let w = this.worker(d.bound_worker_id);
+      if (w instanceof Promise) w = await w;
+      return w.worker ? this.project(w) : NOTHING;
     }
-    if (d.state === 'pooled') {
-      return { vars: { menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, subject: mac };
-    }
-    return { vars: {}, subject: null };
+    if (d.state === 'pooled') return rendered({ menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, mac);
+    return NOTHING;
   }
 
-  private async project(w: WorkerRecord): Promise<BootVars> {
-    const vars: BootVars = {};
+  /** The worker's vars and script; reused while its agent's data-plane answer is unchanged. */
+  private project(entry: WorkerEntry): Rendered | Promise<Rendered> {
+    const w = entry.worker as WorkerRecord;
     const disk = (w.default_os && w.disks.find((d) => d.os === w.default_os)) || w.disks[0];
+    const agent = disk ? disk.agent : null;
+    const dp = agent === null ? null : this.agentDataPlane(agent);
+    if (dp instanceof Promise) return dp.then((value) => this.projectWith(entry, disk, value));
+    return this.projectWith(entry, disk, dp);
+  }
+
+  private projectWith(entry: WorkerEntry, disk: Disk | undefined, dp: DataPlane | null): Rendered {
+    const p = entry.projection;
+    const agent = disk ? disk.agent : null;
+    if (p && p.agent === agent && p.dataPlane === dp) return p.answer;
+    const w = entry.worker as WorkerRecord;
+    const vars: BootVars = {};
     if (disk) {
       const i = disk.iqn.lastIndexOf(':');
       vars.base_iqn = i > 0 ? disk.iqn.slice(0, i) : disk.iqn;
-      const dp = await this.dataPlane.dataPlane(disk.agent);
       if (dp) {
         vars.iscsi_server = dp.iscsi_server;
         vars.iscsi_sep = dp.iscsi_sep;
@@ -125,14 +243,16 @@ export class BootVarsService {
     const menuDefault = w.default_os ?? w.boot.menu_default ?? 'reboot';
     vars.menu_default = menuDefault;
     vars.menu_timeout = menuDefault === 'reboot' ? this.timeouts.autoBootTimeout : (w.boot.menu_timeout ?? this.timeouts.bootMenuTimeout);
-    return vars;
+    const answer = rendered(vars, w.hostname);
+    entry.projection = { answer, agent, dataPlane: dp };
+    return answer;
   }
 }
 
 /** The iPXE script form: `set` lines iPXE can chain. */
 export function renderBootVarsScript(a: BootVarsAnswer): string {
   const v = a.vars;
-  if (Object.keys(v).length === 0) return '#!ipxe\n# no per-worker boot vars found\n';
+  if (Object.keys(v).length === 0) return NO_VARS_SCRIPT;
   const lines = ['#!ipxe', `# boot vars for ${a.subject ?? 'unknown'}`];
   if (v.base_iqn !== undefined) lines.push(`set base-iqn ${v.base_iqn}`);
   if (v.iscsi_server !== undefined) lines.push(`set iscsi-server ${v.iscsi_server}`);
