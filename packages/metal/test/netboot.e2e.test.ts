@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exec } from '@ironlens/core';
 import { type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAllSync, markerBootSector, Netns, requireNetbootTools, waitFor } from './netboot.harness';
 
 /**
@@ -45,6 +45,8 @@ const MACHINE1 = [
   '-smbios',
   `type=17,speed=${SMBIOS1.speed}`,
 ];
+
+const TGTD_NOISE = /target_cmd|iscsi_task|__cmd_done|bs_rdwr|iscsi_scsi_cmd|iscsi_data_rsp|mtask_/;
 
 const t0 = Date.now();
 const say = (msg: string) => console.log(`[e2e ${Date.now() - t0} ms] ${msg}`);
@@ -101,10 +103,11 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
   const diagnostics = (serialFile?: string) => {
     const tail = (name: string, text: string) => `\n--- ${name} (tail) ---\n${text.slice(-2500)}`;
     let out = `\nwork dir kept: ${work}`;
-    if (serialFile) out += tail('serial', flatConsole(readFileSync(serialFile, 'latin1')));
+    if (serialFile) out += tail('serial console', flatConsole(readFileSync(serialFile, 'latin1')));
     out += tail('dnsmasq', dnsmasqLog());
-    for (const d of daemons) out += tail(d.name, d.log());
-    out += tail('tgtd', tgtdLog());
+    for (const d of daemons) if (!d.name.startsWith('machine-') && d.log().trim()) out += tail(d.name, d.log());
+    // Without the per-command debug noise: logins, sessions, targets, errors.
+    out += tail('tgtd', tgtdLog().split('\n').filter((l) => !TGTD_NOISE.test(l)).join('\n'));
     return out;
   };
 
@@ -160,7 +163,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       return { serial, console: screen(), code: qemu.code, ms: Date.now() - start, qemu };
     } catch (err) {
       await qemu.kill();
-      (err as Error).message += diagnostics(serial);
+      (err as Error).message += `\n--- ${opts.name} serial console (tail) ---\n${screen().slice(-2500)}`;
       throw err;
     }
   }
@@ -271,6 +274,13 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
     });
   }, 90_000);
 
+  // A test that fails outside a step (a timeout, say) keeps the logs too.
+  beforeEach((ctx) => {
+    ctx.onTestFailed(() => {
+      failed = true;
+    });
+  });
+
   afterAll(async () => {
     const start = Date.now();
     for (const d of [...daemons].reverse()) await d.stop();
@@ -320,7 +330,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       const ops = (await api('GET', `/operations?mac=${MAC1}`)).json<{ entries: Operation[] }>().entries;
       expect(ops).toEqual([expect.objectContaining({ op: 'device.register', mac: MAC1, source: 'ipxe' })]);
       say(`first boot: operations for ${MAC1}: ${ops.map((o) => `${o.op}(source=${o.source})`).join(', ')}`);
-    });
+    }, run.serial);
   });
 
   it('lets the operator bind the machine to a worker with a system disk cloned from a master', async () => {
@@ -389,7 +399,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       const ops = (await api('GET', '/operations')).json<{ entries: Operation[] }>().entries.map((o) => o.op);
       expect(ops).toEqual(expect.arrayContaining(['device.register', 'device.bind']));
       say(`second boot: tgtd logins ${JSON.stringify([...new Set(logins)])}; operations log: ${ops.join(', ')}`);
-    });
+    }, run.serial);
   });
 
   it("refuses a second machine that claims the worker's hostname: empty boot vars, no disk", async () => {
@@ -428,6 +438,6 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       const ops = (await api('GET', `/operations?mac=${MAC2}`)).json<{ entries: Operation[] }>().entries.map((o) => o.op);
       expect(ops).toEqual(['device.register']);
       say(`claiming machine: ${MAC2} (${ip}) asked ${CP_URL_ALT} (${asked.join(', ')}) as ${WORKER} after ${run.ms} ms: console "no boot variables … waiting at the menu", no sanboot, no marker; device ${d.state}, unbound; tgtd: no new login (${loginsBefore} in all, all from the first machine), no session from ${ip} (open sessions: ${JSON.stringify(sessions)}); /boot-vars answers ${JSON.stringify(direct.text)}; operations for ${MAC2}: ${ops.join(', ')}`);
-    });
+    }, run.serial);
   });
 });
