@@ -68,6 +68,23 @@ describe('TgtadmTargets seen by an iSCSI initiator', () => {
   });
 });
 
+describe('startTgtd', () => {
+  it('refuses a portal whose port is taken instead of starting a tgtd without it', async () => {
+    const { createServer } = await import('node:net');
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    const port = (srv.address() as { port: number }).port;
+    const control = unusedControlPort();
+    try {
+      await expect(startTgtd({ controlPort: control, portal: `127.0.0.1:${port}` })).rejects.toThrow(/cannot be bound/);
+      const r = await exec(['tgtadm', '-C', String(control), '--mode', 'system', '--op', 'show'], { allowFailure: true });
+      expect(r.code).not.toBe(0);
+    } finally {
+      srv.close();
+    }
+  });
+});
+
 describe('parseTgtadmShow', () => {
   it('reads targets, tids and backing stores and leaves out the controller LUN', () => {
     const text = `Target 1: iqn.2026-07.com.controller:worker-01.ubuntu

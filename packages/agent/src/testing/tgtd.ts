@@ -45,6 +45,8 @@ async function answers(port: number): Promise<boolean> {
 export async function startTgtd(opts: StartTgtdOptions): Promise<RunningTgtd> {
   const port = opts.controlPort;
   if (await answers(port)) throw new Error(`a tgtd already answers on control port ${port}`);
+  // tgtd keeps running without its portal when the port is taken: find out first.
+  if (!opts.wrapper?.length) await assertBindable(opts.portal);
   const logFile = opts.logFile ?? join(tmpdir(), `ironlens-tgtd-${port}-${process.pid}.log`);
   const out = openSync(logFile, 'w');
   const argv = [...(opts.wrapper ?? []), 'tgtd', '-f', '-C', String(port), '--iscsi', `portal=${opts.portal}`];
@@ -91,6 +93,17 @@ export async function startTgtd(opts: StartTgtdOptions): Promise<RunningTgtd> {
   };
 
   return { controlPort: port, portal: opts.portal, pid: child.pid ?? -1, logFile, targets: new TgtadmTargets({ controlPort: port }), stop };
+}
+
+function assertBindable(portal: string): Promise<void> {
+  const i = portal.lastIndexOf(':');
+  const host = portal.slice(0, i).replace(/^\[|\]$/g, '');
+  const port = Number(portal.slice(i + 1));
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', (err) => reject(new Error(`iSCSI portal ${portal} cannot be bound: ${(err as NodeJS.ErrnoException).code ?? err.message}`)));
+    srv.listen(port, host, () => srv.close(() => resolve()));
+  });
 }
 
 /** A TCP port that was free on `host` a moment ago (for an iSCSI portal in a test). */
