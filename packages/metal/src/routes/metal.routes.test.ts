@@ -59,6 +59,14 @@ describe('device report and auto-register (§5.1, §16.6)', () => {
     expect((await inject('POST', '/devices', { mac: '000c29b98b2d' })).statusCode).toBe(409);
   });
 
+  it('treats an all-zero SMBIOS UUID as not set', async () => {
+    await report('000c29b98b2d', '&uuid=00000000-0000-0000-0000-000000000000');
+    expect((await inject('GET', '/devices/000c29b98b2d')).json().uuid).toBeNull();
+    await report('000c29b98b2d', '&uuid=4c4c4544-0042-3510-8052-b4c04f4e4d32');
+    await report('000c29b98b2d', '&uuid=FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF');
+    expect((await inject('GET', '/devices/000c29b98b2d')).json().uuid).toBe('4c4c4544-0042-3510-8052-b4c04f4e4d32');
+  });
+
   it('refuses a report without a valid MAC', async () => {
     expect((await f.app.inject({ url: '/devices/report?mac=zz' })).statusCode).toBe(400);
     expect((await f.app.inject({ url: '/devices/report' })).statusCode).toBe(422);

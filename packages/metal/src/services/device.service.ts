@@ -52,6 +52,14 @@ const clean = (s: unknown): string | null => {
   return t === '' ? null : t.slice(0, 256);
 };
 
+/** SMBIOS UUIDs of all zeros or all ones are "not set" (qemu, cheap boards), not identities. */
+const cleanUuid = (s: unknown): string | null => {
+  const t = clean(s);
+  if (!t) return null;
+  const hex = t.replace(/-/g, '').toLowerCase();
+  return /^(0+|f+)$/.test(hex) ? null : t;
+};
+
 /**
  * The device pool (seed §16): registration, reports, revocation and the one-to-one
  * device ↔ worker binding. Every binding change is one transaction with its audit
@@ -93,7 +101,7 @@ export class DeviceService {
     }
     return {
       mac,
-      uuid: clean(decl.uuid),
+      uuid: cleanUuid(decl.uuid),
       state: 'pooled',
       bound_worker_id: null,
       key_hash: null,
@@ -187,7 +195,7 @@ export class DeviceService {
     const memSpeed = parseIntLoose(q['mem-speed']);
     if (memTotal !== null) fp.mem_total = memTotal;
     if (memSpeed !== null) fp.mem_speed = memSpeed;
-    const uuid = clean(q.uuid);
+    const uuid = cleanUuid(q.uuid);
     const now = isoSeconds();
     const autoRegister = await this.settings.getAutoRegister();
     const result = await this.store.transaction(async (trx) => {
@@ -294,7 +302,7 @@ export class DeviceService {
   private mismatch(d: Device, p: DeviceDeclaration): { fields: string[] } | null {
     const fields: string[] = [];
     for (const k of DECLARED) {
-      const declared = clean(p[k]);
+      const declared = k === 'uuid' ? cleanUuid(p[k]) : clean(p[k]);
       const reported = k === 'uuid' ? d.uuid : (d.fingerprint[k] as string | null | undefined);
       if (declared && reported && loose(declared) !== loose(reported)) fields.push(k);
     }
