@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Env, envBool, envInt, envOptional, envString } from '@ironlens/core';
+import { type Env, envBool, envInt, envNumber, envOptional, envString } from '@ironlens/core';
 
 export type ReloadMethod =
   | { kind: 'docker'; container: string }
@@ -21,6 +21,8 @@ export interface MetalConfig {
   defaultArch: string;
   /** `IPXE_CP_AGENT_TIMEOUT` (seconds in the env, ms here). Default is 10 s. */
   agentTimeoutMs: number;
+  /** `IRONLENS_AGENT_DISK_TIMEOUT` (seconds): deadline of disk and CD creation, which may copy a whole master where reflink is not available. Default is 1800 s. */
+  agentDiskTimeoutMs: number;
   /** `IPXE_CP_DNSMASQ_HOSTS_FILE`. Default is `<data dir>/dnsmasq/dhcp-hosts.conf`. */
   dnsmasqHostsFile: string;
   reload: ReloadMethod;
@@ -54,6 +56,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     autoBootTimeout: envInt(env, 'IPXE_CP_AUTO_BOOT_TIMEOUT', 1),
     defaultArch: envString(env, 'IPXE_CP_DEFAULT_ARCH', 'x86_64'),
     agentTimeoutMs: Math.round(agentTimeout * 1000),
+    agentDiskTimeoutMs: Math.round(envNumber(env, 'IRONLENS_AGENT_DISK_TIMEOUT', 1800) * 1000),
     dnsmasqHostsFile: envString(env, 'IPXE_CP_DNSMASQ_HOSTS_FILE', join(dataDir, 'dnsmasq', 'dhcp-hosts.conf')),
     reload,
   };

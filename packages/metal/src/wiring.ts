@@ -67,7 +67,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const agents = new AgentService(store, agentRepo, deps.agentApi ?? new HttpAgentApi(config.agentTimeoutMs), ops, () => bootVars?.invalidate());
   bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config);
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops);
-  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops);
+  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs);
   const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
   return {
     config,

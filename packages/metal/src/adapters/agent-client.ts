@@ -13,9 +13,18 @@ export interface AgentResponse<T = unknown> {
   body: T;
 }
 
+export interface AgentRequestOptions {
+  body?: unknown;
+  /** Send the bearer token. Default is `true`. */
+  auth?: boolean;
+  query?: Record<string, string | boolean | undefined>;
+  /** Overrides the client's deadline (disk clones take longer than a status call). */
+  timeoutMs?: number;
+}
+
 /** The storage agent's HTTP API (packages/agent), as the control plane calls it. */
 export interface AgentApi {
-  request<T = unknown>(agent: AgentEndpoint, method: string, path: string, opts?: { body?: unknown; auth?: boolean; query?: Record<string, string | boolean | undefined> }): Promise<AgentResponse<T>>;
+  request<T = unknown>(agent: AgentEndpoint, method: string, path: string, opts?: AgentRequestOptions): Promise<AgentResponse<T>>;
 }
 
 /**
@@ -26,7 +35,8 @@ export interface AgentApi {
 export class HttpAgentApi implements AgentApi {
   constructor(private readonly timeoutMs: number) {}
 
-  async request<T>(agent: AgentEndpoint, method: string, path: string, opts: { body?: unknown; auth?: boolean; query?: Record<string, string | boolean | undefined> } = {}): Promise<AgentResponse<T>> {
+  async request<T>(agent: AgentEndpoint, method: string, path: string, opts: AgentRequestOptions = {}): Promise<AgentResponse<T>> {
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const url = new URL(agent.base_url.replace(/\/+$/, '') + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -34,10 +44,10 @@ export class HttpAgentApi implements AgentApi {
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(timeoutMs) });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
-      const why = e.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (e.cause?.code ?? e.message);
+      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.message);
       throw new AppError('agent_unreachable', `agent ${agent.id} unreachable: ${why}`, { agent: agent.id, error: `unreachable: ${why}` });
     }
     const text = await res.text().catch(() => '');

@@ -43,6 +43,19 @@ describe('agent failures', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
   });
 
+  it('gives disk creation its own, longer deadline (a copy of a master is slow)', async () => {
+    await inject('POST', '/workers', { worker_id: 'w1' });
+    agent.handlers.set('POST /luns/disk', async (call, res) => {
+      await new Promise((r) => setTimeout(r, 1_000)); // twice IPXE_CP_AGENT_TIMEOUT
+      const b = call.body as { iqn: string; filename: string };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ iqn: b.iqn, backing: `/images/${b.filename}`, filename: b.filename, clone: 'copy' }));
+    });
+    const r = await inject('POST', '/workers/w1/luns/disk', { type: 'master', os: 'ubuntu', name: '_tpl_u.img' });
+    expect(r.statusCode).toBe(200);
+    expect(r.json().state).toBe('ready');
+  });
+
   it('sends the stored token, expanded, as a bearer token', async () => {
     await inject('GET', '/agents/fake/luns');
     expect(agent.calls.find((c) => c.path === '/luns')?.authorization).toBe('Bearer tok');

@@ -23,9 +23,12 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
         },
       },
     },
-    async (req, reply) => {
-      if (req.query.format === 'json') return reply.send((await s.bootVars.resolve(req.query)).vars);
-      return reply.type(IPXE).send(await s.bootVars.script(req.query));
+    // Not async: a cached answer is sent in the same tick, with no promise per request.
+    (req, reply) => {
+      if (req.query.format === 'json') return s.bootVars.resolve(req.query).then((a) => reply.send(a.vars));
+      const text = s.bootVars.script(req.query);
+      reply.type(IPXE);
+      return typeof text === 'string' ? reply.send(text) : text.then((t) => reply.send(t));
     },
   );
 

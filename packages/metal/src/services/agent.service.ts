@@ -1,5 +1,5 @@
 import { AppError, isUniqueViolation, type OperationsLog, type Store } from '@ironlens/core';
-import { type AgentApi, type AgentEndpoint, agentErrorText, passThrough } from '../adapters/agent-client';
+import { type AgentApi, type AgentEndpoint, type AgentRequestOptions, agentErrorText, passThrough } from '../adapters/agent-client';
 import { isValidId } from '../domain/identifiers';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
@@ -254,14 +254,14 @@ export class AgentService implements DataPlaneLookup {
   }
 
   /** Calls an agent and passes its error through (status + `{"agent","error"}`). */
-  async call<T>(a: Agent, method: string, path: string, opts: { body?: unknown; query?: Record<string, string | boolean | undefined> } = {}): Promise<T> {
+  async call<T>(a: Agent, method: string, path: string, opts: AgentRequestOptions = {}): Promise<T> {
     const res = await this.api.request<T>(this.endpoint(a), method, path, opts);
     if (res.status < 200 || res.status >= 300) throw passThrough(a.id, res);
     return res.body;
   }
 
   /** Like `call` but returns the raw answer, for callers that treat some statuses as fine. */
-  raw<T>(a: Agent, method: string, path: string, opts: { body?: unknown; query?: Record<string, string | boolean | undefined> } = {}) {
+  raw<T>(a: Agent, method: string, path: string, opts: AgentRequestOptions = {}) {
     return this.api.request<T>(this.endpoint(a), method, path, opts);
   }
 }

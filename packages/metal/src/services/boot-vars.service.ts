@@ -76,6 +76,11 @@ function rendered(vars: BootVars, subject: string | null): Rendered {
   return Object.freeze({ vars: Object.freeze(vars), subject, script: renderBootVarsScript({ vars, subject }) });
 }
 
+/** `f(v)` at once when `v` is at hand, after it settles otherwise: cache hits never wait a tick. */
+function then<T, R>(v: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise<R> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
+
 const sameDataPlane = (a: DataPlane | null, b: DataPlane | null) => a === b || (!!a && !!b && a.iscsi_server === b.iscsi_server && a.iscsi_sep === b.iscsi_sep);
 
 /**
@@ -181,49 +186,48 @@ export class BootVarsService {
     return { vars: { ...a.vars }, subject: a.subject };
   }
 
-  /** The same decision as `resolve`, as the iPXE script (`#!ipxe` and `set` lines). */
-  async script(q: { hostname?: string; mac?: string }): Promise<string> {
-    return (await this.answer(q)).script;
+  /**
+   * The same decision as `resolve`, as the iPXE script (`#!ipxe` and `set` lines): a plain
+   * string when every lookup it needs is cached, so a boot storm's requests never wait.
+   */
+  script(q: { hostname?: string; mac?: string }): string | Promise<string> {
+    return then(this.answer(q), (a) => a.script);
   }
 
-  // The lookups answer synchronously from the cache; only a miss costs an `await`.
-  private async answer(q: { hostname?: string; mac?: string }): Promise<Rendered> {
+  private answer(q: { hostname?: string; mac?: string }): Rendered | Promise<Rendered> {
     const hostname = q.hostname?.trim().toLowerCase() || undefined;
     const macGiven = q.mac !== undefined && q.mac.trim() !== '';
     const mac = macGiven ? normalizeMac(q.mac) : null;
     if (macGiven && !mac) return NOTHING;
+    if (!hostname) return this.byMac(mac);
+    return then(this.worker(hostname), (entry) => this.byName(entry, mac));
+  }
 
-    let byName = hostname ? this.worker(hostname) : null;
-    if (byName instanceof Promise) byName = await byName;
-    if (byName?.worker) {
-      if (mac) {
-        let d = this.device(mac);
-        if (d instanceof Promise) d = await d;
-        if (d?.state !== 'bound' || d.bound_worker_id !== byName.worker.worker_id) return NOTHING;
-      }
-      return this.project(byName);
-    }
+  /** A worker named by the request; with a MAC, only if that device is bound to it. */
+  private byName(entry: WorkerEntry, mac: string | null): Rendered | Promise<Rendered> {
+    const w = entry.worker;
+    if (!w) return this.byMac(mac);
+    if (!mac) return this.project(entry);
+    return then(this.device(mac), (d) => (d?.state === 'bound' && d.bound_worker_id === w.worker_id ? this.project(entry) : NOTHING));
+  }
+
+  /** No worker by that name: the device's bound worker, the reboot loop, or nothing. */
+  private byMac(mac: string | null): Rendered | Promise<Rendered> {
     if (!mac) return NOTHING;
-    let d = this.device(mac);
-    if (d instanceof Promise) d = await d;
-    if (!d) return NOTHING;
-    if (d.state === 'bound' && d.bound_worker_id) {
-      let w = this.worker(d.bound_worker_id);
-      if (w instanceof Promise) w = await w;
-      return w.worker ? this.project(w) : NOTHING;
-    }
-    if (d.state === 'pooled') return rendered({ menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, mac);
-    return NOTHING;
+    return then(this.device(mac), (d) => {
+      if (!d) return NOTHING;
+      if (d.state === 'bound' && d.bound_worker_id) return then(this.worker(d.bound_worker_id), (w) => (w.worker ? this.project(w) : NOTHING));
+      if (d.state === 'pooled') return rendered({ menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, mac);
+      return NOTHING;
+    });
   }
 
   /** The worker's vars and script; reused while its agent's data-plane answer is unchanged. */
   private project(entry: WorkerEntry): Rendered | Promise<Rendered> {
     const w = entry.worker as WorkerRecord;
     const disk = (w.default_os && w.disks.find((d) => d.os === w.default_os)) || w.disks[0];
-    const agent = disk ? disk.agent : null;
-    const dp = agent === null ? null : this.agentDataPlane(agent);
-    if (dp instanceof Promise) return dp.then((value) => this.projectWith(entry, disk, value));
-    return this.projectWith(entry, disk, dp);
+    if (!disk) return this.projectWith(entry, undefined, null);
+    return then(this.agentDataPlane(disk.agent), (dp) => this.projectWith(entry, disk, dp));
   }
 
   private projectWith(entry: WorkerEntry, disk: Disk | undefined, dp: DataPlane | null): Rendered {

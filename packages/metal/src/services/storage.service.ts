@@ -48,6 +48,8 @@ export class StorageService implements WorkerStorage {
     private readonly dhcp: DhcpHostsService,
     private readonly bootVars: BootVarsService,
     private readonly ops: OperationsLog,
+    /** Deadline of disk and CD creation (a copy of a whole master can be slow). */
+    private readonly diskTimeoutMs: number,
   ) {}
 
   private get db(): MetalDb {
@@ -63,7 +65,7 @@ export class StorageService implements WorkerStorage {
   async createLunDisk(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
     const a = await this.agents.require(agentId);
     if (!a.role.disk) throw new AppError('agent_role_missing', `agent ${a.id} not configured for disk role`);
-    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body });
+    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body, timeoutMs: this.diskTimeoutMs });
     await this.ops.append({ op: 'agent.create_disk', agent: a.id, iqn: out?.iqn, via: 'luns', client: ctx.client });
     return out;
   }
@@ -71,7 +73,7 @@ export class StorageService implements WorkerStorage {
   async createLunCd(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
     const a = await this.agents.require(agentId);
     if (!a.role.cd) throw new AppError('agent_role_missing', `agent ${a.id} not configured for cd role`);
-    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body });
+    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body, timeoutMs: this.diskTimeoutMs });
     await this.ops.append({ op: 'agent.create_cd', agent: a.id, iqn: out?.iqn, via: 'luns', client: ctx.client });
     return out;
   }
@@ -162,7 +164,7 @@ export class StorageService implements WorkerStorage {
     const body = req.type === 'master' ? { iqn, filename, master: req.name } : { iqn, filename, size: req.size };
     let out: AgentDiskAnswer;
     try {
-      out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body });
+      out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body, timeoutMs: this.diskTimeoutMs });
     } catch (err) {
       await this.ops.append({ op: 'agent.create_disk', status: 'failed', worker_id: w.worker_id, agent: a.id, iqn, error: (err as Error).message, client: ctx.client });
       throw err;
@@ -293,7 +295,7 @@ export class StorageService implements WorkerStorage {
     if (candidates.length === 0) throw new AppError('agent_none_available', 'no enabled agent with the cd role for windows_iso');
     const a = candidates[0];
     const iqn = `${await this.baseIqn(a)}:${workerId}.windows.iso`;
-    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body: { iso, iqn } });
+    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body: { iso, iqn }, timeoutMs: this.diskTimeoutMs });
     await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out?.iqn ?? iqn, iso, client: ctx.client });
     return { agent: a.id, iqn: out?.iqn ?? iqn, iso, backing: out?.backing ?? '' };
   }
