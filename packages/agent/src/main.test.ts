@@ -56,14 +56,35 @@ describe('startAgent', () => {
       body: JSON.stringify({ iqn: `${BASE}:worker-02.debian`, size: '64M', filename: 'w2.img' }),
     });
     expect(created.status).toBe(200);
+    const restricted = await fetch(`${agent!.url}/luns/disk`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tok', 'content-type': 'application/json' },
+      body: JSON.stringify({ iqn: `${BASE}:worker-03.debian`, size: '1M', initiator: `${BASE}:worker-03` }),
+    });
+    expect(restricted.status).toBe(200);
     const port = tgtd.controlPort;
     await tgtd.stop();
     tgtd = await startTgtd({ controlPort: port, portal });
     expect(await (await get('/luns')).json()).toEqual([]);
     const scan = await fetch(`${agent!.url}/luns/scan`, { method: 'POST', headers: { authorization: 'Bearer tok' } });
     const body = (await scan.json()) as { created: { iqn: string }[] };
-    expect(body.created.map((c) => c.iqn).sort()).toEqual([`${BASE}:install.iso`, `${BASE}:worker-01.ubuntu`, `${BASE}:worker-02.debian`]);
+    expect(body.created.map((c) => c.iqn).sort()).toEqual([`${BASE}:install.iso`, `${BASE}:worker-01.ubuntu`, `${BASE}:worker-02.debian`, `${BASE}:worker-03.debian`]);
     expect(existsSync(join(dir, 'w2.img'))).toBe(true);
+    const acls = Object.fromEntries(((await (await get('/luns')).json()) as { iqn: string; acl: string[] }[]).map((t) => [t.iqn, t.acl]));
+    expect(acls[`${BASE}:worker-03.debian`]).toEqual([`${BASE}:worker-03`]);
+    expect(acls[`${BASE}:worker-02.debian`]).toEqual(['ALL']);
+  });
+
+  it('rebuilds a restricted target with its ACL at start', async () => {
+    await agent?.close();
+    agent = undefined;
+    const port = tgtd.controlPort;
+    await tgtd.stop();
+    tgtd = await startTgtd({ controlPort: port, portal });
+    agent = await startAgent(env());
+    const acls = Object.fromEntries(((await (await get('/luns')).json()) as { iqn: string; acl: string[] }[]).map((t) => [t.iqn, t.acl]));
+    expect(acls[`${BASE}:worker-03.debian`]).toEqual([`${BASE}:worker-03`]);
+    expect(acls[`${BASE}:worker-01.ubuntu`]).toEqual(['ALL']);
   });
 
   it('refuses to start on an invalid configuration', async () => {

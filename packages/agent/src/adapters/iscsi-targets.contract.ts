@@ -48,6 +48,22 @@ export function describeIscsiTargetsContract(name: string, make: () => Promise<{
       expect(t?.luns).toEqual([expect.objectContaining({ backing, cd: false })]);
     });
 
+    it('lists a target made without an initiator as open to ALL', async () => {
+      const t = (await targets.list()).find((x) => x.iqn === `${BASE}:a`);
+      expect(t?.acl).toEqual(['ALL']);
+    });
+
+    it('lists a disk and a CD made for one initiator with only that initiator in the ACL', async () => {
+      const initiator = `${BASE}:host-r`;
+      const disk = file('r.img');
+      await targets.createDisk(`${BASE}:r`, disk, { initiator });
+      const iso = file('r.iso');
+      await targets.createCd(`${BASE}:r.iso`, iso, { initiator });
+      const listed = await targets.list();
+      expect(listed.find((x) => x.iqn === `${BASE}:r`)).toMatchObject({ luns: [expect.objectContaining({ backing: disk, cd: false })], acl: [initiator] });
+      expect(listed.find((x) => x.iqn === `${BASE}:r.iso`)).toMatchObject({ luns: [expect.objectContaining({ backing: iso, cd: true })], acl: [initiator] });
+    });
+
     it('lists a CD target as a cd LUN', async () => {
       const backing = file('b.iso');
       await targets.createCd(`${BASE}:b.iso`, backing);

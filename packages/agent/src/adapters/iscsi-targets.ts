@@ -13,6 +13,21 @@ export interface Target {
   /** stgt's target id; LIO has none. */
   tid?: number;
   luns: TargetLun[];
+  /**
+   * Who may log in, as the backend lists it: `ALL` (every initiator: stgt's
+   * `--initiator-address ALL`, LIO's demo mode `generate_node_acls=1`), initiator names
+   * (IQNs), and on stgt any address rule added by hand. Empty: nobody.
+   */
+  acl: string[];
+}
+
+/** Options of a new target. */
+export interface CreateTargetOptions {
+  /**
+   * The only initiator name (IQN) that may log in. Absent: every initiator may. The
+   * caller has validated it (`isIqn`).
+   */
+  initiator?: string;
 }
 
 /**
@@ -25,10 +40,10 @@ export interface IscsiTargets {
   /** How targets survive a restart, as `/capabilities` reports it. */
   readonly persistent: string;
   list(): Promise<Target[]>;
-  /** Exports `backing` (an existing file) as a read-write disk LUN of a new target `iqn`, open to every initiator. */
-  createDisk(iqn: string, backing: string): Promise<void>;
-  /** Exports `backing` (an ISO) as a read-only CD LUN of a new target `iqn`. */
-  createCd(iqn: string, backing: string): Promise<void>;
+  /** Exports `backing` (an existing file) as a read-write disk LUN of a new target `iqn`, open to every initiator unless `opts.initiator` names the only one. */
+  createDisk(iqn: string, backing: string, opts?: CreateTargetOptions): Promise<void>;
+  /** Exports `backing` (an ISO) as a read-only CD LUN of a new target `iqn`, with the same access rule. */
+  createCd(iqn: string, backing: string, opts?: CreateTargetOptions): Promise<void>;
   /** Removes target `iqn` and its LUNs; the backing files stay. */
   delete(iqn: string): Promise<void>;
 }

@@ -57,7 +57,55 @@ describe('TargetcliTargets command lines', () => {
       ['/iscsi', 'ls'],
       ['saveconfig'],
     ]);
-    expect(await targets.list()).toEqual([{ iqn: IQN, luns: [{ lun: 0, backing: img, cd: false }] }]);
+    expect(await targets.list()).toEqual([{ iqn: IQN, luns: [{ lun: 0, backing: img, cd: false }], acl: ['ALL'] }]);
+  });
+
+  it('restricts a disk to one initiator: demo mode off, a node ACL mapping LUN 0 read-write', async () => {
+    const iqn = 'iqn.2026-07.com.controller:worker-03.ubuntu';
+    const initiator = 'iqn.2026-07.com.controller:worker-03';
+    const img = join(dir, 'worker-03.ubuntu.img');
+    writeFileSync(img, Buffer.alloc(4096));
+    await targets.createDisk(iqn, img, { initiator });
+    expect(s.calls()).toEqual([
+      ['/iscsi', 'ls'],
+      ['/backstores/fileio', 'create', 'name=worker-03.ubuntu', `file_or_dev=${img}`],
+      ['/iscsi', 'create', iqn],
+      [`/iscsi/${iqn}/tpg1/luns`, 'create', '/backstores/fileio/worker-03.ubuntu'],
+      [`/iscsi/${iqn}/tpg1`, 'set', 'attribute', 'authentication=0', 'generate_node_acls=0'],
+      [`/iscsi/${iqn}/tpg1/acls`, 'create', initiator, 'add_mapped_luns=false'],
+      [`/iscsi/${iqn}/tpg1/acls/${initiator}`, 'create', '0', '0'],
+      ['/iscsi', 'ls'],
+      ['saveconfig'],
+    ]);
+    const t = s.state().targets[iqn];
+    expect(t.attributes.generate_node_acls).toBe('0');
+    expect(t.acls).toEqual({ [initiator]: [{ mapped_lun: 0, tpg_lun: 0, write_protect: false }] });
+    expect((await targets.list()).find((x) => x.iqn === iqn)).toEqual({ iqn, luns: [{ lun: 0, backing: img, cd: false }], acl: [initiator] });
+  });
+
+  it('restricts a CD to one initiator with a write-protected mapped LUN', async () => {
+    const iqn = 'iqn.2026-07.com.controller:worker-03.windows.iso';
+    const initiator = 'iqn.2026-07.com.controller:worker-03';
+    const iso = join(dir, 'install.iso');
+    writeFileSync(iso, Buffer.alloc(4096));
+    await targets.createCd(iqn, iso, { initiator });
+    expect(s.calls()).toContainEqual([`/iscsi/${iqn}/tpg1/acls/${initiator}`, 'create', '0', '0', 'write_protect=1']);
+    expect(s.calls()).not.toContainEqual(expect.arrayContaining(['generate_node_acls=1']));
+    expect(s.state().targets[iqn].acls[initiator]).toEqual([{ mapped_lun: 0, tpg_lun: 0, write_protect: true }]);
+  });
+
+  it('rolls back a restricted target whose ACL cannot be made', async () => {
+    const iqn = 'iqn.2026-07.com.controller:w4';
+    const img = join(dir, 'w4.img');
+    writeFileSync(img, Buffer.alloc(4096));
+    process.env.TARGETCLI_STANDIN_FAIL = 'tpg1/acls create';
+    await expect(targets.createDisk(iqn, img, { initiator: 'iqn.2026-07.com.controller:w4' })).rejects.toMatchObject({ code: 'backend_failed' });
+    expect(s.calls().slice(-2)).toEqual([
+      ['/iscsi', 'delete', iqn],
+      ['/backstores/fileio', 'delete', 'w4'],
+    ]);
+    expect(s.calls()).not.toContainEqual(['saveconfig']);
+    expect(s.state().targets[iqn]).toBeUndefined();
   });
 
   it('creates a CD as a write-protected target', async () => {
@@ -123,8 +171,35 @@ describe('parseTargetcliLs', () => {
       {
         iqn: 'iqn.2026-07.com.controller:worker-01.ubuntu',
         luns: [{ lun: 0, storageObject: 'fileio/worker-01.ubuntu', backing: '/home/iscsi_img/worker-01.ubuntu.img' }],
+        acl: ['ALL'],
       },
-      { iqn: 'iqn.2026-07.com.controller:old', luns: [{ lun: 0, storageObject: 'fileio/old', backing: '/home/iscsi_img/old.img' }] },
+      { iqn: 'iqn.2026-07.com.controller:old', luns: [{ lun: 0, storageObject: 'fileio/old', backing: '/home/iscsi_img/old.img' }], acl: [] },
     ]);
+  });
+
+  it('reads node ACLs (current and older summaries) and demo mode from the TPG line', () => {
+    const text = `o- iscsi .............................................................................. [Targets: 2]
+  o- iqn.2026-07.com.controller:worker-02.ubuntu .......................................... [TPGs: 1]
+  | o- tpg1 .............................................................. [no-gen-acls, no-auth]
+  |   o- acls ........................................................................ [ACLs: 2]
+  |   | o- iqn.2026-07.com.controller:worker-02 ............................... [Mapped LUNs: 1]
+  |   | | o- mapped_lun0 ............................... [lun0 fileio/worker-02.ubuntu (rw)]
+  |   | o- iqn.1994-05.com.redhat:abc ............................ [1-way auth, Mapped LUNs: 1]
+  |   |   o- mapped_lun0 ............................... [lun0 fileio/worker-02.ubuntu (rw)]
+  |   o- luns ........................................................................ [LUNs: 1]
+  |   | o- lun0 .. [fileio/worker-02.ubuntu (/home/iscsi_img/worker-02.ubuntu.img) write-back (default_tg_pt_gp)]
+  |   o- portals .................................................................. [Portals: 1]
+  |     o- 0.0.0.0:3260 ................................................................... [OK]
+  o- iqn.2026-07.com.controller:older ..................................................... [TPGs: 1]
+    o- tpg1 .......................................................................... [enabled]
+      o- acls ........................................................................ [1 ACL]
+      | o- iqn.2026-07.com.controller:host ................................... [1 Mapped LUN]
+      |   o- mapped_lun0 ................................................ [lun0 (ro)]
+      o- luns ........................................................................ [1 LUN]
+        o- lun0 ......................................... [fileio/older (/home/iscsi_img/older.iso)]
+`;
+    const parsed = parseTargetcliLs(text);
+    expect(parsed.map((t) => t.acl)).toEqual([['iqn.2026-07.com.controller:worker-02', 'iqn.1994-05.com.redhat:abc'], ['iqn.2026-07.com.controller:host']]);
+    expect(parsed.map((t) => t.luns.map((l) => l.backing))).toEqual([['/home/iscsi_img/worker-02.ubuntu.img'], ['/home/iscsi_img/older.iso']]);
   });
 });

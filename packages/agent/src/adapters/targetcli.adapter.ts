@@ -1,6 +1,6 @@
 import { AppError, type Exec, ExecError, exec as defaultExec } from '@ironlens/core';
 import { Mutex } from '../util/mutex';
-import type { IscsiTargets, Target } from './iscsi-targets';
+import type { CreateTargetOptions, IscsiTargets, Target } from './iscsi-targets';
 
 export interface TargetcliOptions {
   /** The command runner. Default is core's `exec`. */
@@ -19,12 +19,18 @@ interface ListedLun {
 interface ListedTarget {
   iqn: string;
   luns: ListedLun[];
+  /** `ALL` when the TPG is in demo mode (`gen-acls`), then the node ACLs' initiator names. */
+  acl: string[];
 }
 
 /**
- * Parses `targetcli /iscsi ls`: a target line `o- <wwn> ... [TPGs: 1]`, and under its
- * `tpg1/luns` one line per LUN, `o- lun0 ... [fileio/<name> (<path>) ...]` (newer
- * targetcli-fb add the write cache mode and ALUA group after the path).
+ * Parses `targetcli /iscsi ls`: a target line `o- <wwn> ... [TPGs: 1]`; its TPG line
+ * `o- tpg1 ... [gen-acls, no-auth]` (`no-gen-acls` when only node ACLs may log in);
+ * under `tpg1/acls` one line per node ACL, `o- <initiator wwn> ... [Mapped LUNs: 1]`
+ * (older targetcli-fb: `[1 Mapped LUN]`); under `tpg1/luns` one line per LUN,
+ * `o- lun0 ... [fileio/<name> (<path>) ...]` (newer targetcli-fb add the write cache mode
+ * and ALUA group after the path). Versions whose TPG line does not say `gen-acls` are
+ * read as not in demo mode.
  */
 export function parseTargetcliLs(text: string): ListedTarget[] {
   const targets: ListedTarget[] = [];
@@ -32,12 +38,23 @@ export function parseTargetcliLs(text: string): ListedTarget[] {
   for (const line of text.split('\n')) {
     const t = /o- ((?:iqn|eui|naa)\.\S+) [.\s]*\[TPGs?: \d+\]/.exec(line);
     if (t) {
-      target = { iqn: t[1], luns: [] };
+      target = { iqn: t[1], luns: [], acl: [] };
       targets.push(target);
       continue;
     }
+    if (!target) continue;
+    const tpg = /o- tpg\d+ [.\s]*\[([^\]]*)\]/.exec(line);
+    if (tpg) {
+      if (tpg[1].split(/,\s*/).includes('gen-acls')) target.acl.unshift('ALL');
+      continue;
+    }
+    const acl = /o- ((?:iqn|eui|naa)\.\S+) [.\s]*\[[^\]]*Mapped LUN/.exec(line);
+    if (acl) {
+      target.acl.push(acl[1]);
+      continue;
+    }
     const l = /o- lun(\d+) [.\s]*\[(\w+\/[^\s\]]+) \(([^)]*)\)/.exec(line);
-    if (l && target) target.luns.push({ lun: Number(l[1]), storageObject: l[2], backing: l[3] });
+    if (l) target.luns.push({ lun: Number(l[1]), storageObject: l[2], backing: l[3] });
   }
   return targets;
 }
@@ -50,10 +67,12 @@ export function storageObjectName(iqn: string): string {
 
 /**
  * LIO through `targetcli`, one command per call (`targetcli <path> <command> [args]`).
- * Each target gets its own fileio storage object and one LUN; demo-mode ACLs
- * (`generate_node_acls=1`) let every initiator in, as stgt's `--initiator-address ALL`
- * does. CD targets are the same with `demo_mode_write_protect=1`: LIO has no emulated
- * CD-ROM, so a CD is a read-only disk LUN. `saveconfig` after every change makes targets
+ * Each target gets its own fileio storage object and one LUN. Without an initiator,
+ * demo-mode ACLs (`generate_node_acls=1`) let every initiator in, as stgt's
+ * `--initiator-address ALL` does, and a CD target is the same with
+ * `demo_mode_write_protect=1`. With one, demo mode is off and a node ACL for that
+ * initiator maps LUN 0 to it (`write_protect=1` for a CD): nobody else may log in. LIO
+ * has no emulated CD-ROM, so a CD is a read-only disk LUN. `saveconfig` after every change makes targets
  * survive a restart (target.service restores them).
  */
 export class TargetcliTargets implements IscsiTargets {
@@ -72,15 +91,16 @@ export class TargetcliTargets implements IscsiTargets {
     return (await this.listed()).map((t) => ({
       iqn: t.iqn,
       luns: t.luns.map((l) => ({ lun: l.lun, backing: l.backing, cd: /\.iso$/i.test(l.backing) })),
+      acl: t.acl,
     }));
   }
 
-  createDisk(iqn: string, backing: string): Promise<void> {
-    return this.create(iqn, backing, false);
+  createDisk(iqn: string, backing: string, opts: CreateTargetOptions = {}): Promise<void> {
+    return this.create(iqn, backing, false, opts.initiator);
   }
 
-  createCd(iqn: string, backing: string): Promise<void> {
-    return this.create(iqn, backing, true);
+  createCd(iqn: string, backing: string, opts: CreateTargetOptions = {}): Promise<void> {
+    return this.create(iqn, backing, true, opts.initiator);
   }
 
   delete(iqn: string): Promise<void> {
@@ -99,7 +119,7 @@ export class TargetcliTargets implements IscsiTargets {
     });
   }
 
-  private create(iqn: string, backing: string, cd: boolean): Promise<void> {
+  private create(iqn: string, backing: string, cd: boolean, initiator: string | undefined): Promise<void> {
     return this.lock.run(async () => {
       if ((await this.listed()).some((t) => t.iqn === iqn)) throw new AppError('iqn_exists', `iqn already exists: ${iqn}`);
       const name = storageObjectName(iqn);
@@ -110,18 +130,32 @@ export class TargetcliTargets implements IscsiTargets {
         await this.targetcli(['/iscsi', 'create', iqn]);
         targetMade = true;
         await this.targetcli([`${tpg}/luns`, 'create', `/backstores/fileio/${name}`]);
-        await this.targetcli([
-          tpg,
-          'set',
-          'attribute',
-          'authentication=0',
-          'generate_node_acls=1',
-          'cache_dynamic_acls=1',
-          `demo_mode_write_protect=${cd ? 1 : 0}`,
-        ]);
+        if (initiator) {
+          await this.targetcli([tpg, 'set', 'attribute', 'authentication=0', 'generate_node_acls=0']);
+          // The mapping is made explicitly rather than by the `auto_add_mapped_luns` preference,
+          // so a CD can be write-protected for its initiator. `create <mapped_lun> <tpg_lun>`
+          // positionally: the second parameter is `tpg_lun_or_backstore` in current
+          // targetcli-fb, `tpg_lun` in older ones. `write_protect` is left out for a disk
+          // (targetcli passes the string on, and any non-empty string protects).
+          await this.targetcli([`${tpg}/acls`, 'create', initiator, 'add_mapped_luns=false']);
+          await this.targetcli([`${tpg}/acls/${initiator}`, 'create', '0', '0', ...(cd ? ['write_protect=1'] : [])]);
+        } else {
+          await this.targetcli([
+            tpg,
+            'set',
+            'attribute',
+            'authentication=0',
+            'generate_node_acls=1',
+            'cache_dynamic_acls=1',
+            `demo_mode_write_protect=${cd ? 1 : 0}`,
+          ]);
+        }
         const made = (await this.listed()).find((t) => t.iqn === iqn);
         if (!made?.luns.some((l) => l.backing === backing)) {
           throw new AppError('backend_failed', `targetcli reported success but ${iqn} has no LUN backed by ${backing}`);
+        }
+        if (initiator && (!made.acl.includes(initiator) || made.acl.includes('ALL'))) {
+          throw new AppError('backend_failed', `targetcli reported success but ${iqn} admits ${made.acl.join(', ') || 'nobody'} instead of ${initiator} only`);
         }
         await this.targetcli(['saveconfig']);
       } catch (err) {

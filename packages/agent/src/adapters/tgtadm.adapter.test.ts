@@ -62,6 +62,49 @@ describe('TgtadmTargets seen by an iSCSI initiator', () => {
     expect(again?.tid).toBe(first.tid);
   });
 
+  it('admits only the named initiator to a restricted disk: others neither see nor read it', async () => {
+    const iqn = 'iqn.2026-07.com.controller:worker-07.ubuntu';
+    const allowed = 'iqn.2026-07.com.controller:worker-07';
+    const img = join(dir, 'acl.img');
+    await writeFile(img, '');
+    await truncate(img, 32 * 1024 * 1024);
+    await tgtd.targets.createDisk(iqn, img, { initiator: allowed });
+    expect((await tgtd.targets.list()).find((t) => t.iqn === iqn)?.acl).toEqual([allowed]);
+
+    const seen = await exec(['iscsi-ls', '-s', '-i', allowed, `iscsi://${portal}`]);
+    expect(seen.stdout).toContain(`Target:${iqn}`);
+    const cap = await exec(['iscsi-readcapacity16', '-i', allowed, `iscsi://${portal}/${iqn}/1`]);
+    expect(cap.stdout).toMatch(/Total size:\s*33554432/);
+    const inq = await exec(['iscsi-inq', '-i', allowed, `iscsi://${portal}/${iqn}/1`]);
+    expect(inq.code).toBe(0);
+
+    for (const other of ['iqn.2026-07.com.controller:worker-08', 'iqn.2026-07.com.controller:worker-07.ubuntu', 'iqn.1993-08.org.debian:01:abcdef']) {
+      const ls = await exec(['iscsi-ls', '-s', '-i', other, `iscsi://${portal}`]);
+      expect(ls.stdout, other).not.toContain(iqn);
+      for (const tool of ['iscsi-readcapacity16', 'iscsi-inq']) {
+        const r = await exec([tool, '-i', other, `iscsi://${portal}/${iqn}/1`], { allowFailure: true });
+        expect(r.code, `${tool} as ${other}`).not.toBe(0);
+        expect(r.stdout, `${tool} as ${other}`).not.toMatch(/Total size|Vendor/);
+      }
+    }
+    // The open disk made earlier stays open to any name.
+    const open = await exec(['iscsi-ls', '-s', '-i', 'iqn.2026-07.com.controller:worker-08', `iscsi://${portal}`]);
+    expect(open.stdout).toContain(`Target:${IQN}.iso`);
+  });
+
+  it('makes a restricted CD read-only for its initiator and invisible to others', async () => {
+    const iqn = 'iqn.2026-07.com.controller:worker-07.windows.iso';
+    const allowed = 'iqn.2026-07.com.controller:worker-07';
+    const iso = join(dir, 'acl.iso');
+    await writeFile(iso, Buffer.alloc(2 * 1024 * 1024));
+    await tgtd.targets.createCd(iqn, iso, { initiator: allowed });
+    const listed = (await tgtd.targets.list()).find((t) => t.iqn === iqn);
+    expect(listed?.acl).toEqual([allowed]);
+    expect(listed?.luns).toEqual([expect.objectContaining({ cd: true })]);
+    expect((await exec(['iscsi-ls', '-s', '-i', allowed, `iscsi://${portal}`])).stdout).toMatch(/worker-07\.windows\.iso[\s\S]*?Lun:1\s+Type:MMC/);
+    expect((await exec(['iscsi-ls', '-s', '-i', `${allowed}x`, `iscsi://${portal}`])).stdout).not.toContain(iqn);
+  });
+
   it('answers backend_failed when tgtd is not there', async () => {
     const absent = new TgtadmTargets({ controlPort: unusedControlPort() });
     await expect(absent.list()).rejects.toMatchObject({ code: 'backend_failed' });
@@ -121,9 +164,54 @@ Target 3: iqn.2026-07.com.controller:win.iso
         ALL
 `;
     expect(parseTgtadmShow(text)).toEqual([
-      { iqn: 'iqn.2026-07.com.controller:worker-01.ubuntu', tid: 1, luns: [{ lun: 1, backing: '/home/iscsi_img/worker-01.ubuntu.img', cd: false }] },
-      { iqn: 'iqn.2026-07.com.controller:win.iso', tid: 3, luns: [{ lun: 1, backing: '/home/iscsi_img/Win11.iso', cd: true }] },
+      { iqn: 'iqn.2026-07.com.controller:worker-01.ubuntu', tid: 1, luns: [{ lun: 1, backing: '/home/iscsi_img/worker-01.ubuntu.img', cd: false }], acl: ['ALL'] },
+      { iqn: 'iqn.2026-07.com.controller:win.iso', tid: 3, luns: [{ lun: 1, backing: '/home/iscsi_img/Win11.iso', cd: true }], acl: ['ALL'] },
     ]);
     expect(parseTgtadmShow('')).toEqual([]);
+  });
+
+  it('reads the ACL section: initiator names, addresses, none', () => {
+    const text = `Target 1: iqn.2026-07.com.controller:worker-01.ubuntu
+    System information:
+        Driver: iscsi
+        State: ready
+    I_T nexus information:
+        I_T nexus: 4
+            Initiator: iqn.2026-07.com.controller:worker-01 alias: none
+            Connection: 0
+                IP Address: 192.168.213.50
+    LUN information:
+        LUN: 0
+            Type: controller
+            Backing store path: None
+        LUN: 1
+            Type: disk
+            Backing store path: /d/worker-01.ubuntu.img
+    Account information:
+        chapuser
+    ACL information:
+        iqn.2026-07.com.controller:worker-01
+Target 2: iqn.2026-07.com.controller:two
+    LUN information:
+        LUN: 1
+            Type: disk
+            Backing store path: /d/two.img
+    Account information:
+    ACL information:
+        192.168.0.0/24
+        iqn.2026-07.com.controller:a
+        iqn.2026-07.com.controller:b
+Target 3: iqn.2026-07.com.controller:unbound
+    LUN information:
+    Account information:
+    ACL information:
+`;
+    const parsed = parseTgtadmShow(text);
+    expect(parsed.map((t) => t.acl)).toEqual([
+      ['iqn.2026-07.com.controller:worker-01'],
+      ['192.168.0.0/24', 'iqn.2026-07.com.controller:a', 'iqn.2026-07.com.controller:b'],
+      [],
+    ]);
+    expect(parsed[0].luns).toEqual([{ lun: 1, backing: '/d/worker-01.ubuntu.img', cd: false }]);
   });
 });

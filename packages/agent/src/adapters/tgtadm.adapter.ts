@@ -1,6 +1,6 @@
 import { AppError, type Exec, ExecError, exec as defaultExec } from '@ironlens/core';
 import { Mutex } from '../util/mutex';
-import type { IscsiTargets, Target } from './iscsi-targets';
+import type { CreateTargetOptions, IscsiTargets, Target } from './iscsi-targets';
 
 export interface TgtadmOptions {
   /** tgtd's control port (`tgtadm -C`), so several tgtd can run side by side. Default is `0`, tgtd's own default. */
@@ -13,13 +13,15 @@ export interface TgtadmOptions {
 
 /**
  * Parses `tgtadm --lld iscsi --op show --mode target`: one block per `Target N: <iqn>`,
- * one `LUN: k` block per LUN with its `Type:` and `Backing store path:`. LUN 0 (the
- * controller, backing `None`) is left out.
+ * one `LUN: k` block per LUN with its `Type:` and `Backing store path:`, and the entries
+ * under `ACL information:` (`ALL`, initiator names, addresses). LUN 0 (the controller,
+ * backing `None`) is left out.
  */
 export function parseTgtadmShow(text: string): Target[] {
   const targets: Target[] = [];
   let target: Target | undefined;
   let lun: { lun: number; type?: string; backing?: string } | undefined;
+  let inAcl = false;
   const flush = () => {
     if (target && lun?.backing && lun.backing !== 'None') {
       target.luns.push({ lun: lun.lun, backing: lun.backing, cd: lun.type === 'cd/dvd' });
@@ -31,8 +33,19 @@ export function parseTgtadmShow(text: string): Target[] {
     const t = /^Target (\d+): (\S+)$/.exec(raw);
     if (t) {
       flush();
-      target = { iqn: t[2], tid: Number(t[1]), luns: [] };
+      inAcl = false;
+      target = { iqn: t[2], tid: Number(t[1]), luns: [], acl: [] };
       targets.push(target);
+      continue;
+    }
+    if (line === 'ACL information:') {
+      flush();
+      inAcl = true;
+      continue;
+    }
+    if (inAcl) {
+      // The section is the last of a target block: one entry per line, until the next target.
+      if (line !== '' && target) target.acl.push(line);
       continue;
     }
     const l = /^LUN: (\d+)$/.exec(line);
@@ -44,7 +57,7 @@ export function parseTgtadmShow(text: string): Target[] {
     if (!lun) continue;
     if (line.startsWith('Type: ')) lun.type = line.slice(6).trim();
     else if (line.startsWith('Backing store path: ')) lun.backing = line.slice(20).trim();
-    else if (line === 'Account information:' || line === 'ACL information:') flush();
+    else if (line === 'Account information:') flush();
   }
   flush();
   return targets;
@@ -74,12 +87,12 @@ export class TgtadmTargets implements IscsiTargets {
     return parseTgtadmShow(stdout);
   }
 
-  createDisk(iqn: string, backing: string): Promise<void> {
-    return this.create(iqn, backing, false);
+  createDisk(iqn: string, backing: string, opts: CreateTargetOptions = {}): Promise<void> {
+    return this.create(iqn, backing, false, opts.initiator);
   }
 
-  createCd(iqn: string, backing: string): Promise<void> {
-    return this.create(iqn, backing, true);
+  createCd(iqn: string, backing: string, opts: CreateTargetOptions = {}): Promise<void> {
+    return this.create(iqn, backing, true, opts.initiator);
   }
 
   delete(iqn: string): Promise<void> {
@@ -90,7 +103,7 @@ export class TgtadmTargets implements IscsiTargets {
     });
   }
 
-  private create(iqn: string, backing: string, cd: boolean): Promise<void> {
+  private create(iqn: string, backing: string, cd: boolean, initiator: string | undefined): Promise<void> {
     return this.lock.run(async () => {
       const targets = await this.list();
       if (targets.some((t) => t.iqn === iqn)) throw new AppError('iqn_exists', `iqn already exists: ${iqn}`);
@@ -114,7 +127,10 @@ export class TgtadmTargets implements IscsiTargets {
         const lun = ['--mode', 'logicalunit', '--op', 'new', '--tid', String(tid), '--lun', '1', '--backing-store', backing];
         await this.tgtadm(cd ? [...lun, '--device-type', 'cd'] : lun);
         if (cd) await this.tgtadm(['--mode', 'logicalunit', '--op', 'update', '--tid', String(tid), '--lun', '1', '--params', 'readonly=1']);
-        await this.tgtadm(['--mode', 'target', '--op', 'bind', '--tid', String(tid), '--initiator-address', 'ALL']);
+        // One initiator name, or every initiator. tgtd admits a login that any rule matches,
+        // so a restricted target gets no address rule at all.
+        const who = initiator ? ['--initiator-name', initiator] : ['--initiator-address', 'ALL'];
+        await this.tgtadm(['--mode', 'target', '--op', 'bind', '--tid', String(tid), ...who]);
       } catch (err) {
         // No half-made target: remove it again, then report the first failure.
         await this.tgtadm(['--mode', 'target', '--op', 'delete', '--force', '--tid', String(tid)]).catch(() => {});

@@ -36,6 +36,19 @@ export function checkIqn(iqn: unknown, baseIqn: string): string {
   return iqn.slice(prefix.length);
 }
 
+/**
+ * The optional initiator of a new target: absent (`undefined`) means every initiator may
+ * log in; otherwise it must be an IQN (lowercase, same rule as {@link isIqn}, any base),
+ * or 400 `iqn_invalid`. An empty string is refused rather than read as "open".
+ */
+export function checkInitiator(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isIqn(value)) {
+    throw new AppError('iqn_invalid', `invalid initiator ${JSON.stringify(value)}: expected an IQN iqn.YYYY-MM.reverse.domain[:suffix], lowercase letters, digits, '.', ':' and '-'`);
+  }
+  return value;
+}
+
 /** A backing file name: one path component, `[A-Za-z0-9._-]`, not hidden. */
 const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 export const FILE_NAME_MAX_LENGTH = 200;

@@ -6,6 +6,8 @@ export interface LunIndexEntry {
   /** Backing file name in DISK_DIR. */
   filename: string;
   cd: boolean;
+  /** The only initiator admitted to the target; absent: every initiator. */
+  initiator?: string;
 }
 
 /** The index file, kept in DISK_DIR beside the images it describes. */
@@ -13,9 +15,11 @@ export const LUN_INDEX_FILE = '.ironlens-agent-luns.json';
 
 /**
  * Which IQN each backing file was exported under, so a scan can rebuild a target under
- * its own IQN even when the file name is not the default one derived from it. One small
- * JSON file (`{"version":1,"luns":{"<iqn>":{"filename":"…","cd":false}}}`), rewritten
- * atomically. Callers serialize writes (the LUN service's lock).
+ * its own IQN, and with its own access rule, even when the file name is not the default
+ * one derived from it. One small JSON file
+ * (`{"version":1,"luns":{"<iqn>":{"filename":"…","cd":false,"initiator":"iqn…"}}}`,
+ * `initiator` only for a target restricted to one initiator), rewritten atomically.
+ * Callers serialize writes (the LUN service's lock).
  */
 export class LunIndex {
   readonly file: string;
@@ -38,7 +42,7 @@ export class LunIndex {
 
   async put(iqn: string, entry: LunIndexEntry): Promise<void> {
     const all = await this.read();
-    all.set(iqn, { filename: entry.filename, cd: entry.cd });
+    all.set(iqn, { filename: entry.filename, cd: entry.cd, ...(entry.initiator === undefined ? {} : { initiator: entry.initiator }) });
     await this.write(all);
   }
 

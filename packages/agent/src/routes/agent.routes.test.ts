@@ -117,7 +117,7 @@ describe('POST /luns/disk', () => {
     expect(r.json()).toEqual({ iqn, backing, filename: 'worker-00.ubuntu.img', clone: null, size: 40 * 1024 ** 3 });
     expect(statSync(backing).blocks).toBe(0);
     const luns = (await app.inject({ url: '/luns', headers: auth })).json();
-    expect(luns).toContainEqual({ iqn, tid: expect.any(Number), luns: [{ backing }] });
+    expect(luns).toContainEqual({ iqn, tid: expect.any(Number), luns: [{ backing }], acl: ['ALL'] });
     const cap = await exec(['iscsi-readcapacity16', `iscsi://${portal}/${iqn}/1`]);
     expect(cap.stdout).toMatch(new RegExp(`Total size:\\s*${40 * 1024 ** 3}`));
   });
@@ -127,6 +127,33 @@ describe('POST /luns/disk', () => {
     const r = await post(app, '/luns/disk', { iqn, master: '_tpl_ubuntu_2204.img', filename: 'custom-01.img' });
     expect(r.statusCode).toBe(200);
     expect(r.json()).toEqual({ iqn, backing: join(dir, 'custom-01.img'), filename: 'custom-01.img', clone: 'copy', size: 8 * MiB });
+  });
+
+  it('restricts a disk to the given initiator: listed in GET /luns, recorded in the index, readable by that initiator only', async () => {
+    const iqn = `${BASE}:worker-03.ubuntu`;
+    const initiator = `${BASE}:worker-03`;
+    const r = await post(app, '/luns/disk', { iqn, size: '16M', initiator });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ iqn, backing: join(dir, 'worker-03.ubuntu.img'), filename: 'worker-03.ubuntu.img', clone: null, size: 16 * MiB, initiator });
+    const luns = (await app.inject({ url: '/luns', headers: auth })).json();
+    expect(luns).toContainEqual({ iqn, tid: expect.any(Number), luns: [{ backing: join(dir, 'worker-03.ubuntu.img') }], acl: [initiator] });
+    expect((await new LunIndex(dir).read()).get(iqn)).toEqual({ filename: 'worker-03.ubuntu.img', cd: false, initiator });
+    const cap = await exec(['iscsi-readcapacity16', '-i', initiator, `iscsi://${portal}/${iqn}/1`]);
+    expect(cap.stdout).toMatch(new RegExp(`Total size:\\s*${16 * MiB}`));
+    const other = await exec(['iscsi-readcapacity16', '-i', `${BASE}:worker-04`, `iscsi://${portal}/${iqn}/1`], { allowFailure: true });
+    expect(other.code).not.toBe(0);
+    expect((await exec(['iscsi-ls', '-i', `${BASE}:worker-04`, `iscsi://${portal}`])).stdout).not.toContain(iqn);
+  });
+
+  it('answers 400 for an initiator that is not a lowercase IQN, and makes nothing', async () => {
+    for (const initiator of ['', 'worker-03', `${BASE}:Worker-03`, `${BASE}:w;reboot`, `${BASE}:w 3`, 'iqn.2026-07.com.controller:-w', 42]) {
+      const r = await post(app, '/luns/disk', { iqn: `${BASE}:bad-init.ubuntu`, size: '1M', initiator });
+      expect(r.statusCode, JSON.stringify(initiator)).toBe(400);
+      expect(typeof r.json().detail).toBe('string');
+    }
+    expect(existsSync(join(dir, 'bad-init.ubuntu.img'))).toBe(false);
+    const luns = (await app.inject({ url: '/luns', headers: auth })).json() as { iqn: string }[];
+    expect(luns.map((t) => t.iqn)).not.toContain(`${BASE}:bad-init.ubuntu`);
   });
 
   it('answers 409 for an IQN that exists and for a backing file that exists', async () => {
@@ -245,6 +272,23 @@ describe('POST /luns/cd', () => {
     expect((await post(app, '/luns/cd', { iso: 'Win11_24H2.iso' })).statusCode).toBe(409);
   });
 
+  it('restricts a CD to the given initiator and refuses a malformed one', async () => {
+    const { app, dir } = await newApp();
+    writeFileSync(join(dir, 'Setup.iso'), Buffer.alloc(2 * MiB));
+    const iqn = `${BASE}:worker-05.windows.iso`;
+    const initiator = `${BASE}:worker-05`;
+    const r = await post(app, '/luns/cd', { iso: 'Setup.iso', iqn, initiator });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ iqn, backing: join(dir, 'Setup.iso'), filename: 'Setup.iso', initiator });
+    const luns = (await app.inject({ url: '/luns', headers: auth })).json() as { iqn: string; acl: string[] }[];
+    expect(luns.find((t) => t.iqn === iqn)?.acl).toEqual([initiator]);
+    expect((await new LunIndex(dir).read()).get(iqn)).toEqual({ filename: 'Setup.iso', cd: true, initiator });
+    expect((await exec(['iscsi-ls', '-s', '-i', initiator, `iscsi://${portal}`])).stdout).toMatch(/worker-05\.windows\.iso[\s\S]*?Type:MMC/);
+    expect((await exec(['iscsi-ls', '-i', `${BASE}:worker-06`, `iscsi://${portal}`])).stdout).not.toContain(iqn);
+    const bad = await post(app, '/luns/cd', { iso: 'Setup.iso', iqn: `${BASE}:worker-06.windows.iso`, initiator: 'IQN.2026-07.COM.X:Y' });
+    expect(bad.statusCode).toBe(400);
+  });
+
   it('answers 404 for a missing ISO and 400 for unsafe names or a foreign IQN', async () => {
     const { app } = await newApp();
     expect((await post(app, '/luns/cd', { iso: 'missing.iso' })).statusCode).toBe(404);
@@ -350,6 +394,26 @@ describe('POST /luns/scan', () => {
     expect(again.skipped.map((s: { iqn: string }) => s.iqn).sort()).toEqual([customIqn, `${BASE}:tools.iso`, `${BASE}:worker-09.debian`].sort());
     expect(existsSync(join(dir, LUN_INDEX_FILE))).toBe(true);
     expect((await new LunIndex(dir).read()).get(customIqn)).toEqual({ filename: 'w5-system.img', cd: false });
+  });
+
+  it('recreates a restricted target with its initiator, and skips one whose recorded initiator is malformed', async () => {
+    const { app, dir } = await newApp();
+    const iqn = `${BASE}:worker-06.ubuntu`;
+    const initiator = `${BASE}:worker-06`;
+    expect((await post(app, '/luns/disk', { iqn, size: '1M', filename: 'w6.img', initiator })).statusCode).toBe(200);
+    await tgtd.targets.delete(iqn);
+    const index = new LunIndex(dir);
+    writeFileSync(join(dir, 'w7.img'), Buffer.alloc(MiB));
+    await index.put(`${BASE}:worker-07.ubuntu`, { filename: 'w7.img', cd: false, initiator: 'Not An IQN' });
+
+    const r = (await post(app, '/luns/scan', undefined)).json();
+    expect(r.created).toEqual([{ iqn, cd: false, filename: 'w6.img' }]);
+    expect(r.skipped).toEqual([{ iqn: `${BASE}:worker-07.ubuntu`, filename: 'w7.img', reason: expect.any(String) }]);
+    const luns = (await app.inject({ url: '/luns', headers: auth })).json() as { iqn: string; acl: string[] }[];
+    expect(luns.find((t) => t.iqn === iqn)?.acl).toEqual([initiator]);
+    expect(luns.map((t) => t.iqn)).not.toContain(`${BASE}:worker-07.ubuntu`);
+    expect((await exec(['iscsi-ls', '-i', `${BASE}:worker-07`, `iscsi://${portal}`])).stdout).not.toContain(iqn);
+    expect((await index.read()).get(iqn)).toEqual({ filename: 'w6.img', cd: false, initiator });
   });
 
   it('takes a bodyless POST sent with a JSON content type', async () => {

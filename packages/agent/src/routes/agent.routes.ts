@@ -18,7 +18,16 @@ const lunTarget = {
     iqn: { type: 'string' },
     tid: { type: 'integer', description: 'stgt target id (absent on lio)' },
     luns: { type: 'array', items: { type: 'object', properties: { backing: { type: 'string' } } } },
+    acl: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'who may log in: ["ALL"] (every initiator), or initiator names (IQNs); stgt also lists address rules added by hand; [] nobody',
+    },
   },
+} as const;
+const initiatorField = {
+  type: 'string',
+  description: 'the only initiator name (IQN, lowercase) the target admits; leave it out for a target open to every initiator',
 } as const;
 const secured = [{ bearer: [] }];
 
@@ -77,7 +86,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     async () => luns.list(),
   );
 
-  app.post<{ Body: { iqn: string; filename?: string; master?: string; size?: string | number } }>(
+  app.post<{ Body: { iqn: string; filename?: string; master?: string; size?: string | number; initiator?: string } }>(
     '/luns/disk',
     {
       schema: {
@@ -92,6 +101,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
             filename: { type: 'string', description: 'backing file in DISK_DIR; default <iqn suffix>.img' },
             master: { type: 'string', description: 'master image in DISK_DIR (exactly one of master, size)' },
             size: { anyOf: [{ type: 'string' }, { type: 'integer' }], description: 'blank disk size: bytes or 40G, 512M, 1T, 100K' },
+            initiator: initiatorField,
           },
         },
         response: {
@@ -103,6 +113,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
               filename: { type: 'string' },
               clone: { type: 'string', enum: ['reflink', 'copy'], nullable: true },
               size: { type: 'integer' },
+              initiator: { type: 'string', description: 'present when the target admits only this initiator' },
             },
           },
           ...errors,
@@ -112,7 +123,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     async (req) => luns.createDisk(req.body),
   );
 
-  app.post<{ Body: { iso: string; iqn?: string } }>(
+  app.post<{ Body: { iso: string; iqn?: string; initiator?: string } }>(
     '/luns/cd',
     {
       schema: {
@@ -125,10 +136,19 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
           properties: {
             iso: { type: 'string', description: 'ISO file name in DISK_DIR' },
             iqn: { type: 'string', description: 'default base_iqn:<iso name lowercased>' },
+            initiator: initiatorField,
           },
         },
         response: {
-          200: { type: 'object', properties: { iqn: { type: 'string' }, backing: { type: 'string' }, filename: { type: 'string' } } },
+          200: {
+            type: 'object',
+            properties: {
+              iqn: { type: 'string' },
+              backing: { type: 'string' },
+              filename: { type: 'string' },
+              initiator: { type: 'string', description: 'present when the target admits only this initiator' },
+            },
+          },
           ...errors,
         },
       },

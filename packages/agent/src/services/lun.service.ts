@@ -4,6 +4,7 @@ import type { CloneMode, DiskImages } from '../adapters/disk-images.adapter';
 import type { IscsiTargets, Target } from '../adapters/iscsi-targets';
 import {
   checkDiskFileName,
+  checkInitiator,
   checkIqn,
   defaultDiskFileName,
   derivedCdIqn,
@@ -33,6 +34,8 @@ export interface LunTarget {
   iqn: string;
   tid?: number;
   luns: { backing: string }[];
+  /** Who may log in: `["ALL"]`, or the initiator names (see `Target.acl`). */
+  acl: string[];
 }
 
 export interface CreateDiskRequest {
@@ -40,6 +43,8 @@ export interface CreateDiskRequest {
   filename?: unknown;
   master?: unknown;
   size?: unknown;
+  /** The only initiator (IQN) the target admits; absent: every initiator. */
+  initiator?: unknown;
 }
 
 export interface DiskCreated {
@@ -50,17 +55,23 @@ export interface DiskCreated {
   clone: CloneMode | null;
   /** Size of the backing file in bytes. */
   size: number;
+  /** Present when the target admits only this initiator. */
+  initiator?: string;
 }
 
 export interface CreateCdRequest {
   iso: unknown;
   iqn?: unknown;
+  /** The only initiator (IQN) the target admits; absent: every initiator. */
+  initiator?: unknown;
 }
 
 export interface CdCreated {
   iqn: string;
   backing: string;
   filename: string;
+  /** Present when the target admits only this initiator. */
+  initiator?: string;
 }
 
 export interface DeleteRequest {
@@ -139,6 +150,7 @@ export class LunService {
     }
     const size = present(req.size) ? parseSize(req.size) : undefined;
     if (present(req.filename) && typeof req.filename !== 'string') throw new AppError('filename_invalid', 'filename must be a string');
+    const initiator = checkInitiator(req.initiator);
     const filename = present(req.filename) ? (req.filename as string) : defaultDiskFileName(suffix);
     const backing = images.resolve(filename);
     checkDiskFileName(filename);
@@ -167,9 +179,9 @@ export class LunService {
       if (size !== undefined) await images.createSparse(backing, size);
       try {
         await this.lock.run(async () => {
-          await targets.createDisk(iqn, backing);
+          await targets.createDisk(iqn, backing, { initiator });
           try {
-            await index.put(iqn, { filename, cd: false });
+            await index.put(iqn, { filename, cd: false, initiator });
           } catch (err) {
             await targets.delete(iqn).catch(() => {});
             throw err;
@@ -181,7 +193,7 @@ export class LunService {
         throw err;
       }
       const made = await images.fileStat(backing);
-      return { iqn, backing, filename, clone, size: made?.size ?? size ?? 0 };
+      return { iqn, backing, filename, clone, size: made?.size ?? size ?? 0, ...(initiator ? { initiator } : {}) };
     } finally {
       this.reservedIqns.delete(iqn);
       this.reservedFiles.delete(filename);
@@ -200,20 +212,21 @@ export class LunService {
     const iqn = present(req.iqn) ? req.iqn : derivedCdIqn(baseIqn, iso);
     checkIqn(iqn, baseIqn);
     const name = iqn as string;
+    const initiator = checkInitiator(req.initiator);
 
     return this.lock.run(async () => {
       if (!(await images.fileStat(backing))) throw new AppError('file_not_found', `iso not found: ${iso}`);
       if (this.reservedIqns.has(name) || (await targets.list()).some((t) => t.iqn === name)) {
         throw new AppError('iqn_exists', `iqn already exists: ${name}`);
       }
-      await targets.createCd(name, backing);
+      await targets.createCd(name, backing, { initiator });
       try {
-        await index.put(name, { filename: iso, cd: true });
+        await index.put(name, { filename: iso, cd: true, initiator });
       } catch (err) {
         await targets.delete(name).catch(() => {});
         throw err;
       }
-      return { iqn: name, backing, filename: iso };
+      return { iqn: name, backing, filename: iso, ...(initiator ? { initiator } : {}) };
     });
   }
 
@@ -261,8 +274,9 @@ export class LunService {
 
   /**
    * Makes a target for every `.img` / `.iso` in DISK_DIR that has none (masters and work
-   * files left out): under the IQN recorded for the file, or else the one its name gives.
-   * Index entries whose file is gone are dropped.
+   * files left out): under the IQN recorded for the file, with the initiator recorded for
+   * it, or else under the one its name gives, open to all. Index entries whose file is
+   * gone are dropped.
    */
   scan(): Promise<ScanResult> {
     const { baseIqn, images, targets, index } = this.opts;
@@ -298,10 +312,13 @@ export class LunService {
           else if (other && (!entry.cd || !entries)) skip(`already exported by ${other}`, other);
           else if (!isIqn(iqn)) skip('no valid iqn can be derived from the file name', null);
           else if (entry.cd && !this.opts.cdRole) skip('agent is not configured for cd role');
+          // A hand-edited index must not turn into an open target, nor reach a command line.
+          else if (entry.initiator !== undefined && !isIqn(entry.initiator)) skip('the recorded initiator is not a valid IQN');
           else {
+            const opts = { initiator: entry.initiator };
             try {
-              if (entry.cd) await targets.createCd(iqn, path);
-              else await targets.createDisk(iqn, path);
+              if (entry.cd) await targets.createCd(iqn, path, opts);
+              else await targets.createDisk(iqn, path, opts);
             } catch (err) {
               skip(`backend failed: ${(err as Error).message}`);
               continue;
@@ -332,5 +349,5 @@ export class LunService {
 
 function toLunTarget(t: Target): LunTarget {
   const luns = t.luns.map((l) => ({ backing: l.backing }));
-  return t.tid === undefined ? { iqn: t.iqn, luns } : { iqn: t.iqn, tid: t.tid, luns };
+  return t.tid === undefined ? { iqn: t.iqn, luns, acl: t.acl } : { iqn: t.iqn, tid: t.tid, luns, acl: t.acl };
 }

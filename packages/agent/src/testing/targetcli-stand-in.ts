@@ -4,7 +4,9 @@ import { join } from 'node:path';
 /**
  * A stand-in for `targetcli` (LIO cannot run here: no configfs). It answers the commands
  * the agent uses as targetcli-fb does (same paths, arguments, `ls` tree and error
- * messages, non-zero exit on error), keeps its state in a JSON file, and records every
+ * messages, non-zero exit on error; node ACLs with `add_mapped_luns` and the
+ * `auto_add_mapped_luns` default, mapped LUNs with targetcli's reading of
+ * `write_protect`), keeps its state in a JSON file, and records every
  * argv as one JSON line. Setting TARGETCLI_STANDIN_FAIL to a substring of a command line
  * makes that command fail, to test rollbacks.
  */
@@ -30,7 +32,16 @@ function ls() {
     out.push(dots('  o- ' + iqn, '[TPGs: 1]'));
     const gen = t.attributes.generate_node_acls === '1' ? 'gen-acls' : 'no-gen-acls';
     out.push(dots('  | o- tpg1', '[' + gen + ', no-auth]'));
-    out.push(dots('  |   o- acls', '[ACLs: 0]'));
+    const acls = Object.keys(t.acls).sort();
+    out.push(dots('  |   o- acls', '[ACLs: ' + acls.length + ']'));
+    for (const wwn of acls) {
+      const mapped = t.acls[wwn];
+      out.push(dots('  |   | o- ' + wwn, '[Mapped LUNs: ' + mapped.length + ']'));
+      for (const m of mapped) {
+        const l = t.luns.find((x) => x.lun === m.tpg_lun);
+        out.push(dots('  |   |   o- mapped_lun' + m.mapped_lun, '[lun' + m.tpg_lun + ' fileio/' + (l ? l.so : '?') + ' (' + (m.write_protect ? 'ro' : 'rw') + ')]'));
+      }
+    }
     out.push(dots('  |   o- luns', '[LUNs: ' + t.luns.length + ']'));
     for (const l of t.luns) {
       const so = state.backstores[l.so];
@@ -60,14 +71,18 @@ if (path === '/backstores/fileio' && cmd === 'create') {
 if (path === '/backstores/fileio' && cmd === 'delete' && rest.length === 1) {
   if (!state.backstores[rest[0]]) fail('No storage object named ' + rest[0] + '.');
   delete state.backstores[rest[0]];
-  for (const t of Object.values(state.targets)) t.luns = t.luns.filter((l) => l.so !== rest[0]);
+  for (const t of Object.values(state.targets)) {
+    const gone = t.luns.filter((l) => l.so === rest[0]).map((l) => l.lun);
+    t.luns = t.luns.filter((l) => l.so !== rest[0]);
+    for (const wwn of Object.keys(t.acls)) t.acls[wwn] = t.acls[wwn].filter((m) => !gone.includes(m.tpg_lun));
+  }
   save();
   process.stdout.write('Deleted storage object ' + rest[0] + '.\n');
   process.exit(0);
 }
 if (path === '/iscsi' && cmd === 'create' && rest.length === 1) {
   if (state.targets[rest[0]]) fail('This Target already exists in configFS');
-  state.targets[rest[0]] = { luns: [], attributes: {} };
+  state.targets[rest[0]] = { luns: [], attributes: {}, acls: {} };
   save();
   process.stdout.write('Created target ' + rest[0] + '.\nCreated TPG 1.\nGlobal pref auto_add_default_portal=true\nCreated default portal listening on all IPs (0.0.0.0), port 3260.\n');
   process.exit(0);
@@ -87,8 +102,53 @@ if (m && cmd === 'create' && rest.length === 1) {
   if (!so || !state.backstores[so[1]]) fail('Invalid storage object ' + rest[0] + '.');
   const lun = t.luns.length ? Math.max(...t.luns.map((l) => l.lun)) + 1 : 0;
   t.luns.push({ lun, so: so[1] });
-  save();
   process.stdout.write('Created LUN ' + lun + '.\n');
+  // The auto_add_mapped_luns preference (default true) maps a new LUN into every node ACL.
+  for (const [wwn, mapped] of Object.entries(t.acls)) {
+    const taken = (n) => mapped.some((x) => x.mapped_lun === n);
+    let ml = lun;
+    if (taken(ml)) for (ml = 0; taken(ml); ml++);
+    mapped.push({ mapped_lun: ml, tpg_lun: lun, write_protect: false });
+    process.stdout.write('Created LUN ' + lun + '->' + ml + ' mapping in node ACL ' + wwn + '\n');
+  }
+  save();
+  process.exit(0);
+}
+m = /^\/iscsi\/([^/]+)\/tpg1\/acls$/.exec(path || '');
+if (m && cmd === 'create' && rest.length >= 1) {
+  const t = state.targets[m[1]];
+  if (!t) fail('No such path /iscsi/' + m[1] + '/tpg1/acls');
+  const [o, pos] = kv(rest);
+  const wwn = o.wwn ?? pos[0];
+  if (!wwn || !/^iqn\.\d{4}-[01]\d\.[^\s_]+$/.test(wwn)) fail('WWN not valid as: iqn');
+  if (t.acls[wwn]) fail('This NodeACL already exists in configFS');
+  const add = o.add_mapped_luns ?? pos[1] ?? 'true';
+  t.acls[wwn] = [];
+  process.stdout.write('Created Node ACL for ' + wwn + '\n');
+  if (add === 'true') {
+    for (const l of t.luns) {
+      t.acls[wwn].push({ mapped_lun: l.lun, tpg_lun: l.lun, write_protect: false });
+      process.stdout.write('Created mapped LUN ' + l.lun + '.\n');
+    }
+  }
+  save();
+  process.exit(0);
+}
+m = /^\/iscsi\/([^/]+)\/tpg1\/acls\/([^/]+)$/.exec(path || '');
+if (m && cmd === 'create' && rest.length >= 2) {
+  const t = state.targets[m[1]];
+  if (!t || !t.acls[m[2]]) fail('No such path ' + path);
+  const [o, pos] = kv(rest);
+  const mapped = Number(o.mapped_lun ?? pos[0]);
+  const tpgLun = Number(String(o.tpg_lun_or_backstore ?? o.tpg_lun ?? pos[1]).replace(/^lun/, ''));
+  if (!Number.isInteger(mapped) || !Number.isInteger(tpgLun)) fail('mapped_lun must be an integer');
+  if (!t.luns.some((l) => l.lun === tpgLun)) fail('LUN, storage object, or path not valid');
+  if (t.acls[m[2]].some((x) => x.mapped_lun === mapped)) fail('This MappedLUN already exists in configFS');
+  // Like targetcli: write_protect is handed on as given, and any non-empty value protects.
+  const wp = o.write_protect ?? pos[2];
+  t.acls[m[2]].push({ mapped_lun: mapped, tpg_lun: tpgLun, write_protect: Boolean(wp) });
+  save();
+  process.stdout.write('Created Mapped LUN ' + mapped + '.\n');
   process.exit(0);
 }
 m = /^\/iscsi\/([^/]+)\/tpg1$/.exec(path || '');
@@ -110,7 +170,18 @@ export interface TargetcliStandIn {
   /** Every argv the agent passed, in order. */
   calls(): string[][];
   /** The stand-in's configuration: storage objects and targets. */
-  state(): { backstores: Record<string, { path: string }>; targets: Record<string, { luns: { lun: number; so: string }[]; attributes: Record<string, string> }> };
+  state(): {
+    backstores: Record<string, { path: string }>;
+    targets: Record<
+      string,
+      {
+        luns: { lun: number; so: string }[];
+        attributes: Record<string, string>;
+        /** Node ACLs by initiator name, with their mapped LUNs. */
+        acls: Record<string, { mapped_lun: number; tpg_lun: number; write_protect: boolean }[]>;
+      }
+    >;
+  };
   /** Forgets recorded calls (state stays). */
   clearCalls(): void;
 }
