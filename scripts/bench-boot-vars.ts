@@ -93,7 +93,12 @@ function freePort(): Promise<number> {
   });
 }
 
-function startNodeChild(script: string, what: string, extraEnv: Record<string, string>, execArgv: string[] = []): Promise<number> {
+interface Server {
+  port: number;
+  pid: number;
+}
+
+async function startNodeChild(script: string, what: string, extraEnv: Record<string, string>, execArgv: string[] = []): Promise<Server> {
   const child = track(
     spawn(process.execPath, [...execArgv, '--import', 'tsx', join(ROOT, 'scripts', 'bench', script)], {
       cwd: ROOT,
@@ -101,7 +106,7 @@ function startNodeChild(script: string, what: string, extraEnv: Record<string, s
       env: { ...process.env, ...extraEnv },
     }),
   );
-  return waitForPort(child, what);
+  return { port: await waitForPort(child, what), pid: child.pid ?? 0 };
 }
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -151,11 +156,19 @@ const fmt = (n: number, digits = 2) => n.toFixed(digits);
 const fmtRps = (n: number) => Math.round(n).toLocaleString('en-US');
 
 export function resultsTable(rows: Row[]): string {
-  const lines = ['| endpoint | conns | server | req/s | p50 ms | p90 ms | p99 ms | errors | req/s of each round |', '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |'];
+  const lines = [
+    '| endpoint | conns | server | req/s | p50 ms | p90 ms | p99 ms | errors | server CPU | req per CPU-s | wrk CPU | req/s of each round |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  ];
+  const pct = (x: number) => (Number.isFinite(x) ? `${Math.round(100 * x)}%` : '–');
   for (const r of rows) {
-    const each = r.rounds.map((x) => fmtRps(x.rps)).join(' / ');
-    const errors = r.rounds.reduce((a, x) => a + x.errors, 0);
-    lines.push(`| /${r.endpoint} | ${r.connections} | ${r.server} | ${fmtRps(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p90)} | ${fmt(r.result.p99)} | ${errors} | ${each} |`);
+    const x = r.result;
+    const each = r.rounds.map((y) => fmtRps(y.rps)).join(' / ');
+    const errors = r.rounds.reduce((a, y) => a + y.errors, 0);
+    const perCpu = x.serverCpuSeconds > 0 ? fmtRps(x.requests / x.serverCpuSeconds) : '–';
+    lines.push(
+      `| /${r.endpoint} | ${r.connections} | ${r.server} | ${fmtRps(x.rps)} | ${fmt(x.p50)} | ${fmt(x.p90)} | ${fmt(x.p99)} | ${errors} | ${pct(x.serverCpuSeconds / x.seconds)} | ${perCpu} | ${pct(x.wrkCpu)} | ${each} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -220,23 +233,28 @@ async function main(): Promise<void> {
   writeFileSync(paths['boot-vars'], `${ids.map(bootVarsPath).join('\n')}\n`);
   writeFileSync(paths['devices/report'], `${ids.map(reportPath).join('\n')}\n`);
 
-  const ports: Partial<Record<ServerName, number>> = {};
+  const servers: Partial<Record<ServerName, Server>> = {};
   const profileDir = join(work, 'cpu-prof');
   if (SERVERS.includes('nginx')) {
     // A prefix of its own outside `work` (0700): nginx's worker runs as `nobody` when we are root.
     const prefix = mkdtempSync(join(tmpdir(), 'ironlens-bench-nginx-'));
     cleanups.push(() => rmSync(prefix, { recursive: true, force: true }));
-    ports.nginx = (await startNginx(prefix, await freePort(), { bootVars: bootScriptOf(1), report: REPORT_TEXT })).port;
+    const nginx = await startNginx(prefix, await freePort(), { bootVars: bootScriptOf(1), report: REPORT_TEXT });
+    servers.nginx = { port: nginx.port, pid: nginx.child.pid ?? 0 };
   }
-  if (SERVERS.includes('bare-node')) ports['bare-node'] = await startNodeChild('bare-node-server.ts', 'bare node server', { BENCH_WORKERS: String(WORKERS) });
-  if (SERVERS.includes('fastify-floor')) ports['fastify-floor'] = await startNodeChild('fastify-floor-server.ts', 'fastify floor server', {});
+  if (SERVERS.includes('bare-node')) servers['bare-node'] = await startNodeChild('bare-node-server.ts', 'bare node server', { BENCH_WORKERS: String(WORKERS) });
+  if (SERVERS.includes('fastify-floor')) servers['fastify-floor'] = await startNodeChild('fastify-floor-server.ts', 'fastify floor server', {});
   if (SERVERS.includes('ironlens')) {
     const execArgv = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-    ports.ironlens = await startNodeChild('ironlens-server.ts', 'ironlens', { BENCH_DATA_DIR: join(work, 'data') }, execArgv);
+    servers.ironlens = await startNodeChild('ironlens-server.ts', 'ironlens', { BENCH_DATA_DIR: join(work, 'data') }, execArgv);
   }
+  const ports = Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.port])) as Partial<Record<ServerName, number>>;
   log(`listening: ${Object.entries(ports).map(([k, v]) => `${k} 127.0.0.1:${v}`).join(', ')}`);
-  await verify(ports);
-  log('every server answers the expected iPXE text for a sample of 100 workers');
+  if (env.BENCH_VERIFY === '0') log('warning: BENCH_VERIFY=0, answers not checked (experiments only)');
+  else {
+    await verify(ports);
+    log('every server answers the expected iPXE text for a sample of 100 workers');
+  }
 
   const rows: Row[] = [];
   const order = (['nginx', 'bare-node', 'fastify-floor', 'ironlens'] as const).filter((s) => ports[s]);
@@ -251,7 +269,7 @@ async function main(): Promise<void> {
       const runs = new Map<ServerName, WrkResult[]>(order.map((s) => [s, []]));
       for (let round = 1; round <= ROUNDS; round++) {
         for (const server of order) {
-          const result = await runWrk({ url: `http://127.0.0.1:${ports[server]}`, connections, seconds: SECONDS, pathsFile: paths[endpoint] });
+          const result = await runWrk({ url: `http://127.0.0.1:${ports[server]}`, connections, seconds: SECONDS, pathsFile: paths[endpoint], serverPid: servers[server]?.pid });
           runs.get(server)!.push(result);
           log(`/${endpoint} c=${connections} ${server}${ROUNDS > 1 ? ` round ${round}/${ROUNDS}` : ''}: ${fmtRps(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, errors ${result.errors}`);
         }

@@ -1,6 +1,7 @@
 /** Runs `wrk --latency` with the boot-storm Lua script and parses what it prints. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { cpuSeconds } from './cpu';
 import { track } from './processes';
 
 export const LUA_SCRIPT = fileURLToPath(new URL('./boot-storm.lua', import.meta.url));
@@ -17,6 +18,10 @@ export interface WrkResult {
   /** Connect/read/write/timeout socket errors plus non-2xx/3xx answers. */
   errors: number;
   non2xx: number;
+  /** CPU used by wrk itself, as a share of one core over the run (1 = its one thread is saturated). */
+  wrkCpu: number;
+  /** CPU used by the server (and its children) during the run, in seconds; NaN when not measured. */
+  serverCpuSeconds: number;
   raw: string;
 }
 
@@ -51,6 +56,8 @@ export function parseWrk(out: string): WrkResult {
     p99: pct('99'),
     errors: socketErrors + non2xx,
     non2xx,
+    wrkCpu: Number.NaN,
+    serverCpuSeconds: Number.NaN,
     raw: out,
   };
 }
@@ -62,6 +69,8 @@ export interface WrkRun {
   /** File of request paths, one per line, read by the Lua script. */
   pathsFile: string;
   threads?: number;
+  /** The server's pid, to measure its CPU time over the run. */
+  serverPid?: number;
 }
 
 export function runWrk(r: WrkRun): Promise<WrkResult> {
@@ -77,12 +86,24 @@ export function runWrk(r: WrkRun): Promise<WrkResult> {
       err += b.toString();
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), (r.seconds + 30) * 1000);
+    const serverCpu0 = r.serverPid ? cpuSeconds(r.serverPid) : Number.NaN;
+    const t0 = performance.now();
+    // wrk's CPU time can only be read while it runs: sample it until it exits.
+    let wrkCpu = 0;
+    const sample = setInterval(() => {
+      if (child.pid) wrkCpu = cpuSeconds(child.pid) || wrkCpu;
+    }, 200);
     child.once('error', reject);
     child.once('exit', (code) => {
       clearTimeout(timer);
+      clearInterval(sample);
+      const serverCpu = r.serverPid ? cpuSeconds(r.serverPid) - serverCpu0 : Number.NaN;
       if (code !== 0) return reject(new Error(`wrk exited with ${code}: ${err}${out}`));
       try {
-        resolve(parseWrk(out));
+        const result = parseWrk(out);
+        result.wrkCpu = wrkCpu / ((performance.now() - t0) / 1000);
+        result.serverCpuSeconds = serverCpu;
+        resolve(result);
       } catch (e) {
         reject(e);
       }
