@@ -138,6 +138,15 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
     ]);
     expect(await tgtTargets()).toContain(`${BASE_IQN}:worker-00.ubuntu`);
     expect(statSync(join(diskDir, 'worker-00.ubuntu.img')).size).toBe(64 * 1024 * 1024);
+    // The disk admits only the worker's initiator name, the one boot.ipxe sets (${base-iqn}:${hostname}).
+    const luns = (await api('GET', '/agents/storage-stgt-01/luns')).json as { iqn: string; acl: string[] }[];
+    expect(luns.find((t) => t.iqn === `${BASE_IQN}:worker-00.ubuntu`)?.acl).toEqual([`${BASE_IQN}:worker-00`]);
+    // A hostname other than the worker id: the disk is named after the id, the initiator after the hostname.
+    expect((await api('POST', '/workers', { worker_id: 'worker-h', hostname: 'rack1-node7' })).status).toBe(200);
+    expect((await api('POST', '/workers/worker-h/luns/disk', { type: 'empty', os: 'debian', size: '1M' })).status).toBe(200);
+    const hl = (await api('GET', '/agents/storage-stgt-01/luns')).json as { iqn: string; acl: string[] }[];
+    expect(hl.find((t) => t.iqn === `${BASE_IQN}:worker-h.debian`)?.acl).toEqual([`${BASE_IQN}:rack1-node7`]);
+    expect((await api('DELETE', '/workers/worker-h?delete_disk=true')).status).toBe(200);
 
     const clone = await api('POST', '/workers/worker-00/luns/disk', { type: 'master', os: 'debian', name: '_tpl_ubuntu_2204.img' });
     expect(clone.json.disks.map((d: { os: string }) => d.os)).toEqual(['ubuntu', 'debian']);
@@ -195,7 +204,8 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
     const made = await api('POST', '/agents/storage-stgt-01/luns/disk', { iqn: `${BASE_IQN}:manual-01`, size: '8M' });
     expect(made.status).toBeLessThan(300);
     expect(made.json).toMatchObject({ iqn: `${BASE_IQN}:manual-01`, backing: join(diskDir, 'manual-01.img') });
-    expect((await api('GET', '/agents/storage-stgt-01/luns')).json.map((t: { iqn: string }) => t.iqn)).toContain(`${BASE_IQN}:manual-01`);
+    // Without an initiator (the spec's request), the target stays open to every initiator.
+    expect((await api('GET', '/agents/storage-stgt-01/luns')).json).toContainEqual(expect.objectContaining({ iqn: `${BASE_IQN}:manual-01`, acl: ['ALL'] }));
     const del = await api('DELETE', `/agents/storage-stgt-01/luns?iqn=${BASE_IQN}:manual-01&delete_file=true`);
     expect(del.json).toMatchObject({ deleted: `${BASE_IQN}:manual-01`, delete_file: true });
     const gone = await api('DELETE', `/agents/storage-stgt-01/luns?iqn=${BASE_IQN}:manual-01`);
@@ -254,6 +264,9 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
     await api('POST', '/workers/win-build/luns/disk', { type: 'empty', os: 'windows', size: '80G' });
     expect((await api('GET', '/workers/win-build')).json.state).toBe('installing');
     expect(await tgtTargets()).toContain(`${BASE_IQN}:win-build.windows.iso`);
+    const winLuns = (await api('GET', '/agents/storage-stgt-01/luns')).json as { iqn: string; acl: string[] }[];
+    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:win-build.windows.iso`)?.acl).toEqual([`${BASE_IQN}:win-build`]);
+    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:win-build.windows`)?.acl).toEqual([`${BASE_IQN}:win-build`]);
     const del = await api('DELETE', '/workers/win-build?delete_disk=true');
     expect(del.json).toEqual({ deleted: 'win-build', delete_disk: true, dnsmasq_removed: false });
     const after = await tgtTargets();

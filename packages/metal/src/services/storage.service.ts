@@ -34,6 +34,14 @@ interface AgentLun {
 }
 
 /**
+ * The iSCSI initiator name a worker's machine logs in with: boot.ipxe sets `initiator-iqn`
+ * to `${base-iqn}:${hostname}`, with the hostname DHCP gave it (the worker's `hostname`).
+ */
+function initiatorOf(baseIqn: string, hostname: string): string {
+  return `${baseIqn}:${hostname}`;
+}
+
+/**
  * System disks and install CDs (seed §7.1–7.4, §10, §11, §14, §15): the ledger side of
  * storage. A target made on an agent whose ledger write then fails is removed again,
  * or the error says exactly what was left behind.
@@ -159,9 +167,12 @@ export class StorageService implements WorkerStorage {
    * target and its file are removed again; if that fails too, the error names them.
    */
   private async createDisk(w: WorkerRecord, a: Agent, req: DiskRequest, os: Os, extra: { setDefault: boolean }, ctx: RequestContext): Promise<Disk> {
-    const iqn = `${await this.baseIqn(a)}:${w.worker_id}.${os}`;
+    const base = await this.baseIqn(a);
+    const iqn = `${base}:${w.worker_id}.${os}`;
     const filename = `${w.worker_id}.${os}.img`;
-    const body = req.type === 'master' ? { iqn, filename, master: req.name } : { iqn, filename, size: req.size };
+    // Only the worker may log in: boot.ipxe sets its initiator name to ${base-iqn}:${hostname}.
+    const initiator = initiatorOf(base, w.hostname);
+    const body = req.type === 'master' ? { iqn, filename, master: req.name, initiator } : { iqn, filename, size: req.size, initiator };
     let out: AgentDiskAnswer;
     try {
       out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body, timeoutMs: this.diskTimeoutMs });
@@ -290,12 +301,20 @@ export class StorageService implements WorkerStorage {
 
   // ---- §7.2: install CD; §11: removal ---------------------------------------------------
 
-  async createInstallCd(workerId: string, iso: string, ctx: RequestContext): Promise<Cd> {
+  /**
+   * The CD admits only the worker's initiator, `<base_iqn>:<hostname>`. `hostname` is the
+   * worker's (the caller knows it before the worker is stored); without it, the stored
+   * worker's, else the worker id (a worker's default hostname).
+   */
+  async createInstallCd(workerId: string, iso: string, ctx: RequestContext, hostname?: string): Promise<Cd> {
     const candidates = (await this.agents.list()).filter((a) => a.enabled && a.role.cd);
     if (candidates.length === 0) throw new AppError('agent_none_available', 'no enabled agent with the cd role for windows_iso');
     const a = candidates[0];
-    const iqn = `${await this.baseIqn(a)}:${workerId}.windows.iso`;
-    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body: { iso, iqn }, timeoutMs: this.diskTimeoutMs });
+    const base = await this.baseIqn(a);
+    const iqn = `${base}:${workerId}.windows.iso`;
+    const host = hostname ?? (await this.workers.get(this.db, workerId))?.hostname ?? workerId;
+    const body = { iso, iqn, initiator: initiatorOf(base, host) };
+    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body, timeoutMs: this.diskTimeoutMs });
     await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out?.iqn ?? iqn, iso, client: ctx.client });
     return { agent: a.id, iqn: out?.iqn ?? iqn, iso, backing: out?.backing ?? '' };
   }
