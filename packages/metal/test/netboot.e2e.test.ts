@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exec } from '@ironlens/core';
+import { parseTgtadmShow } from '@ironlens/agent';
 import { type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAllSync, markerBootSector, Netns, requireNetbootTools, waitFor } from './netboot.harness';
@@ -30,6 +31,9 @@ const TOKEN = `cp-${randomBytes(8).toString('hex')}`;
 const AGENT_TOKEN = `agent-${randomBytes(8).toString('hex')}`;
 const MAC1 = '52:54:00:e2:e0:01';
 const MAC2 = '52:54:00:e2:e0:02';
+/** A third machine that knows (guesses) worker-01's disk IQN and sanboots it under its own initiator name. */
+const MAC3 = '52:54:00:e2:e0:03';
+const GUESSER_INITIATOR = `iqn.2026-07.io.ironlens.e2e:worker-02`;
 const UUID1 = randomUUID();
 const MARKER = `DISKLESS-BOOT-OK ${randomBytes(4).toString('hex')}`;
 const WORKER = 'worker-01';
@@ -187,6 +191,13 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       // first stage that claims another worker's hostname (the spoofing attempt).
       copyFileSync(BOOT_IPXE, join(paths.tftp, 'boot.ipxe'));
       writeFileSync(join(paths.tftp, 'claim-worker-01.ipxe'), `#!ipxe\nset cp-url ${CP_URL_ALT}\nset hostname ${WORKER}\nchain boot.ipxe\n`);
+      // The guessing machine skips the control plane: it sanboots worker-01's disk directly.
+      writeFileSync(
+        join(paths.tftp, 'guess-worker-01.ipxe'),
+        `#!ipxe\nset initiator-iqn ${GUESSER_INITIATOR}\necho ironlens-e2e: guessing as \${initiator-iqn}\n` +
+          `sanboot iscsi:${SRV}:::1:${BASE_IQN}:${WORKER}.ubuntu || echo ironlens-e2e: sanboot refused (error \${errno})\n` +
+          'prompt --timeout 60000 ironlens-e2e: done ||\n',
+      );
       // The master image: a sparse disk whose boot sector prints the marker.
       const master = join(paths.disks, '_tpl_marker.img');
       writeFileSync(master, markerBootSector(MARKER));
@@ -221,7 +232,9 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
           `--tftp-root=${paths.tftp}`,
           `--dhcp-mac=set:claim,${MAC2}`,
           '--dhcp-boot=tag:claim,claim-worker-01.ipxe',
-          '--dhcp-boot=tag:!claim,boot.ipxe',
+          `--dhcp-mac=set:guess,${MAC3}`,
+          '--dhcp-boot=tag:guess,guess-worker-01.ipxe',
+          '--dhcp-boot=tag:!claim,tag:!guess,boot.ipxe',
           `--pid-file=${paths.dnsmasqPid}`,
           '--log-dhcp',
           `--log-facility=${paths.dnsmasqLog}`,
@@ -366,6 +379,19 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
       expect(show.stdout).toContain(iqn);
       expect(show.stdout).toContain(join(paths.disks, `${WORKER}.ubuntu.img`));
+      // The disk admits only the worker's initiator name, the one boot.ipxe sets (${base-iqn}:${hostname}).
+      const initiator = `${BASE_IQN}:${WORKER}`;
+      expect(parseTgtadmShow(show.stdout).find((t) => t.iqn === iqn)?.acl, 'tgtadm ACL information').toEqual([initiator]);
+      const luns = (await api('GET', '/agents/storage-e2e/luns')).json<{ iqn: string; acl: string[] }[]>();
+      expect(luns.find((t) => t.iqn === iqn)?.acl, 'GET /agents/storage-e2e/luns').toEqual([initiator]);
+      // Any other initiator name, on the machines' network, neither discovers nor reads it.
+      for (const other of [`${BASE_IQN}:worker-02`, 'iqn.2010-04.org.ipxe:00000000-0000-0000-0000-000000000000']) {
+        const ls = await exec([...netns!.wrap, 'iscsi-ls', '-i', other, `iscsi://${SRV}:3260`]);
+        expect(ls.stdout, `iscsi-ls as ${other}`).not.toContain(iqn);
+        const cap = await exec([...netns!.wrap, 'iscsi-readcapacity16', '-i', other, `iscsi://${SRV}:3260/${iqn}/1`], { allowFailure: true });
+        expect(cap.code, `iscsi-readcapacity16 as ${other}`).not.toBe(0);
+      }
+      say(`operator: tgtd's ACL for ${iqn} is [${initiator}]; iscsi-ls and iscsi-readcapacity16 under other initiator names see nothing`);
       const os = await api('PUT', `/workers/${WORKER}/default-os`, { os: 'ubuntu', menu_timeout: 1000 });
       expect(os.status, os.text).toBe(200);
 
@@ -438,6 +464,24 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       const ops = (await api('GET', `/operations?mac=${MAC2}`)).json<{ entries: Operation[] }>().entries.map((o) => o.op);
       expect(ops).toEqual(['device.register']);
       say(`claiming machine: ${MAC2} (${ip}) asked ${CP_URL_ALT} (${asked.join(', ')}) as ${WORKER} after ${run.ms} ms: console "no boot variables … waiting at the menu", no sanboot, no marker; device ${d.state}, unbound; tgtd: no new login (${loginsBefore} in all, all from the first machine), no session from ${ip} (open sessions: ${JSON.stringify(sessions)}); /boot-vars answers ${JSON.stringify(direct.text)}; operations for ${MAC2}: ${ops.join(', ')}`);
+    }, run.serial);
+  });
+  it("refuses a machine that guesses the worker's disk IQN and sanboots it under another initiator name", async () => {
+    const run = await step('guessing machine', () => boot({ name: 'machine-3-guess', mac: MAC3, until: /ironlens-e2e: (sanboot refused|done)|DISKLESS-BOOT-OK/ }));
+    await step('guessing machine: checks', async () => {
+      const shown = run.console;
+      const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
+      await run.qemu.kill();
+      expect(shown).toContain(`ironlens-e2e: guessing as ${GUESSER_INITIATOR}`);
+      expect(shown).toMatch(/ironlens-e2e: sanboot refused \(error 0x[0-9a-f]+\)/);
+      expect(shown).not.toContain(MARKER);
+      const ack = dnsmasqLog().match(new RegExp(`DHCPACK\\(tap0\\) (\\S+) ${MAC3}`));
+      expect(ack).not.toBeNull();
+      const ip = ack![1];
+      expect(show.stdout, 'no iSCSI session from the guessing machine').not.toMatch(new RegExp(`IP Address: ${ip.replace(/\./g, '\\.')}\\b`));
+      expect(parseTgtadmShow(show.stdout).find((t) => t.iqn === `${BASE_IQN}:${WORKER}.ubuntu`)?.acl).toEqual([`${BASE_IQN}:${WORKER}`]);
+      const refused = shown.match(/ironlens-e2e: sanboot refused \(error (0x[0-9a-f]+)\)/)![1];
+      say(`guessing machine: ${MAC3} (${ip}) sanbooted ${BASE_IQN}:${WORKER}.ubuntu as ${GUESSER_INITIATOR}: refused (iPXE error ${refused}), no marker, no session from ${ip}`);
     }, run.serial);
   });
 });
