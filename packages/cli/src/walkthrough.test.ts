@@ -258,15 +258,16 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
   });
 
   it('§7.2: windows_iso adds an install CD (state installing); deleting the worker removes CD and disk targets but keeps the ISO', async () => {
-    const w = await api('POST', '/workers', { worker_id: 'win-build', windows_iso: 'Win11_24H2.iso', boot: { menu_default: 'menu-install', menu_timeout: 3000 } });
+    const w = await api('POST', '/workers', { worker_id: 'win-build', hostname: 'winbox', windows_iso: 'Win11_24H2.iso', boot: { menu_default: 'menu-install', menu_timeout: 3000 } });
     expect(w.status).toBe(200);
     expect(w.json).toMatchObject({ state: 'installing', disks: [], cd: { agent: 'storage-stgt-01', iqn: `${BASE_IQN}:win-build.windows.iso`, iso: 'Win11_24H2.iso' } });
     await api('POST', '/workers/win-build/luns/disk', { type: 'empty', os: 'windows', size: '80G' });
     expect((await api('GET', '/workers/win-build')).json.state).toBe('installing');
     expect(await tgtTargets()).toContain(`${BASE_IQN}:win-build.windows.iso`);
     const winLuns = (await api('GET', '/agents/storage-stgt-01/luns')).json as { iqn: string; acl: string[] }[];
-    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:win-build.windows.iso`)?.acl).toEqual([`${BASE_IQN}:win-build`]);
-    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:win-build.windows`)?.acl).toEqual([`${BASE_IQN}:win-build`]);
+    // Both admit the worker's initiator name, built from its hostname, not its id.
+    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:win-build.windows.iso`)?.acl).toEqual([`${BASE_IQN}:winbox`]);
+    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:win-build.windows`)?.acl).toEqual([`${BASE_IQN}:winbox`]);
     const del = await api('DELETE', '/workers/win-build?delete_disk=true');
     expect(del.json).toEqual({ deleted: 'win-build', delete_disk: true, dnsmasq_removed: false });
     const after = await tgtTargets();

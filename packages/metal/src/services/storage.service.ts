@@ -302,18 +302,16 @@ export class StorageService implements WorkerStorage {
   // ---- §7.2: install CD; §11: removal ---------------------------------------------------
 
   /**
-   * The CD admits only the worker's initiator, `<base_iqn>:<hostname>`. `hostname` is the
-   * worker's (the caller knows it before the worker is stored); without it, the stored
-   * worker's, else the worker id (a worker's default hostname).
+   * The CD admits only the worker's initiator, `<base_iqn>:<hostname>` (the caller knows the
+   * hostname before the worker is stored).
    */
-  async createInstallCd(workerId: string, iso: string, ctx: RequestContext, hostname?: string): Promise<Cd> {
+  async createInstallCd(workerId: string, hostname: string, iso: string, ctx: RequestContext): Promise<Cd> {
     const candidates = (await this.agents.list()).filter((a) => a.enabled && a.role.cd);
     if (candidates.length === 0) throw new AppError('agent_none_available', 'no enabled agent with the cd role for windows_iso');
     const a = candidates[0];
     const base = await this.baseIqn(a);
     const iqn = `${base}:${workerId}.windows.iso`;
-    const host = hostname ?? (await this.workers.get(this.db, workerId))?.hostname ?? workerId;
-    const body = { iso, iqn, initiator: initiatorOf(base, host) };
+    const body = { iso, iqn, initiator: initiatorOf(base, hostname) };
     const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body, timeoutMs: this.diskTimeoutMs });
     await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out?.iqn ?? iqn, iso, client: ctx.client });
     return { agent: a.id, iqn: out?.iqn ?? iqn, iso, backing: out?.backing ?? '' };

@@ -34,7 +34,7 @@ export interface DeleteOptions {
 /** What the worker lifecycle needs from the storage side (agents, targets). */
 export interface WorkerStorage {
   /** Creates the install CD target for `windows_iso`; returns the ledger's `cd`. */
-  createInstallCd(workerId: string, iso: string, ctx: RequestContext): Promise<Cd>;
+  createInstallCd(workerId: string, hostname: string, iso: string, ctx: RequestContext): Promise<Cd>;
   /** Removes a CD target made by `createInstallCd` (rollback). */
   removeCd(cd: Cd): Promise<void>;
   /** Deletes the worker's CD target, then its disk targets (seed §11 order). */
@@ -141,7 +141,7 @@ export class WorkerService {
 
     let cd: Cd | null = null;
     if (input.windows_iso) {
-      cd = await this.storage.createInstallCd(workerId, input.windows_iso, ctx);
+      cd = await this.storage.createInstallCd(workerId, hostname, input.windows_iso, ctx);
       record.cd = cd;
       record.state = 'installing';
     }
