@@ -141,11 +141,13 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
     // The disk admits only the worker's initiator name, the one boot.ipxe sets (${base-iqn}:${hostname}).
     const luns = (await api('GET', '/agents/storage-stgt-01/luns')).json as { iqn: string; acl: string[] }[];
     expect(luns.find((t) => t.iqn === `${BASE_IQN}:worker-00.ubuntu`)?.acl).toEqual([`${BASE_IQN}:worker-00`]);
-    // A hostname other than the worker id: the disk is named after the id, the initiator after the hostname.
+    // A hostname other than the worker id: the target and the initiator follow the hostname
+    // (boot.ipxe's root path is ${base-iqn}:${hostname}.<os>), the file keeps the worker id.
     expect((await api('POST', '/workers', { worker_id: 'worker-h', hostname: 'rack1-node7' })).status).toBe(200);
     expect((await api('POST', '/workers/worker-h/luns/disk', { type: 'empty', os: 'debian', size: '1M' })).status).toBe(200);
     const hl = (await api('GET', '/agents/storage-stgt-01/luns')).json as { iqn: string; acl: string[] }[];
-    expect(hl.find((t) => t.iqn === `${BASE_IQN}:worker-h.debian`)?.acl).toEqual([`${BASE_IQN}:rack1-node7`]);
+    expect(hl.find((t) => t.iqn === `${BASE_IQN}:rack1-node7.debian`)?.acl).toEqual([`${BASE_IQN}:rack1-node7`]);
+    expect((await api('GET', '/workers/worker-h')).json.disks[0]).toMatchObject({ iqn: `${BASE_IQN}:rack1-node7.debian`, filename: 'worker-h.debian.img' });
     expect((await api('DELETE', '/workers/worker-h?delete_disk=true')).status).toBe(200);
 
     const clone = await api('POST', '/workers/worker-00/luns/disk', { type: 'master', os: 'debian', name: '_tpl_ubuntu_2204.img' });
@@ -260,18 +262,20 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
   it('§7.2: windows_iso adds an install CD (state installing); deleting the worker removes CD and disk targets but keeps the ISO', async () => {
     const w = await api('POST', '/workers', { worker_id: 'win-build', hostname: 'winbox', windows_iso: 'Win11_24H2.iso', boot: { menu_default: 'menu-install', menu_timeout: 3000 } });
     expect(w.status).toBe(200);
-    expect(w.json).toMatchObject({ state: 'installing', disks: [], cd: { agent: 'storage-stgt-01', iqn: `${BASE_IQN}:win-build.windows.iso`, iso: 'Win11_24H2.iso' } });
+    expect(w.json).toMatchObject({ state: 'installing', disks: [], cd: { agent: 'storage-stgt-01', iqn: `${BASE_IQN}:winbox.windows.iso`, iso: 'Win11_24H2.iso' } });
     await api('POST', '/workers/win-build/luns/disk', { type: 'empty', os: 'windows', size: '80G' });
     expect((await api('GET', '/workers/win-build')).json.state).toBe('installing');
-    expect(await tgtTargets()).toContain(`${BASE_IQN}:win-build.windows.iso`);
+    // IQNs follow the hostname, which is what boot.ipxe's root path is made of.
+    expect(await tgtTargets()).toContain(`${BASE_IQN}:winbox.windows.iso`);
+    expect((await api('GET', '/workers/win-build')).json.disks[0]).toMatchObject({ iqn: `${BASE_IQN}:winbox.windows`, filename: 'win-build.windows.img' });
     const winLuns = (await api('GET', '/agents/storage-stgt-01/luns')).json as { iqn: string; acl: string[] }[];
     // Both admit the worker's initiator name, built from its hostname, not its id.
-    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:win-build.windows.iso`)?.acl).toEqual([`${BASE_IQN}:winbox`]);
-    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:win-build.windows`)?.acl).toEqual([`${BASE_IQN}:winbox`]);
+    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:winbox.windows.iso`)?.acl).toEqual([`${BASE_IQN}:winbox`]);
+    expect(winLuns.find((t) => t.iqn === `${BASE_IQN}:winbox.windows`)?.acl).toEqual([`${BASE_IQN}:winbox`]);
     const del = await api('DELETE', '/workers/win-build?delete_disk=true');
     expect(del.json).toEqual({ deleted: 'win-build', delete_disk: true, dnsmasq_removed: false });
     const after = await tgtTargets();
-    expect(after).not.toContain('win-build');
+    expect(after).not.toContain('winbox');
     expect(existsSync(join(diskDir, 'Win11_24H2.iso'))).toBe(true);
     expect(existsSync(join(diskDir, 'win-build.windows.img'))).toBe(false);
     expect((await api('POST', '/workers', { worker_id: 'win-2', windows_iso: 'nope.iso' })).status).toBe(404);

@@ -168,7 +168,10 @@ export class StorageService implements WorkerStorage {
    */
   private async createDisk(w: WorkerRecord, a: Agent, req: DiskRequest, os: Os, extra: { setDefault: boolean }, ctx: RequestContext): Promise<Disk> {
     const base = await this.baseIqn(a);
-    const iqn = `${base}:${w.worker_id}.${os}`;
+    // The seed writes the IQN as `base-iqn:worker-id.os` and its menu composes the root path
+    // as `${base-iqn}:${hostname}.os`; the hostname (which defaults to the worker id, so the
+    // two agree) is what a machine can actually boot. The file keeps the worker id.
+    const iqn = `${base}:${w.hostname}.${os}`;
     const filename = `${w.worker_id}.${os}.img`;
     // Only the worker may log in: boot.ipxe sets its initiator name to ${base-iqn}:${hostname}.
     const initiator = initiatorOf(base, w.hostname);
@@ -310,7 +313,7 @@ export class StorageService implements WorkerStorage {
     if (candidates.length === 0) throw new AppError('agent_none_available', 'no enabled agent with the cd role for windows_iso');
     const a = candidates[0];
     const base = await this.baseIqn(a);
-    const iqn = `${base}:${workerId}.windows.iso`;
+    const iqn = `${base}:${hostname}.windows.iso`;
     const body = { iso, iqn, initiator: initiatorOf(base, hostname) };
     const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body, timeoutMs: this.diskTimeoutMs });
     await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out?.iqn ?? iqn, iso, client: ctx.client });
