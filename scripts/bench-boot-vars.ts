@@ -25,12 +25,14 @@
  * Traffic stays on 127.0.0.1. Every process started here is stopped at the end, on
  * failure and on Ctrl-C too.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { availableParallelism, loadavg, release, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootScriptOf, bootVarsPath, hostnameOf, macOf, REPORT_TEXT, reportPath } from './bench/fleet';
+import { pass, type PassResult } from './bench/cold-pass';
+import { machine } from './bench/machine';
 import { startNginx } from './bench/nginx';
 import { installCleanup, stopAll, track, waitForPort } from './bench/processes';
 import { seedFleet } from './bench/seed';
@@ -61,24 +63,6 @@ function check(): void {
   if (CONNECTIONS.some((c) => !Number.isInteger(c) || c < 1)) throw new Error('BENCH_CONNECTIONS: positive integers');
   for (const e of ENDPOINTS) if (e !== 'boot-vars' && e !== 'devices/report') throw new Error(`BENCH_ENDPOINTS: unknown ${e}`);
   for (const s of SERVERS) if (!['nginx', 'bare-node', 'fastify-floor', 'ironlens'].includes(s)) throw new Error(`BENCH_SERVERS: unknown ${s}`);
-}
-
-export function machine(): Record<string, string> {
-  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
-  const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1] ?? 'unknown';
-  // wrk --version exits 1, nginx -v prints to stderr: take the first line of either stream.
-  const tool = (cmd: string, args: string[]) => {
-    const r = spawnSync(cmd, args, { encoding: 'utf8' });
-    return `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n')[0] || 'unknown';
-  };
-  return {
-    nproc: String(availableParallelism()),
-    cpu: model,
-    node: process.version,
-    kernel: release(),
-    wrk: tool('wrk', ['--version']).replace(/ Copyright.*$/, ''),
-    nginx: tool('nginx', ['-v']),
-  };
 }
 
 function freePort(): Promise<number> {
@@ -179,22 +163,32 @@ export function pairedRatio(il: Row, other: Row): number {
   return r.length % 2 ? r[(r.length - 1) / 2] : (r[r.length / 2 - 1] + r[r.length / 2]) / 2;
 }
 
+const perCpu = (x: WrkResult) => (x.serverCpuSeconds > 0 ? x.requests / x.serverCpuSeconds : Number.NaN);
+
+/** Median over rounds of ironlens/other requests per CPU-second of the server, pairs from the same round. */
+export function pairedCpuRatio(il: Row, other: Row): number {
+  const r = il.rounds.map((x, i) => perCpu(x) / (other.rounds[i] ? perCpu(other.rounds[i]) : Number.NaN)).sort((a, b) => a - b);
+  return r.length % 2 ? r[(r.length - 1) / 2] : (r[r.length / 2 - 1] + r[r.length / 2]) / 2;
+}
+
 export function ratioTable(rows: Row[]): string {
   const floor = rows.some((r) => r.server === 'fastify-floor');
+  const others: ServerName[] = floor ? ['nginx', 'bare-node', 'fastify-floor'] : ['nginx', 'bare-node'];
   const lines = [
-    `| endpoint | conns | ironlens/nginx | ironlens/bare-node |${floor ? ' ironlens/fastify-floor |' : ''}`,
-    `| --- | ---: | ---: | ---: |${floor ? ' ---: |' : ''}`,
+    `| endpoint | conns | ${others.map((o) => `ironlens/${o}`).join(' | ')} | ${others.map((o) => `per CPU-s: ironlens/${o}`).join(' | ')} |`,
+    `| --- | ---: |${' ---: |'.repeat(2 * others.length)}`,
   ];
   const find = (e: Endpoint, c: number, s: ServerName) => rows.find((r) => r.endpoint === e && r.connections === c && r.server === s);
   for (const e of ENDPOINTS) {
     for (const c of CONNECTIONS) {
       const il = find(e, c, 'ironlens');
       if (!il) continue;
-      const cell = (s: ServerName) => {
+      const cell = (s: ServerName, ratio: (a: Row, b: Row) => number) => {
         const o = find(e, c, s);
-        return o ? fmt(pairedRatio(il, o)) : '–';
+        const v = o ? ratio(il, o) : Number.NaN;
+        return Number.isFinite(v) ? fmt(v) : '–';
       };
-      lines.push(`| /${e} | ${c} | ${cell('nginx')} | ${cell('bare-node')} |${floor ? ` ${cell('fastify-floor')} |` : ''}`);
+      lines.push(`| /${e} | ${c} | ${others.map((o) => cell(o, pairedRatio)).join(' | ')} | ${others.map((o) => cell(o, pairedCpuRatio)).join(' | ')} |`);
     }
   }
   return lines.join('\n');
@@ -256,6 +250,16 @@ async function main(): Promise<void> {
     log('every server answers the expected iPXE text for a sample of 100 workers');
   }
 
+  // The first boot of the storm, before anything warms the cache: every machine once.
+  let cold: { first: PassResult; again: PassResult } | undefined;
+  if (servers.ironlens && ENDPOINTS.includes('boot-vars')) {
+    const shuffled = ids.map(bootVarsPath).sort(() => Math.random() - 0.5);
+    const first = await pass(servers.ironlens.port, shuffled);
+    const again = await pass(servers.ironlens.port, shuffled);
+    cold = { first, again };
+    log(`cold pass: ${WORKERS} machines once each, 64 in flight: ${fmt(first.seconds)} s (${fmtRps(first.rps)} req/s); same pass warm: ${fmt(again.seconds)} s (${fmtRps(again.rps)} req/s)`);
+  }
+
   const rows: Row[] = [];
   const order = (['nginx', 'bare-node', 'fastify-floor', 'ironlens'] as const).filter((s) => ports[s]);
   for (const endpoint of ENDPOINTS) {
@@ -286,6 +290,12 @@ async function main(): Promise<void> {
     '',
     ratioTable(rows),
     '',
+    ...(cold
+      ? [
+          `first boot of the storm (ironlens, every machine once, cache cold, 64 in flight, node:http client): ${fmt(cold.first.seconds)} s = ${fmtRps(cold.first.rps)} req/s; the same pass warm: ${fmt(cold.again.seconds)} s = ${fmtRps(cold.again.rps)} req/s${cold.first.failures + cold.again.failures ? `; FAILURES ${cold.first.failures + cold.again.failures}` : ''}`,
+          '',
+        ]
+      : []),
     verdict(rows),
   ].join('\n');
   process.stdout.write(`${out}\n`);

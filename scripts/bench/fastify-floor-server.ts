@@ -1,11 +1,11 @@
 /**
  * Experiment: the floor of a Fastify route on this machine. The same app shell as
  * ironlens (`createHttpApp`: docs, error handling) and the same `/boot-vars` schema,
- * answering a constant text. `BENCH_FASTIFY_FLOOR=bare` uses `Fastify()` with no plugins.
+ * answering a constant text (and `#!ipxe` at `/devices/report`). `BENCH_FASTIFY_FLOOR=bare` uses `Fastify()` with no plugins.
  */
 import { createHttpApp } from '@ironlens/core';
 import Fastify from 'fastify';
-import { bootScriptOf } from './fleet';
+import { bootScriptOf, REPORT_TEXT } from './fleet';
 
 const text = bootScriptOf(1);
 const bare = process.env.BENCH_FASTIFY_FLOOR === 'bare';
@@ -23,6 +23,11 @@ app.get(
         },
       },
   async (_req, reply) => reply.type('text/plain; charset=utf-8').send(text),
+);
+app.get(
+  '/devices/report',
+  bare ? {} : { schema: { querystring: { type: 'object', required: ['mac'], properties: { mac: { type: 'string' } } } } },
+  async (_req, reply) => reply.type('text/plain; charset=utf-8').send(REPORT_TEXT),
 );
 await app.listen({ host: '127.0.0.1', port: 0 });
 const addr = app.server.address();
