@@ -34,7 +34,7 @@ import { bootScriptOf, bootVarsPath, hostnameOf, macOf, REPORT_TEXT, reportPath 
 import { pass, type PassResult } from './bench/cold-pass';
 import { machine } from './bench/machine';
 import { startNginx } from './bench/nginx';
-import { installCleanup, stopAll, track, waitForPort } from './bench/processes';
+import { installCleanup, interrupted, stopAll, track, waitForPort } from './bench/processes';
 import { seedFleet } from './bench/seed';
 import { runWrk, type WrkResult } from './bench/wrk';
 
@@ -323,6 +323,7 @@ main().then(
     process.exit(0);
   },
   async (err: Error) => {
+    if (interrupted) return; // the signal handler stops everything and exits
     process.stderr.write(`[bench] failed: ${err.stack ?? err.message}\n`);
     await stopAll();
     process.exit(1);

@@ -6,6 +6,9 @@ import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process'
 
 const running = new Set<ChildProcess>();
 
+/** True once SIGINT/SIGTERM arrived: failures that follow are the stop itself. */
+export let interrupted = false;
+
 export function track(child: ChildProcess): ChildProcess {
   running.add(child);
   child.once('exit', () => running.delete(child));
@@ -36,6 +39,7 @@ export async function stopAll(): Promise<void> {
 /** Last-resort cleanup when the orchestrator is interrupted. */
 export function installCleanup(onExit: () => void = () => {}): void {
   const bail = (sig: NodeJS.Signals) => {
+    interrupted = true;
     process.stderr.write(`\n[bench] ${sig}: stopping every process started by the benchmark\n`);
     stopAll().finally(() => {
       onExit();
