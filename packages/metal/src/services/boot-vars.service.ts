@@ -60,6 +60,8 @@ interface DataPlaneMemo {
 }
 
 const MAX_CACHED = 200_000;
+/** Longer request values (no hostname, worker id or MAC is) are answered but not remembered. */
+const MAX_KEY_LENGTH = 64;
 
 /**
  * How long an agent's data-plane answer is reused. Agent writes clear it at once (they
@@ -96,6 +98,7 @@ export class BootVarsService {
   private readonly workerByName = new Map<string, WorkerEntry>();
   private readonly deviceByMac = new Map<string, Device | null>();
   private readonly dataPlaneByAgent = new Map<string, DataPlaneMemo>();
+  private readonly macBySpelling = new Map<string, string | null>();
   private generation = 0;
 
   constructor(
@@ -118,6 +121,18 @@ export class BootVarsService {
     return this.store.db as unknown as MetalDb;
   }
 
+  /** `normalizeMac`, remembered per spelling of MAC length (a pure function: nothing to invalidate). */
+  private normalizedMac(input: string): string | null {
+    if (input.length > MAX_KEY_LENGTH) return normalizeMac(input);
+    let mac = this.macBySpelling.get(input);
+    if (mac === undefined) {
+      mac = normalizeMac(input);
+      if (this.macBySpelling.size >= MAX_CACHED) this.macBySpelling.clear();
+      this.macBySpelling.set(input, mac);
+    }
+    return mac;
+  }
+
   private worker(name: string): WorkerEntry | Promise<WorkerEntry> {
     return this.workerByName.get(name) ?? this.loadWorker(name);
   }
@@ -125,7 +140,7 @@ export class BootVarsService {
   private async loadWorker(name: string): Promise<WorkerEntry> {
     const generation = this.generation;
     const entry: WorkerEntry = { worker: await this.workers.findByHostname(this.db, name) };
-    if (generation === this.generation) {
+    if (generation === this.generation && name.length <= MAX_KEY_LENGTH) {
       if (this.workerByName.size >= MAX_CACHED) this.workerByName.clear();
       this.workerByName.set(name, entry);
     }
@@ -197,7 +212,7 @@ export class BootVarsService {
   private answer(q: { hostname?: string; mac?: string }): Rendered | Promise<Rendered> {
     const hostname = q.hostname?.trim().toLowerCase() || undefined;
     const macGiven = q.mac !== undefined && q.mac.trim() !== '';
-    const mac = macGiven ? normalizeMac(q.mac) : null;
+    const mac = macGiven ? this.normalizedMac(q.mac as string) : null;
     if (macGiven && !mac) return NOTHING;
     if (!hostname) return this.byMac(mac);
     return then(this.worker(hostname), (entry) => this.byName(entry, mac));
