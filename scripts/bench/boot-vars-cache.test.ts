@@ -46,7 +46,14 @@ describe('/boot-vars through the cache', () => {
     const expected = renderBootVarsScript({ vars, subject: 'w1' });
     expect(await text()).toBe(expected);
     expect(await text()).toBe(expected);
-    expect(await text(`mac=${MAC.replace(/:/g, '')}`)).toBe(expected);
+    for (const spelling of [MAC.replace(/:/g, ''), MAC.replace(/:/g, '-').toUpperCase(), '0200.0000.0001']) {
+      expect(await text(`mac=${spelling}&hostname=w1`)).toBe(expected);
+      expect(await text(`mac=${spelling}&hostname=w1`)).toBe(expected);
+    }
+    expect(await text(`mac=${MAC}x&hostname=w1`)).toBe('#!ipxe\n# no per-worker boot vars found\n');
+    // An unknown hostname falls back to the MAC's bound worker (seed §5); too long to be cached, same answer.
+    expect(await text(`mac=${MAC}&hostname=${'w'.repeat(100)}`)).toBe(expected);
+    expect(await text(`hostname=${'w'.repeat(100)}`)).toBe('#!ipxe\n# no per-worker boot vars found\n');
     expect(await json()).toEqual(vars);
     const r = await f.app.inject({ url: `/boot-vars?mac=${MAC}&hostname=w1&format=xml` });
     expect(r.statusCode).toBe(422);
