@@ -21,8 +21,7 @@ import { exec, operationsMigrations, Store } from '@ironlens/core';
 import { DiskImages, type RunningAgent, type RunningTgtd, startAgent, startTgtd } from '@ironlens/agent';
 import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
 import type { FastifyInstance } from 'fastify';
-import { freeTcpPort, unusedControlPort } from '../packages/agent/src/testing/tgtd';
-import { type LoopXfs, mountLoopXfs } from '../packages/agent/src/testing/xfs-loop';
+import { freeTcpPort, type LoopXfs, mountLoopXfs, unusedControlPort } from '@ironlens/agent/testing';
 import { machine } from './bench/machine';
 
 const WORKERS = Number(process.env.BENCH_DISK_WORKERS ?? 100);

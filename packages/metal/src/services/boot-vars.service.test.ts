@@ -2,14 +2,13 @@
  * The /boot-vars read-through cache, whose speed the boot-storm benchmark measures, must
  * never serve what the ledger no longer says. Real store, real services, the real app;
  * the storage agent is the metal package's FakeAgent stand-in (HTTP on loopback).
- * Meant to move to packages/metal/src/services/boot-vars.service.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeviceRepository } from '../../packages/metal/src/repositories/device.repository';
-import { WorkerRepository } from '../../packages/metal/src/repositories/worker.repository';
-import { BootVarsService, DATA_PLANE_TTL_MS, type DataPlane, LIO_SEP, renderBootVarsScript, STGT_SEP } from '../../packages/metal/src/services/boot-vars.service';
-import { FakeAgent } from '../../packages/metal/src/testing/fake-agent';
-import { type MetalFixture, newMetalFixture } from '../../packages/metal/src/testing/fixture';
+import { DeviceRepository } from '../repositories/device.repository';
+import { WorkerRepository } from '../repositories/worker.repository';
+import { BootVarsService, DATA_PLANE_TTL_MS, type DataPlane, LIO_SEP, renderBootVarsScript, STGT_SEP } from './boot-vars.service';
+import { FakeAgent } from '../testing/fake-agent';
+import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
 const MAC = '02:00:00:00:00:01';
 const MAC2 = '02:00:00:00:00:02';
