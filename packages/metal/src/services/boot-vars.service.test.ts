@@ -160,4 +160,14 @@ describe('BootVarsService lookups', () => {
     svc.invalidate();
     expect((await svc.resolve({ hostname: 'w1' })).vars.menu_timeout).toBe(43);
   });
+  it('a new device entering the pool gets the reboot loop at once and leaves the workers cached', async () => {
+    const fresh = '02:00:00:00:00:77';
+    expect(await json(`mac=${fresh}`)).toEqual({});
+    expect(await text()).toContain('set menu-default ubuntu');
+    const reads = vi.spyOn(WorkerRepository.prototype, 'findByHostname');
+    expect((await f.app.inject({ url: `/devices/report?mac=${fresh}` })).statusCode).toBe(200);
+    expect(await json(`mac=${fresh}`)).toEqual({ menu_default: 'reboot', menu_timeout: 1 });
+    expect(await text()).toContain('set menu-default ubuntu');
+    expect(reads).not.toHaveBeenCalled();
+  });
 });

@@ -117,6 +117,16 @@ export class BootVarsService {
     this.dataPlaneByAgent.clear();
   }
 
+  /**
+   * Forget one device only: a new device entering the pool changes no worker's answer, so
+   * a first-boot storm of new machines keeps the rest of the cache. Reads in flight are
+   * not kept (the generation moves), as with `invalidate()`.
+   */
+  forgetDevice(mac: string): void {
+    this.generation++;
+    this.deviceByMac.delete(mac);
+  }
+
   private get db(): MetalDb {
     return this.store.db as unknown as MetalDb;
   }

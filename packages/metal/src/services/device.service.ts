@@ -216,7 +216,7 @@ export class DeviceService {
       await this.ops.append({ op: 'device.register', mac, source: 'ipxe', client: ctx.client }, trx);
       return 'registered' as const;
     });
-    if (result === 'registered') this.bootVars.invalidate();
+    if (result === 'registered') this.bootVars.forgetDevice(mac);
     return result;
   }
 
