@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { type Kysely as KyselyType, Kysely, type Migration, Migrator, SqliteDialect, type Transaction } from 'kysely';
+import { type Kysely as KyselyType, Kysely, type Migration, Migrator, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely';
 
 /** A named schema change. Names are global across packages: `<package>-<NNNN>-<what>`. */
 export interface NamedMigration extends Migration {
@@ -26,7 +26,7 @@ export class Store {
 
   private constructor(sqlite: Database.Database) {
     this.sqlite = sqlite;
-    this.db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) });
+    this.db = new Kysely<any>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }) });
   }
 
   static async open(opts: StoreOptions): Promise<Store> {
@@ -69,6 +69,30 @@ export class Store {
   async close(): Promise<void> {
     await this.db.destroy();
   }
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement anew; preparing is most of the cost of a
+ * small write. This keeps the prepared statements by SQL text (the last `max` used), which
+ * is safe on the one connection Kysely serializes, and which SQLite re-prepares by itself
+ * after a schema change.
+ */
+function reusingStatements(db: Database.Database, max = 1000): SqliteDatabase {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    close: () => db.close(),
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (stmt) {
+        cache.delete(sql);
+      } else {
+        stmt = db.prepare(sql);
+        if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(sql, stmt);
+      return stmt as unknown as ReturnType<SqliteDatabase['prepare']>;
+    },
+  };
 }
 
 /** True when `err` is a unique-constraint violation from the driver. */
