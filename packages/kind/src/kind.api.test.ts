@@ -4,6 +4,7 @@ import { JobsRepository } from '@ironlens/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CREATE_CLUSTER_JOB } from './services/kind-jobs.service';
 import { newTestPanel, startTagsFixture, type TestPanel } from './testing/panel';
+import { processAlive as alive } from '@ironlens/core';
 
 const panels: TestPanel[] = [];
 async function panel(opts: Parameters<typeof newTestPanel>[0] = {}) {
@@ -14,15 +15,6 @@ async function panel(opts: Parameters<typeof newTestPanel>[0] = {}) {
 afterEach(async () => {
   for (const p of panels.splice(0)) await p.close();
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(fn: () => Promise<boolean> | boolean, ms = 10_000) {
   const end = Date.now() + ms;

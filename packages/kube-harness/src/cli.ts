@@ -17,6 +17,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { ensureKubeBinaries, cachedKubeBinaries } from './binaries.builder';
 import { startKubeCluster } from './cluster.harness';
 import type { FixtureSize } from './gpu.fixtures';
+import { processAlive as alive } from '@ironlens/core';
 
 const UP_DIR = join(tmpdir(), 'ironlens-kube-up');
 const STATE = join(UP_DIR, 'state.json');
@@ -32,15 +33,6 @@ interface State {
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** True if `pid` still runs a binary from `binDir` (guards against reused pids). */

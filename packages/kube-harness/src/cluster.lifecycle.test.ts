@@ -6,15 +6,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { startKubeCluster } from './cluster.harness';
 import { ensureKubeBinaries } from './binaries.builder';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { processAlive as alive } from '@ironlens/core';
 
 /** pids whose command line mentions `needle` (e.g. a data dir). */
 function processesMentioning(needle: string): number[] {

@@ -47,3 +47,13 @@ export const exec: Exec = (argv, opts = {}) =>
       },
     );
   });
+
+/** True while a process with this pid exists (signal 0 probes without signalling). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,1 +1,1 @@
-export { type Exec, ExecError, type ExecOptions, type ExecResult, exec } from './exec';
+export { type Exec, ExecError, type ExecOptions, type ExecResult, exec, processAlive } from './exec';

@@ -3,18 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExecAbortedError, execStreaming } from './exec-streaming';
+import { processAlive as alive } from '../exec';
 
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('execStreaming', () => {
   it('delivers output line by line as it is printed, from both streams', async () => {
