@@ -22,10 +22,8 @@ export interface StoreOptions {
  */
 export class Store {
   readonly db: KyselyType<any>;
-  private readonly sqlite: Database.Database;
 
   private constructor(sqlite: Database.Database) {
-    this.sqlite = sqlite;
     this.db = new Kysely<any>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }) });
   }
 
