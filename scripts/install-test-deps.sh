@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(dnsmasq-base tgt qemu-system-x86 ipxe-qemu busybox udhcpc libiscsi-bin xfsprogs btrfs-progs
-      wrk nginx-light chromium openssh-server openssh-client iproute2 procps psmisc curl ca-certificates)
-TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip)
+      wrk nginx-light chromium openssh-server openssh-client iproute2 procps psmisc curl ca-certificates
+      openssl e2fsprogs coreutils)
+TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip openssl filefrag)
 
 missing=()
 for t in "${TOOLS[@]}"; do command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] || missing+=("$t"); done
