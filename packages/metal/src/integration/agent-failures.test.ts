@@ -22,6 +22,16 @@ afterEach(async () => {
   await agent.stop();
 });
 
+/** The worker is deleted while the agent is making its disk: the ledger write must fail. */
+function workerVanishesWhileAgentMakesItsDisk() {
+  agent.handlers.set('POST /luns/disk', async (call, res) => {
+    await f.services.workers.delete('w1', { deleteDisk: false, ignoreMissingTarget: true }, {});
+    const b = call.body as { iqn: string; filename: string };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ iqn: b.iqn, backing: `/images/${b.filename}`, filename: b.filename }));
+  });
+}
+
 describe('agent failures', () => {
   it('answers 502 when the agent answers something that is not JSON', async () => {
     agent.handlers.set('GET /luns', (_c, res) => {
@@ -63,13 +73,7 @@ describe('agent failures', () => {
 
   it('removes the disk again when the ledger write fails after the agent made it', async () => {
     await inject('POST', '/workers', { worker_id: 'w1' });
-    // The worker disappears while the agent is making its disk: the ledger write must fail.
-    agent.handlers.set('POST /luns/disk', async (call, res) => {
-      await f.services.workers.delete('w1', { deleteDisk: false, ignoreMissingTarget: true }, {});
-      const b = call.body as { iqn: string; filename: string };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ iqn: b.iqn, backing: `/images/${b.filename}`, filename: b.filename }));
-    });
+    workerVanishesWhileAgentMakesItsDisk();
     const r = await inject('POST', '/workers/w1/luns/disk', { type: 'empty', os: 'ubuntu', size: '1G' });
     expect(r.statusCode).toBe(404);
     const undo = agent.calls.find((c) => c.method === 'DELETE' && c.path === '/luns');
@@ -78,12 +82,7 @@ describe('agent failures', () => {
 
   it('says exactly what was left behind when the rollback fails too', async () => {
     await inject('POST', '/workers', { worker_id: 'w1' });
-    agent.handlers.set('POST /luns/disk', async (call, res) => {
-      await f.services.workers.delete('w1', { deleteDisk: false, ignoreMissingTarget: true }, {});
-      const b = call.body as { iqn: string; filename: string };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ iqn: b.iqn, backing: `/images/${b.filename}`, filename: b.filename }));
-    });
+    workerVanishesWhileAgentMakesItsDisk();
     agent.handlers.set('DELETE /luns', (_c, res) => {
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ detail: 'tgtadm failed' }));
