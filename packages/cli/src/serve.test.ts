@@ -42,6 +42,34 @@ describe('ironlens serve', () => {
     await running.close();
   });
 
+  it('makes the console’s kind API require IRONLENS_CONSOLE_TOKEN when it is set; the dashboard and docs stay open', async () => {
+    const token = 'console-token-for-test';
+    const running = await serve({ ...env(), IRONLENS_BOOT_LISTEN: 'off', IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_TOKEN: token });
+    try {
+      const url = `${running.urls.console}/kind/api/v1/jobs?limit=5`;
+      const anonymous = await fetch(url);
+      expect(anonymous.status).toBe(401);
+      expect(typeof (await anonymous.json()).detail).toBe('string');
+      expect((await fetch(url, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+      const ok = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual([]);
+      expect((await fetch(`${running.urls.console}/kind/`)).status).not.toBe(401);
+      expect((await fetch(`${running.urls.console}/openapi.json`)).status).toBe(200);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('leaves the console’s kind API open without IRONLENS_CONSOLE_TOKEN (loopback by default)', async () => {
+    const running = await serve({ ...env(), IRONLENS_BOOT_LISTEN: 'off', IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0' });
+    try {
+      expect((await fetch(`${running.urls.console}/kind/api/v1/jobs?limit=5`)).status).toBe(200);
+    } finally {
+      await running.close();
+    }
+  });
+
   it('maps flags onto the environment names', () => {
     expect(parseArgs(['serve', '--data-dir', '/x', '--boot-listen=127.0.0.1:1']).env).toEqual({ IRONLENS_DATA_DIR: '/x', IRONLENS_BOOT_LISTEN: '127.0.0.1:1' });
   });

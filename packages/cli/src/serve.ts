@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { createHttpApp, type Env, envListen, envString, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
+import { createHttpApp, type Env, envListen, envOptional, envString, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
 import type { FastifyInstance } from 'fastify';
@@ -26,7 +26,8 @@ const log = (msg: string) => process.stderr.write(`[ironlens] ${msg}\n`);
  * `ironlens serve`: the provisioning listener (`IRONLENS_BOOT_LISTEN`, default
  * `0.0.0.0:4839`, seed 004 at its exact paths) and the console listener
  * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the kind panel under `/kind`; loopback by
- * default because the console has no authentication yet and hands out kubeconfigs).
+ * default because its API hands out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer
+ * token that API requires, the dashboard and docs stay open).
  * `off` switches a listener off.
  */
 export async function serve(env: Env): Promise<Running> {
@@ -55,11 +56,11 @@ export async function serve(env: Env): Promise<Running> {
     const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
     kindClose = kind.close;
     const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
-    await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc' });
+    await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc', token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN') });
     app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
     urls.console = await app.listen(consoleListen);
     apps.push(app);
-    log(`console on ${urls.console} (kind panel at /kind/, API at /kind/api/v1)`);
+    log(`console on ${urls.console} (kind panel at /kind/, API at /kind/api/v1${envOptional(env, 'IRONLENS_CONSOLE_TOKEN') ? ', bearer token required' : ''})`);
   }
 
   return {

@@ -8,6 +8,8 @@ export interface KindAppDeps {
   /** Built web assets. Default is `@ironlens/web`'s `dist`. */
   webDist?: string;
   logger?: FastifyServerOptions['logger'];
+  /** Bearer token the API requires (`KIND_K8S_TOKEN`). Default: unset, the API is open. */
+  token?: string;
 }
 
 /**
@@ -20,6 +22,6 @@ export async function buildKindApp(deps: KindAppDeps): Promise<FastifyInstance> 
     description: 'Local kind clusters: health, kindest/node versions, clusters (create as a job, details, kubeconfig, workloads, delete) and jobs.',
     logger: deps.logger,
   });
-  await app.register(kindPlugin, { services: deps.services, webDist: deps.webDist });
+  await app.register(kindPlugin, { services: deps.services, webDist: deps.webDist, token: deps.token });
   return app;
 }

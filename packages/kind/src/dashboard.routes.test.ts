@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp } from '@ironlens/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { kindPlugin } from './plugin';
 import { newTestPanel, type TestPanel } from './testing/panel';
+import { fakeDist } from './testing/web-dist';
 
 const panels: TestPanel[] = [];
 const dirs: string[] = [];
@@ -17,21 +18,6 @@ function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'ironlens-kind-dist-'));
   dirs.push(d);
   return d;
-}
-
-/** A stand-in for the Vite build output, with the same relative URLs Vite writes. */
-function fakeDist(dir: string): string {
-  const dist = join(dir, 'dist');
-  mkdirSync(join(dist, 'js'), { recursive: true });
-  mkdirSync(join(dist, 'assets'), { recursive: true });
-  writeFileSync(
-    join(dist, 'kind.html'),
-    '<!doctype html><html><head><script type="module" crossorigin src="./js/kind.js"></script><link rel="stylesheet" crossorigin href="./assets/kind-abc.css"></head>' +
-      '<body data-api-base="/api/v1" data-docs-url="/docs" data-redoc-url="/redoc"><div id="root"></div></body></html>',
-  );
-  writeFileSync(join(dist, 'js', 'kind.js'), 'console.log("kind")');
-  writeFileSync(join(dist, 'assets', 'kind-abc.css'), 'body{}');
-  return dist;
 }
 
 describe('dashboard routes, standalone', () => {

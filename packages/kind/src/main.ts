@@ -1,4 +1,4 @@
-import { type Env, jobsMigrations, Store } from '@ironlens/core';
+import { type Env, envOptional, jobsMigrations, Store } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import { buildKindApp } from './app';
 import { readKindConfig } from './config';
@@ -14,12 +14,13 @@ export interface RunningKindPanel {
 /**
  * `ironlens kind`: reads the configuration from `env`, opens its store (`KIND_K8S_DB`),
  * wires the real adapters and listens on `KIND_K8S_WEB_HOST:KIND_K8S_WEB_PORT` (default `0.0.0.0:8080`).
+ * `KIND_K8S_TOKEN`, when set, is the bearer token the API requires (default: unset, open as in the seed).
  */
 export async function startKindPanel(env: Env = process.env, opts: { logger?: boolean } = {}): Promise<RunningKindPanel> {
   const config = readKindConfig(env);
   const store = await Store.open({ file: config.dbFile, migrations: [...jobsMigrations, ...kindMigrations] });
   const runtime = await createKindServices(env, store);
-  const app = await buildKindApp({ services: runtime.services, logger: opts.logger ?? true });
+  const app = await buildKindApp({ services: runtime.services, logger: opts.logger ?? true, token: envOptional(env, 'KIND_K8S_TOKEN') });
   const url = await app.listen({ host: config.host, port: config.port });
   return {
     app,

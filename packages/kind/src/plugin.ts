@@ -13,6 +13,12 @@ export interface KindPluginOptions {
   docsUrl?: string;
   /** ReDoc of the listener. Default is `/redoc`. */
   redocUrl?: string;
+  /**
+   * Bearer token for the API (`<prefix>/api/v1/*`): when set, a request without
+   * `Authorization: Bearer <token>` gets 401 `{"detail": ...}`. The dashboard, its assets and the
+   * docs stay open (they hold no state). Default: unset, the API is open as in the seed.
+   */
+  token?: string;
 }
 
 /**
@@ -28,7 +34,7 @@ export async function kindPlugin(app: FastifyInstance, opts: KindPluginOptions):
     // Mounted at the root of an app that already has a not-found handler for '/'
     // (createHttpApp sets one, in the same shape); the error handler is set regardless.
   }
-  await app.register(kindApiRoutes, { prefix: '/api/v1', services: opts.services });
+  await app.register(kindApiRoutes, { prefix: '/api/v1', services: opts.services, token: opts.token });
   await app.register(dashboardRoutes, {
     webDist: opts.webDist ?? webDistDir,
     docsUrl: opts.docsUrl ?? '/docs',

@@ -1,4 +1,4 @@
-import { AppError } from '@ironlens/core';
+import { AppError, installBearerGuard } from '@ironlens/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type CreateClusterRequest, WORKERS_DEFAULT, WORKERS_MAX } from '../services/clusters.service';
 import type { KindServices } from '../services/kind-services';
@@ -51,9 +51,20 @@ function bodyError(req: FastifyRequest): AppError {
   return new AppError('request_invalid', v?.message ?? 'request body is invalid', { detail: list.length ? list : (v?.message ?? 'request body is invalid') }, 400);
 }
 
-/** The seed's REST API (`/api/v1/...` relative to where the plugin is mounted). Thin: schema, one service call. */
-export async function kindApiRoutes(app: FastifyInstance, opts: { services: KindServices }): Promise<void> {
+/**
+ * The seed's REST API (`/api/v1/...` relative to where the plugin is mounted). Thin: schema, one service call.
+ * With `token`, every route here answers 401 `{"detail": ...}` without `Authorization: Bearer <token>`
+ * (compared in constant time); the dashboard and the docs are outside this context and stay open.
+ */
+export async function kindApiRoutes(app: FastifyInstance, opts: { services: KindServices; token?: string }): Promise<void> {
   const { environment, clusters, jobs } = opts.services;
+  if (opts.token) {
+    installBearerGuard(app, { token: opts.token, publicPaths: () => false });
+    // The OpenAPI document says so, and Swagger UI offers its "Authorize" button.
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, security: [{ bearer: [] }] };
+    });
+  }
 
   app.get('/health', { schema: { tags, summary: 'Environment: kind, kubectl, container engine', response: { 200: anyObject } } }, () => environment.health());
 

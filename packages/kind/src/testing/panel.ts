@@ -30,6 +30,8 @@ export interface TestPanelOptions {
   tools?: StandInTool[];
   env?: Record<string, string>;
   webDist?: string;
+  /** Bearer token the API requires. Default: unset (open). */
+  token?: string;
 }
 
 /** A standalone panel over stand-in tools, a real SQLite file and a temporary clusters directory. */
@@ -43,7 +45,7 @@ export async function newTestPanel(opts: TestPanelOptions = {}): Promise<TestPan
   const open = async () => {
     const store = await Store.open({ file: dbFile, migrations: [...jobsMigrations, ...kindMigrations] });
     const runtime = await createKindServices(env, store, { cwd: dir });
-    const app = await buildKindApp({ services: runtime.services, webDist: opts.webDist ?? join(dir, 'no-web-build') });
+    const app = await buildKindApp({ services: runtime.services, webDist: opts.webDist ?? join(dir, 'no-web-build'), token: opts.token });
     return { store, runtime, app };
   };
   let parts = await open();
@@ -67,7 +69,7 @@ export async function newTestPanel(opts: TestPanelOptions = {}): Promise<TestPan
       const seen: Array<{ status: string; stage: string | null; percent: number | null }> = [];
       const end = Date.now() + timeoutMs;
       for (;;) {
-        const r = await parts.app.inject({ url: `/api/v1/jobs/${id}` });
+        const r = await parts.app.inject({ url: `/api/v1/jobs/${id}`, headers: opts.token ? { authorization: `Bearer ${opts.token}` } : {} });
         if (r.statusCode !== 200) throw new Error(`GET job ${id}: ${r.statusCode} ${r.body}`);
         const j = r.json();
         const last = seen[seen.length - 1];
