@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp } from '@ironlens/core';
@@ -21,6 +21,9 @@ let app: FastifyInstance;
 let mounted: FastifyInstance;
 let baseUrl: string;
 let mountedUrl: string;
+let guarded: FastifyInstance;
+let guardedUrl: string;
+const TOKEN = 'browser-console-token';
 let context: BrowserContext;
 let page: Page;
 let tags: Awaited<ReturnType<typeof startTagsFixture>>;
@@ -46,6 +49,9 @@ beforeAll(async () => {
   mounted = await createHttpApp({ title: 'console' });
   await mounted.register(kindPlugin, { prefix: '/kind', services: panel.runtime.services, webDist: dist });
   mountedUrl = await mounted.listen({ host: '127.0.0.1', port: 0 });
+  // The same layout with a console token (KIND_K8S_TOKEN / IRONLENS_CONSOLE_TOKEN).
+  guarded = await buildKindApp({ services: panel.runtime.services, webDist: dist, token: TOKEN });
+  guardedUrl = await guarded.listen({ host: '127.0.0.1', port: 0 });
 
   context = await chromium.launchPersistentContext(join(tmp, 'profile'), {
     executablePath: CHROMIUM,
@@ -61,6 +67,7 @@ afterAll(async () => {
   await context?.close();
   await app?.close();
   await mounted?.close();
+  await guarded?.close();
   await panel?.close();
   await tags?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -158,6 +165,53 @@ describe('kind dashboard in Chromium', () => {
     await expect.poll(() => page.evaluate(() => document.body.dataset.apiBase)).toBe('/kind/api/v1');
     await expect.poll(() => page.getByTestId('cluster-row-web1').count(), { timeout: 10_000 }).toBe(1);
     expect(await page.getByTestId('cluster-row-web1').getByRole('link', { name: 'download' }).getAttribute('href')).toBe('/kind/api/v1/clusters/web1/kubeconfig');
+  });
+
+  it('asks for the console token when the API answers 401, then works with it, downloads the kubeconfig with it, and forgets it', async () => {
+    const tab = await context.newPage();
+    try {
+      await tab.goto(`${guardedUrl}/`);
+      const prompt = tab.getByTestId('token-prompt');
+      await expect.poll(() => prompt.isVisible(), { timeout: 10_000 }).toBe(true);
+      expect(await tab.getByTestId('clusters').count()).toBe(0);
+
+      await tab.getByTestId('token-input').fill('not-the-token');
+      await tab.getByTestId('token-submit').click();
+      await expect.poll(() => tab.getByTestId('token-rejected').isVisible(), { timeout: 10_000 }).toBe(true);
+      await tab.screenshot({ path: '/tmp/kind-dashboard-token.png', fullPage: true });
+
+      await tab.getByTestId('token-input').fill(TOKEN);
+      await tab.getByTestId('token-submit').click();
+      await expect.poll(() => tab.getByTestId('cluster-row-web1').count(), { timeout: 10_000 }).toBe(1);
+      expect(await prompt.count()).toBe(0);
+      await expect.poll(() => tab.getByTestId('stats').textContent()).toContain('kind clusters1');
+      expect(await tab.evaluate(() => sessionStorage.getItem('ironlens.console.token'))).toBe(TOKEN);
+
+      // The kubeconfig comes through fetch with the header, saved from a Blob.
+      const [download] = await Promise.all([tab.waitForEvent('download'), tab.getByTestId('kubeconfig-web1').click()]);
+      expect(download.suggestedFilename()).toBe('kubeconfig-web1.yaml');
+      expect(download.url()).toMatch(/^blob:/);
+      const saved = await download.path();
+      expect(readFileSync(saved, 'utf8')).toBe(readFileSync(join(panel.clustersDir, 'web1', 'kubeconfig'), 'utf8'));
+
+      // Health opens in its window from a fetch that carries the header.
+      const [health] = await Promise.all([context.waitForEvent('page'), tab.getByTestId('nav-health').click()]);
+      await expect.poll(() => health.url(), { timeout: 10_000 }).toMatch(/^blob:/);
+      await expect.poll(async () => JSON.parse((await health.textContent('body')) || '{}').status, { timeout: 10_000 }).toBe('ok');
+      expect(await health.evaluate(() => window.name)).toBe('kind_health');
+      await health.close();
+
+      // A reload keeps the token for this tab.
+      await tab.reload();
+      await expect.poll(() => tab.getByTestId('cluster-row-web1').count(), { timeout: 10_000 }).toBe(1);
+      expect(await prompt.count()).toBe(0);
+
+      await tab.getByTestId('nav-forget-token').click();
+      await expect.poll(() => prompt.isVisible(), { timeout: 10_000 }).toBe(true);
+      expect(await tab.evaluate(() => sessionStorage.getItem('ironlens.console.token'))).toBeNull();
+    } finally {
+      await tab.close();
+    }
   });
 
   it('deletes a cluster from its row after confirmation', async () => {

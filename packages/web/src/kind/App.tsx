@@ -5,13 +5,16 @@ import { CreateForm } from './components/CreateForm';
 import { EnvironmentCard } from './components/EnvironmentCard';
 import { JobsTable } from './components/JobsTable';
 import { NavBar } from './components/NavBar';
+import { TokenPrompt } from './components/TokenPrompt';
 import { WorkloadsModal } from './components/WorkloadsModal';
+import { type ConsoleToken, useConsoleToken } from './token';
 import { usePoll } from './use-poll';
 
 /** Tables refresh about every 3.5 s, as the original panel does. */
 export const REFRESH_MS = 3500;
 
-export function App({ api, docsUrl, redocUrl }: { api: KindApi; docsUrl: string; redocUrl: string }) {
+export function App({ api, token, docsUrl, redocUrl }: { api: KindApi; token: ConsoleToken; docsUrl: string; redocUrl: string }) {
+  const auth = useConsoleToken(token);
   const health = usePoll(api.health, 15_000);
   const stats = usePoll(api.stats, REFRESH_MS);
   const clusters = usePoll(api.clusters, REFRESH_MS);
@@ -26,16 +29,51 @@ export function App({ api, docsUrl, redocUrl }: { api: KindApi; docsUrl: string;
     await Promise.all([stats.refresh(), clusters.refresh(), jobs.refresh()]);
   }, [stats.refresh, clusters.refresh, jobs.refresh]);
 
+  // A new token: fetch everything again at once rather than at the next tick.
+  const healthRefresh = health.refresh;
+  useEffect(() => {
+    if (auth.token) void Promise.all([healthRefresh(), refreshAll()]);
+  }, [auth.token, healthRefresh, refreshAll]);
+
+  const openHealth = () => {
+    // Opened now (inside the click, so no popup blocker), filled when the answer is in.
+    const w = window.open(auth.token ? '' : api.healthUrl, 'kind_health');
+    w?.focus();
+    if (!auth.token || !w) return;
+    api.health().then(
+      (h) => {
+        w.location.href = URL.createObjectURL(new Blob([JSON.stringify(h, null, 2)], { type: 'application/json' }));
+      },
+      (e) => {
+        w.document.body.textContent = (e as Error).message;
+      },
+    );
+  };
+
+  const locked = auth.required && !auth.token;
   return (
     <>
-      <NavBar homeUrl={`${api.base.replace(/\/api\/v1$/, '')}/`} healthUrl={`${api.base}/health`} docsUrl={docsUrl} redocUrl={redocUrl} />
+      <NavBar homeUrl={`${api.base.replace(/\/api\/v1$/, '')}/`} docsUrl={docsUrl} redocUrl={redocUrl} onHealth={openHealth} onForgetToken={
+          auth.token
+            ? () => {
+                token.forget();
+                void refreshAll();
+              }
+            : undefined
+        } />
       <main className="page">
-        <EnvironmentCard health={health.data} healthError={health.error} stats={stats.data} apiBase={api.base} onRefresh={() => void Promise.all([health.refresh(), refreshAll()])} />
-        <CreateForm api={api} onChanged={refreshAll} />
-        <ClustersTable api={api} clusters={clusters.data} error={clusters.error} onShowWorkloads={setModal} onChanged={refreshAll} />
-        <JobsTable api={api} jobs={jobs.data} error={jobs.error} onChanged={refreshAll} />
+        {locked ? (
+          <TokenPrompt rejected={auth.rejected} onSubmit={(t) => token.set(t)} />
+        ) : (
+          <>
+            <EnvironmentCard health={health.data} healthError={health.error} stats={stats.data} apiBase={api.base} onRefresh={() => void Promise.all([health.refresh(), refreshAll()])} />
+            <CreateForm api={api} onChanged={refreshAll} />
+            <ClustersTable api={api} clusters={clusters.data} error={clusters.error} onShowWorkloads={setModal} onChanged={refreshAll} />
+            <JobsTable api={api} jobs={jobs.data} error={jobs.error} onChanged={refreshAll} />
+          </>
+        )}
       </main>
-      {modal !== null && <WorkloadsModal api={api} name={modal} onClose={() => setModal(null)} />}
+      {modal !== null && !locked && <WorkloadsModal api={api} name={modal} onClose={() => setModal(null)} />}
     </>
   );
 }

@@ -91,14 +91,28 @@ export function isActive(job: Job): boolean {
   return job.status === 'queued' || job.status === 'running';
 }
 
-export function createKindApi(base: string) {
+/** How the client authenticates: the token to send, and where a 401 is reported. Default: none. */
+export interface ApiAuth {
+  get(): string | null;
+  unauthorized(sent: string | null): void;
+}
+
+export function createKindApi(base: string, auth?: ApiAuth) {
   const root = base.replace(/\/$/, '');
+  /** fetch with the bearer header when a token is set; a 401 is reported to `auth` and thrown. */
+  async function send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
+    const token = auth?.get() ?? null;
+    const res = await fetch(`${root}${path}`, { method, headers: token ? { ...headers, authorization: `Bearer ${token}` } : headers, body });
+    if (res.status === 401) auth?.unauthorized(token);
+    return res;
+  }
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${root}${path}`, {
+    const res = await send(
       method,
-      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+      path,
+      body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      body === undefined ? undefined : JSON.stringify(body),
+    );
     const text = await res.text();
     let parsed: unknown = null;
     try {
@@ -109,9 +123,24 @@ export function createKindApi(base: string) {
     if (!res.ok) throw new ApiError(res.status, detailText(parsed, res.status));
     return parsed as T;
   }
+  /** The file as a Blob, fetched with the bearer header (a plain link cannot carry it). */
+  async function blob(path: string): Promise<Blob> {
+    const res = await send('GET', path, {});
+    if (!res.ok) {
+      let parsed: unknown = null;
+      try {
+        parsed = await res.json();
+      } catch {
+        parsed = null;
+      }
+      throw new ApiError(res.status, detailText(parsed, res.status));
+    }
+    return res.blob();
+  }
   return {
     base: root,
     health: () => call<Health>('GET', '/health'),
+    healthUrl: `${root}/health`,
     versions: () => call<Versions>('GET', '/versions'),
     stats: () => call<Stats>('GET', '/stats'),
     clusters: () => call<Cluster[]>('GET', '/clusters'),
@@ -119,6 +148,7 @@ export function createKindApi(base: string) {
     deleteCluster: (name: string) => call<{ name: string; kind_delete_ok: boolean; summary: string }>('DELETE', `/clusters/${encodeURIComponent(name)}`),
     workloads: (name: string) => call<Workloads>('GET', `/clusters/${encodeURIComponent(name)}/workloads`),
     kubeconfigUrl: (name: string) => `${root}/clusters/${encodeURIComponent(name)}/kubeconfig`,
+    kubeconfig: (name: string) => blob(`/clusters/${encodeURIComponent(name)}/kubeconfig`),
     jobs: (limit = 30) => call<Job[]>('GET', `/jobs?limit=${limit}`),
     job: (id: string) => call<Job>('GET', `/jobs/${encodeURIComponent(id)}`),
     cancelJob: (id: string) => call<{ job_id: string; cancel_requested: boolean; message: string }>('POST', `/jobs/${encodeURIComponent(id)}/cancel`),
@@ -126,3 +156,16 @@ export function createKindApi(base: string) {
 }
 
 export type KindApi = ReturnType<typeof createKindApi>;
+
+/** Saves a Blob as a file through an object URL (the browser's download, with a name). */
+export function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  a.style.display = 'none';
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

@@ -1,9 +1,19 @@
-import { useState } from 'react';
-import type { Cluster, KindApi } from '../api';
+import { type MouseEvent, useState } from 'react';
+import { type Cluster, type KindApi, saveBlob } from '../api';
 
 export function ClustersTable(props: { api: KindApi; clusters?: Cluster[]; error: string | null; onShowWorkloads: (name: string) => void; onChanged: () => void | Promise<void> }) {
   const [note, setNote] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
+  // The kubeconfig is fetched with the bearer header and saved from a Blob: a plain link cannot carry
+  // the header. The link's href stays for copying the address (it works without a token).
+  const download = async (e: MouseEvent, name: string) => {
+    e.preventDefault();
+    try {
+      saveBlob(await props.api.kubeconfig(name), `kubeconfig-${name}.yaml`);
+    } catch (err) {
+      setNote(`kubeconfig of ${name}: ${(err as Error).message}`);
+    }
+  };
   const remove = async (name: string) => {
     if (!window.confirm(`Delete cluster ${name}? This runs kind delete cluster and removes clusters/${name}/.`)) return;
     setDeleting(name);
@@ -57,7 +67,7 @@ export function ClustersTable(props: { api: KindApi; clusters?: Cluster[]; error
                 <td>{c.registered_in_kind ? <span className="check-ok">yes</span> : <span className="check-bad">no</span>}</td>
                 <td>
                   {c.has_local_kubeconfig ? (
-                    <a href={props.api.kubeconfigUrl(c.name)} download={`kubeconfig-${c.name}.yaml`}>
+                    <a href={props.api.kubeconfigUrl(c.name)} download={`kubeconfig-${c.name}.yaml`} data-testid={`kubeconfig-${c.name}`} onClick={(e) => void download(e, c.name)}>
                       download
                     </a>
                   ) : (
