@@ -80,6 +80,12 @@ export class DeviceService {
     return this.store.db as unknown as MetalDb;
   }
 
+  private async requireDevice(db: MetalDb, mac: string): Promise<Device> {
+    const d = await this.devices.get(db, mac);
+    if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
+    return d;
+  }
+
   async list(state?: string): Promise<Device[]> {
     const s = state && state !== 'all' ? state : undefined;
     if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${JSON.stringify(state)}; use all, pooled, bound or revoked`);
@@ -88,9 +94,7 @@ export class DeviceService {
 
   async get(macInput: string): Promise<Device> {
     const mac = requireMac(macInput);
-    const d = await this.devices.get(this.db, mac);
-    if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
-    return d;
+    return this.requireDevice(this.db, mac);
   }
 
   private newDevice(decl: DeviceDeclaration, mac: string, source: Device['source'], fingerprint: Fingerprint = {}): Device {
@@ -167,8 +171,7 @@ export class DeviceService {
     const mac = requireMac(macInput);
     const out = await this.store.transaction(async (trx) => {
       const db = trx as unknown as MetalDb;
-      const d = await this.devices.get(db, mac);
-      if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
+      const d = await this.requireDevice(db, mac);
       if (d.state === 'revoked') throw new AppError('device_revoked', `device already revoked: ${mac}`);
       if (d.state === 'bound') throw new AppError('device_bound', `device is bound to ${d.bound_worker_id}; unbind it first: ${mac}`);
       await this.devices.update(db, mac, { state: 'revoked' });
@@ -226,8 +229,7 @@ export class DeviceService {
    * pool and the device moves. Same device, same worker: no change.
    */
   async bindInTrx(db: MetalDb, mac: string, workerId: string, force: boolean): Promise<BindOutcome> {
-    const d = await this.devices.get(db, mac);
-    if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
+    const d = await this.requireDevice(db, mac);
     const w = await this.workers.get(db, workerId);
     if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
     if (d.state === 'revoked') throw new AppError('device_revoked', `device is revoked: ${mac}`);
@@ -275,8 +277,7 @@ export class DeviceService {
     const mac = requireMac(macInput);
     const device = await this.store.transaction(async (trx) => {
       const db = trx as unknown as MetalDb;
-      const d = await this.devices.get(db, mac);
-      if (!d) throw new AppError('device_not_found', `device not found: ${mac}`);
+      const d = await this.requireDevice(db, mac);
       if (d.state !== 'bound') throw new AppError('device_not_bound', `device is not bound: ${mac}`);
       await this.devices.update(db, mac, { state: 'pooled', bound_worker_id: null });
       await this.ops.append({ op: 'device.unbind', mac, worker_id: d.bound_worker_id, client: ctx.client }, trx);

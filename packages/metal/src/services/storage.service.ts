@@ -70,35 +70,41 @@ export class StorageService implements WorkerStorage {
     return this.agents.call(await this.agents.require(agentId), 'GET', '/luns');
   }
 
-  async createLunDisk(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
-    const a = await this.agents.require(agentId);
-    if (!a.role.disk) throw new AppError('agent_role_missing', `agent ${a.id} not configured for disk role`);
-    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body, timeoutMs: this.diskTimeoutMs });
-    await this.ops.append({ op: 'agent.create_disk', agent: a.id, iqn: out?.iqn, via: 'luns', client: ctx.client });
-    return out;
+  createLunDisk(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
+    return this.createLun(agentId, 'disk', body, ctx);
   }
 
-  async createLunCd(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
+  createLunCd(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
+    return this.createLun(agentId, 'cd', body, ctx);
+  }
+
+  /** `POST /luns/<role>` on an agent that has that role; the answer is passed through. */
+  private async createLun(agentId: string, role: 'disk' | 'cd', body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
     const a = await this.agents.require(agentId);
-    if (!a.role.cd) throw new AppError('agent_role_missing', `agent ${a.id} not configured for cd role`);
-    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body, timeoutMs: this.diskTimeoutMs });
-    await this.ops.append({ op: 'agent.create_cd', agent: a.id, iqn: out?.iqn, via: 'luns', client: ctx.client });
+    if (!a.role[role]) throw new AppError('agent_role_missing', `agent ${a.id} not configured for ${role} role`);
+    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', `/luns/${role}`, { body, timeoutMs: this.diskTimeoutMs });
+    await this.ops.append({ op: `agent.create_${role}`, agent: a.id, iqn: out?.iqn, via: 'luns', client: ctx.client });
     return out;
   }
 
   async deleteLun(agentId: string, q: { iqn: string; delete_file?: boolean; ignore_missing?: boolean }, ctx: RequestContext): Promise<unknown> {
     const a = await this.agents.require(agentId);
     const deleteFile = q.delete_file === true;
-    const res = await this.agents.raw<unknown>(a, 'DELETE', '/luns', { query: { iqn: q.iqn, delete_file: deleteFile } });
-    if (res.status === 404 && q.ignore_missing) {
+    const { missing, body } = await this.deleteOnAgent(a, q.iqn, deleteFile, q.ignore_missing === true);
+    if (missing) {
       await this.ops.append({ op: 'agent.delete_lun', agent: a.id, iqn: q.iqn, ignored_missing: true, client: ctx.client });
       return { deleted: q.iqn, delete_file: deleteFile, ignored_missing: true };
     }
-    if (res.status < 200 || res.status >= 300) {
-      throw passThrough(a.id, res);
-    }
     await this.ops.append({ op: 'agent.delete_lun', agent: a.id, iqn: q.iqn, delete_file: deleteFile, client: ctx.client });
-    return res.body;
+    return body;
+  }
+
+  /** `DELETE /luns` on an agent: "iqn not found" is tolerated when asked, any other error passed through. */
+  private async deleteOnAgent(a: Agent, iqn: string, deleteFile: boolean, ignoreMissing: boolean): Promise<{ missing: boolean; body: unknown }> {
+    const res = await this.agents.raw<unknown>(a, 'DELETE', '/luns', { query: { iqn, delete_file: deleteFile } });
+    if (res.status === 404 && ignoreMissing) return { missing: true, body: null };
+    if (res.status < 200 || res.status >= 300) throw passThrough(a.id, res);
+    return { missing: false, body: res.body };
   }
 
   async scan(agentId: string, ctx: RequestContext): Promise<unknown> {
@@ -268,12 +274,7 @@ export class StorageService implements WorkerStorage {
       if (ignoreMissing) return 'missing';
       throw new AppError('agent_not_found', `agent not found: ${agentId} (holds ${iqn})`);
     }
-    const res = await this.agents.raw(a, 'DELETE', '/luns', { query: { iqn, delete_file: deleteFile } });
-    if (res.status === 404 && ignoreMissing) return 'missing';
-    if (res.status < 200 || res.status >= 300) {
-      throw passThrough(a.id, res);
-    }
-    return 'deleted';
+    return (await this.deleteOnAgent(a, iqn, deleteFile, ignoreMissing)).missing ? 'missing' : 'deleted';
   }
 
   /** §7.4: delete one system disk; clears default_os (and a same-name menu_default). */
