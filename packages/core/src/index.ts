@@ -6,4 +6,5 @@ export * from './exec';
 export * from './fs';
 export * from './http';
 export * from './jobs';
+export * from './secrets';
 export * from './store';

@@ -65,3 +65,21 @@ export function parseListen(value: string, name = 'listen'): Listen | null {
 export function envListen(env: Env, name: string, fallback: string): Listen | null {
   return parseListen(envString(env, name, fallback), name);
 }
+
+/**
+ * `IRONLENS_GITHUB_MIRROR`: the one base URL for everything ironlens fetches from GitHub (CRD
+ * bundles, git clones of llm-d, llm-d-benchmark, Kubespray): `<mirror>/<owner>/<repo>…`.
+ * Air-gapped sites point it at their mirror; tests at a local server. Default is
+ * `https://github.com`. Must be http(s); a trailing slash is dropped.
+ */
+export function githubMirrorFrom(env: Env): string {
+  const v = envString(env, 'IRONLENS_GITHUB_MIRROR', 'https://github.com').trim().replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new Error(`IRONLENS_GITHUB_MIRROR must be an http(s) URL, got ${JSON.stringify(v)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`IRONLENS_GITHUB_MIRROR must be an http(s) URL, got ${JSON.stringify(v)}`);
+  return v;
+}

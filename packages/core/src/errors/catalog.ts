@@ -83,6 +83,12 @@ export const errorCatalog = {
   kind_cluster_busy: { status: 409, message: 'a creation job for this cluster is still running' },
   kind_delete_failed: { status: 500, message: 'deleting the cluster failed' },
   kind_unavailable: { status: 503, message: 'kind is not available' },
+
+  // ---- cluster manager (packages/clusters, seed 000) ----
+
+  // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
+
+  // ---- hardening ----
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;
