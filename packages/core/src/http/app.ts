@@ -82,32 +82,55 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
  * Sets the error and not-found handlers of one encapsulated context (an API plugin),
  * so each API keeps its own error shape when several share one listener.
  */
-export function installErrorHandling(app: FastifyInstance, render: ErrorRenderer): void {
+/** One schema violation, in FastAPI's `detail` item shape. */
+export interface ValidationDetail {
+  type: string;
+  loc: string[];
+  msg: string;
+}
+
+export interface ErrorHandlingOptions {
+  /** Content type of error bodies (e.g. `application/problem+json`). Default: Fastify's JSON. */
+  contentType?: string;
+  /**
+   * Renders a schema violation. Default is FastAPI's `422 {"detail": [...]}`; an API with its own
+   * shape (seed 000's problem+json) maps the items to an `AppError` here.
+   */
+  renderValidation?: (detail: ValidationDetail[]) => AppError | { detail: ValidationDetail[] };
+}
+
+export function installErrorHandling(app: FastifyInstance, render: ErrorRenderer, options: ErrorHandlingOptions = {}): void {
   // A not-found handler can be set once per prefix: a plugin mounted at the root shares
   // the root app's handler (same FastAPI shape); one under a prefix gets its own.
   const ownNotFound = app.prefix !== '' || !app.hasDecorator('ironlensNotFound');
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    if (isAppError(err)) return reply.status(err.status).send(render(err));
+    if (isAppError(err)) return send(reply, err.status, render(err));
     if (err.validation) {
-      const detail = err.validation.map((v) => ({
+      const detail: ValidationDetail[] = err.validation.map((v) => ({
         type: v.keyword,
         loc: [err.validationContext ?? 'body', ...String(v.instancePath || '').split('/').filter(Boolean), ...(v.params && 'missingProperty' in v.params ? [String(v.params.missingProperty)] : [])],
         msg: v.message ?? 'invalid',
       }));
-      return reply.status(422).send({ detail });
+      const rendered = options.renderValidation ? options.renderValidation(detail) : { detail };
+      if (isAppError(rendered)) return send(reply, rendered.status, render(rendered));
+      return reply.status(422).send(rendered);
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       // Fastify's own client errors: bad JSON, wrong content type, body too large.
       const status = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 415 : err.statusCode;
-      return reply.status(status).send(render(new AppError('request_invalid', err.message, {}, status)));
+      return send(reply, status, render(new AppError('request_invalid', err.message, {}, status)));
     }
     req.log.error({ err }, 'unhandled error');
-    return reply.status(500).send(render(new AppError('internal_error')));
+    return send(reply, 500, render(new AppError('internal_error')));
   });
+  function send(reply: FastifyReply, status: number, body: unknown) {
+    if (options.contentType) reply.type(options.contentType);
+    return reply.status(status).send(body);
+  }
   if (ownNotFound) {
     if (app.prefix === '') app.decorate('ironlensNotFound', true);
     app.setNotFoundHandler((_req, reply) => {
-      reply.status(404).send(render(new AppError('route_not_found', 'Not Found')));
+      send(reply, 404, render(new AppError('route_not_found', 'Not Found')));
     });
   }
 }
