@@ -2,6 +2,11 @@ export { buildMetalApp, metalPlugin, type MetalPluginOptions, PUBLIC_PATHS } fro
 export { type MetalConfig, metalConfigFromEnv, type ReloadMethod } from './config';
 export * from './domain/identifiers';
 export * from './domain/types';
+export type * from './domain/responses';
+export type { AgentView, Capabilities, AgentInput } from './services/agent.service';
+export type { BatchBindRequest, DeviceDeclaration } from './services/device.service';
+export type { DiskRequest } from './services/storage.service';
+export type { CreateWorkerInput } from './services/worker.service';
 export { metalMigrations } from './repositories/metal.migrations';
 export { createMetalServices, type MetalDeps, type MetalServices, reloaderFor } from './wiring';
 export { renderBootVarsScript, STGT_SEP, LIO_SEP } from './services/boot-vars.service';

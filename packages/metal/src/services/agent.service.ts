@@ -1,6 +1,7 @@
 import { AppError, isUniqueViolation, type OperationsLog, type Store } from '@ironlens/core';
 import { type AgentApi, type AgentEndpoint, type AgentRequestOptions, agentErrorText, passThrough } from '../adapters/agent-client';
 import { isValidId } from '../domain/identifiers';
+import type { AgentProbe } from '../domain/responses';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { MetalDb } from '../repositories/tables';
@@ -179,7 +180,7 @@ export class AgentService implements DataPlaneLookup {
   }
 
   /** §6.2: a preview that writes nothing. 502 when the agent cannot be reached or refuses. */
-  async probe(input: { base_url: string; token?: string | null; agent_id?: string | null }) {
+  async probe(input: { base_url: string; token?: string | null; agent_id?: string | null }): Promise<AgentProbe> {
     const base_url = normalizeBaseUrl(input.base_url);
     let token = typeof input.token === 'string' && input.token !== '' ? input.token : null;
     if (!token && input.agent_id) token = (await this.repo.get(this.db, String(input.agent_id).toLowerCase()))?.token ?? null;

@@ -1,5 +1,6 @@
 import { AppError, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
+import type { BatchBindResult, BatchPreview } from '../domain/responses';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb } from '../repositories/tables';
@@ -336,11 +337,11 @@ export class DeviceService {
   }
 
   /** §16.9: classify a manifest without writing anything. */
-  async previewBatch(req: BatchBindRequest) {
+  async previewBatch(req: BatchBindRequest): Promise<BatchPreview> {
     const pairs = this.pairsOf(req);
-    const matched: unknown[] = [];
-    const conflicts: unknown[] = [];
-    const not_found: unknown[] = [];
+    const matched: BatchPreview['matched'] = [];
+    const conflicts: BatchPreview['conflicts'] = [];
+    const not_found: BatchPreview['not_found'] = [];
     const count = (key: (p: (typeof pairs)[number]) => string | null) => {
       const m = new Map<string, number>();
       for (const p of pairs) {
@@ -372,11 +373,11 @@ export class DeviceService {
   }
 
   /** §16.10: bind a manifest; each item independent, idempotent on re-run. */
-  async bindBatch(req: BatchBindRequest, ctx: RequestContext) {
+  async bindBatch(req: BatchBindRequest, ctx: RequestContext): Promise<BatchBindResult> {
     const pairs = this.pairsOf(req);
-    const succeeded: unknown[] = [];
-    const skipped: unknown[] = [];
-    const failed: unknown[] = [];
+    const succeeded: BatchBindResult['succeeded'] = [];
+    const skipped: BatchBindResult['skipped'] = [];
+    const failed: BatchBindResult['failed'] = [];
     await this.store.transaction(async (trx) => {
       const db = trx as unknown as MetalDb;
       const seen = new Set<string>();
