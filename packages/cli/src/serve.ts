@@ -2,7 +2,9 @@ import { join, resolve } from 'node:path';
 import { createHttpApp, type Env, envListen, envOptional, envString, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
+import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
+import { mountConsole } from './console/console.plugin';
 
 export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations];
 
@@ -56,8 +58,12 @@ export async function serve(env: Env): Promise<Running> {
     const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
     kindClose = kind.close;
     const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
-    await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc', token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN') });
-    app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
+    // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
+    const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
+    const consoleToken = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
+    await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, docsUrl: '/docs', redocUrl: '/redoc', token: consoleToken });
+    const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });
+    await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, consoleToken, metalToken: metalConfig.token });
     urls.console = await app.listen(consoleListen);
     apps.push(app);
     log(`console on ${urls.console} (kind panel at /kind/, API at /kind/api/v1${envOptional(env, 'IRONLENS_CONSOLE_TOKEN') ? ', bearer token required' : ''})`);
