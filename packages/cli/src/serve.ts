@@ -66,7 +66,7 @@ export async function serve(env: Env): Promise<Running> {
     await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, consoleToken, metalToken: metalConfig.token });
     urls.console = await app.listen(consoleListen);
     apps.push(app);
-    log(`console on ${urls.console} (kind panel at /kind/, API at /kind/api/v1${envOptional(env, 'IRONLENS_CONSOLE_TOKEN') ? ', bearer token required' : ''})`);
+    log(`console on ${urls.console} (web console at /, provisioning API at /api/metal, kind panel at /kind/, API at /kind/api/v1${consoleToken ? ', bearer token required' : ''})`);
   }
 
   return {
