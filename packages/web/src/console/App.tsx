@@ -114,7 +114,7 @@ export function App({ env }: { env: ConsoleEnv }) {
         <header className="topbar">
           <Link to="/machines/devices" className="brand">
             <span className="brand-mark" aria-hidden="true">
-              ⛭
+              il
             </span>
             <span>
               ironlens <small>console</small>

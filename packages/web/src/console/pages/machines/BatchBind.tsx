@@ -92,7 +92,7 @@ export function BatchBind({ onDone }: { onDone: () => void }) {
       </div>
       <ErrorNote error={act.error} testId="batch-error" />
       {preview && !result && (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
           <p data-testid="batch-summary" aria-live="polite">
             {preview.summary.total} pairs: {preview.summary.ok} can be bound, {preview.summary.conflict} in conflict, {preview.summary.not_found} not found. Nothing is written until you choose
             Bind.
@@ -123,7 +123,7 @@ export function BatchBind({ onDone }: { onDone: () => void }) {
         </div>
       )}
       {result && (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
           <p data-testid="batch-result-summary" aria-live="polite">
             {result.succeeded.length} bound, {result.skipped.length} skipped, {result.failed.length} failed.
           </p>

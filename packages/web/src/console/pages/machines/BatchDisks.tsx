@@ -143,7 +143,7 @@ export function BatchDisks({ workers, selected, onDone }: { workers: WorkerView[
       )}
       <ErrorNote error={act.error} testId="disks-error" />
       {result && (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
           <table className="table" data-testid="disks-result">
             <caption className="sr-only">Disk creation results</caption>
             <thead>

@@ -77,7 +77,7 @@ export function DevicesPage() {
         </div>
         <ErrorNote error={devices.error} testId="devices-error" />
         <ErrorNote error={act.error && !confirm ? act.error : null} />
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
           <table className="table" data-testid="devices-table">
             <caption className="sr-only">Devices in the pool</caption>
             <thead>
@@ -119,7 +119,7 @@ export function DevicesPage() {
                   <td className="nowrap">{when(d.last_seen)}</td>
                   <td className="actions">
                     {d.state !== 'revoked' && (
-                      <button type="button" className="btn btn-small" onClick={() => setBinding(d)} data-testid={`bind-${macKey(d.mac)}`} aria-label={`Bind ${d.mac}`}>
+                      <button type="button" className="btn btn-small" onClick={() => setBinding(d)} data-testid={`bind-${macKey(d.mac)}`} aria-label={`${d.state === 'bound' ? 'Re-bind' : 'Bind'} ${d.mac}`}>
                         {d.state === 'bound' ? 'Re-bind' : 'Bind'}
                       </button>
                     )}

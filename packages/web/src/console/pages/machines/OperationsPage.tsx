@@ -72,7 +72,7 @@ export function OperationsPage() {
           )}
         </form>
         <ErrorNote error={page.error} testId="ops-error" />
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
           <table className="table" data-testid="ops-table">
             <caption className="sr-only">Operations</caption>
             <thead>

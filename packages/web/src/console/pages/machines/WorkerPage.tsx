@@ -132,7 +132,7 @@ function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; a
   return (
     <section className="card" aria-labelledby="disks-title">
       <h2 id="disks-title">System disks</h2>
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
         <table className="table" data-testid="worker-disks">
           <caption className="sr-only">System disks</caption>
           <thead>

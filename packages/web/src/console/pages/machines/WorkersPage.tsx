@@ -37,7 +37,7 @@ export function WorkersPage() {
           </div>
         </div>
         <ErrorNote error={workers.error} testId="workers-error" />
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
           <table className="table" data-testid="workers-table">
             <caption className="sr-only">Workers</caption>
             <thead>
