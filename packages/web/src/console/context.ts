@@ -1,12 +1,12 @@
 import { createContext, useContext } from 'react';
 import type { ConsoleToken } from '../kind/token';
-import type { Http } from './http';
+import type { ClustersApi } from './clusters-api';
 import type { MetalApi } from './metal-api';
 
 export interface ConsoleEnv {
   metal: MetalApi;
   /** The console listener's own APIs (cluster manager, bootstrap) at their seed paths. */
-  clustersHttp: Http;
+  clusters: ClustersApi;
   token: ConsoleToken;
   kindUrl: string;
   docsUrl: string;

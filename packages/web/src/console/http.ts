@@ -42,6 +42,8 @@ export interface Http {
   base: string;
   call<T>(method: string, path: string, body?: unknown): Promise<T>;
   blob(method: string, path: string, body?: unknown): Promise<Blob>;
+  /** A multipart form (the browser sets its boundary). */
+  form<T>(method: string, path: string, body: FormData): Promise<T>;
 }
 
 export function createHttp(base: string, auth: ApiAuth): Http {
@@ -49,11 +51,12 @@ export function createHttp(base: string, auth: ApiAuth): Http {
   async function send(method: string, path: string, body?: unknown): Promise<Response> {
     const token = auth.get();
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const isForm = typeof FormData !== 'undefined' && body instanceof FormData;
+    if (body !== undefined && !isForm) headers['content-type'] = 'application/json';
     if (token) headers.authorization = `Bearer ${token}`;
     let res: Response;
     try {
-      res = await fetch(`${root}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+      res = await fetch(`${root}${path}`, { method, headers, body: body === undefined ? undefined : isForm ? body : JSON.stringify(body), cache: 'no-store' });
     } catch (err) {
       throw new ApiError(0, `the console cannot be reached: ${(err as Error).message}`);
     }
@@ -71,19 +74,21 @@ export function createHttp(base: string, auth: ApiAuth): Http {
     const code = parsed && typeof parsed === 'object' && typeof (parsed as { code?: unknown }).code === 'string' ? (parsed as { code: string }).code : undefined;
     return new ApiError(res.status, errorText(parsed, res.status), code);
   }
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await send(method, path, body);
+    if (!res.ok) throw await failure(res);
+    const text = await res.text();
+    if (!text) return null as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      return text as T;
+    }
+  }
   return {
     base: root,
-    async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-      const res = await send(method, path, body);
-      if (!res.ok) throw await failure(res);
-      const text = await res.text();
-      if (!text) return null as T;
-      try {
-        return JSON.parse(text) as T;
-      } catch {
-        return text as T;
-      }
-    },
+    call,
+    form: <T,>(method: string, path: string, body: FormData) => call<T>(method, path, body),
     async blob(method: string, path: string, body?: unknown): Promise<Blob> {
       const res = await send(method, path, body);
       if (!res.ok) throw await failure(res);

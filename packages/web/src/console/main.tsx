@@ -2,6 +2,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ConsoleToken } from '../kind/token';
 import { App } from './App';
+import { createClustersApi } from './clusters-api';
 import type { ConsoleEnv } from './context';
 import { createHttp } from './http';
 import { createMetalApi } from './metal-api';
@@ -13,7 +14,7 @@ const ds = document.body.dataset;
 const token = new ConsoleToken();
 const env: ConsoleEnv = {
   metal: createMetalApi(createHttp(ds.metalBase || '/api/metal', token)),
-  clustersHttp: createHttp(ds.clustersBase || '', token),
+  clusters: createClustersApi(createHttp(ds.clustersBase || '', token)),
   token,
   kindUrl: ds.kindUrl || '/kind/',
   docsUrl: ds.docsUrl || '/docs',

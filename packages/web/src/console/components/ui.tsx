@@ -120,3 +120,13 @@ export function Meter({ label, value, max, detail, testId }: { label: string; va
     </div>
   );
 }
+
+/** A box that scrolls sideways on narrow screens; focusable so the keyboard can scroll it too. */
+export function ScrollBox({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be keyboard-reachable (WCAG 2.1.1, axe scrollable-region-focusable)
+    <section className="table-wrap" tabIndex={0} aria-label={label}>
+      {children}
+    </section>
+  );
+}

@@ -1,5 +1,5 @@
 import { type ChangeEvent, useMemo, useState } from 'react';
-import { Badge, ErrorNote, toneOf } from '../../components/ui';
+import { Badge, ErrorNote, toneOf, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { BatchBindResult, BatchPreview } from '../../metal-api';
 import { useAction } from '../../use-poll';
@@ -92,7 +92,7 @@ export function BatchBind({ onDone }: { onDone: () => void }) {
       </div>
       <ErrorNote error={act.error} testId="batch-error" />
       {preview && !result && (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+        <ScrollBox label="Scrollable table">
           <p data-testid="batch-summary" aria-live="polite">
             {preview.summary.total} pairs: {preview.summary.ok} can be bound, {preview.summary.conflict} in conflict, {preview.summary.not_found} not found. Nothing is written until you choose
             Bind.
@@ -120,10 +120,10 @@ export function BatchBind({ onDone }: { onDone: () => void }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
       {result && (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+        <ScrollBox label="Scrollable table">
           <p data-testid="batch-result-summary" aria-live="polite">
             {result.succeeded.length} bound, {result.skipped.length} skipped, {result.failed.length} failed.
           </p>
@@ -170,7 +170,7 @@ export function BatchBind({ onDone }: { onDone: () => void }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
     </section>
   );

@@ -1,5 +1,5 @@
 import { type DragEvent, useMemo, useState } from 'react';
-import { Badge, ErrorNote } from '../../components/ui';
+import { Badge, ErrorNote, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { type DiskBatchResult, OS_CHOICES, type WorkerView } from '../../metal-api';
 import { useAction, usePoll } from '../../use-poll';
@@ -143,7 +143,7 @@ export function BatchDisks({ workers, selected, onDone }: { workers: WorkerView[
       )}
       <ErrorNote error={act.error} testId="disks-error" />
       {result && (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+        <ScrollBox label="Scrollable table">
           <table className="table" data-testid="disks-result">
             <caption className="sr-only">Disk creation results</caption>
             <thead>
@@ -185,7 +185,7 @@ export function BatchDisks({ workers, selected, onDone }: { workers: WorkerView[
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
     </section>
   );

@@ -1,5 +1,5 @@
 import { type FormEvent, useMemo, useState } from 'react';
-import { Badge, Dialog, ErrorNote, mem, PageHeader, toneOf, when } from '../../components/ui';
+import { Badge, Dialog, ErrorNote, mem, PageHeader, toneOf, when, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { Device, WorkerView } from '../../metal-api';
 import { Link } from '../../router';
@@ -77,7 +77,7 @@ export function DevicesPage() {
         </div>
         <ErrorNote error={devices.error} testId="devices-error" />
         <ErrorNote error={act.error && !confirm ? act.error : null} />
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+        <ScrollBox label="Scrollable table">
           <table className="table" data-testid="devices-table">
             <caption className="sr-only">Devices in the pool</caption>
             <thead>
@@ -85,11 +85,9 @@ export function DevicesPage() {
                 <th scope="col">MAC</th>
                 <th scope="col">State</th>
                 <th scope="col">Worker</th>
-                <th scope="col">Manufacturer</th>
-                <th scope="col">Product</th>
+                <th scope="col">Model</th>
                 <th scope="col">Serial</th>
-                <th scope="col">CPU</th>
-                <th scope="col">Memory</th>
+                <th scope="col">CPU and memory</th>
                 <th scope="col">NIC</th>
                 <th scope="col">Last seen</th>
                 <th scope="col">
@@ -106,14 +104,18 @@ export function DevicesPage() {
                     {d.source === 'manual' && <span className="muted small"> manual</span>}
                   </td>
                   <td>{d.bound_worker_id ? <Link to={`/machines/workers/${encodeURIComponent(d.bound_worker_id)}`}>{d.bound_worker_id}</Link> : '—'}</td>
-                  <td>{d.fingerprint.manufacturer ?? '—'}</td>
-                  <td>{d.fingerprint.product ?? '—'}</td>
-                  <td className="mono">{d.fingerprint.serial ?? '—'}</td>
-                  <td>{d.fingerprint.cpumodel ?? '—'}</td>
                   <td>
-                    {mem(d.fingerprint.mem_total)}
-                    {d.fingerprint.mem_type ? ` ${d.fingerprint.mem_type}` : ''}
-                    {d.fingerprint.mem_speed ? ` @${d.fingerprint.mem_speed}` : ''}
+                    {d.fingerprint.manufacturer ?? '—'}
+                    {d.fingerprint.product && <div className="small muted">{d.fingerprint.product}</div>}
+                  </td>
+                  <td className="mono">{d.fingerprint.serial ?? '—'}</td>
+                  <td>
+                    {d.fingerprint.cpumodel ?? '—'}
+                    <div className="small muted">
+                      {mem(d.fingerprint.mem_total)}
+                      {d.fingerprint.mem_type ? ` ${d.fingerprint.mem_type}` : ''}
+                      {d.fingerprint.mem_speed ? ` @${d.fingerprint.mem_speed}` : ''}
+                    </div>
                   </td>
                   <td>{[d.fingerprint.chip, d.fingerprint.busid].filter(Boolean).join(' ') || '—'}</td>
                   <td className="nowrap">{when(d.last_seen)}</td>
@@ -138,14 +140,14 @@ export function DevicesPage() {
               ))}
               {devices.data && shown.length === 0 && (
                 <tr>
-                  <td colSpan={11} className="empty">
+                  <td colSpan={9} className="empty">
                     {devices.data.length === 0 ? 'No devices yet. A machine appears here when its iPXE calls /devices/report.' : 'No device matches the filter.'}
                   </td>
                 </tr>
               )}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       </section>
       {binding && (
         <BindDialog

@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from 'react';
-import { Badge, ErrorNote, PageHeader, toneOf, when } from '../../components/ui';
+import { Badge, ErrorNote, PageHeader, toneOf, when, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { usePoll } from '../../use-poll';
 
@@ -72,7 +72,7 @@ export function OperationsPage() {
           )}
         </form>
         <ErrorNote error={page.error} testId="ops-error" />
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+        <ScrollBox label="Scrollable table">
           <table className="table" data-testid="ops-table">
             <caption className="sr-only">Operations</caption>
             <thead>
@@ -112,7 +112,7 @@ export function OperationsPage() {
               )}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
         <nav className="pager" aria-label="Pages">
           <button type="button" className="btn btn-small" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))} data-testid="ops-prev">
             Previous

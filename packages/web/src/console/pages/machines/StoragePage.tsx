@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from 'react';
-import { Badge, Dialog, ErrorNote, PageHeader, toneOf } from '../../components/ui';
+import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { AgentProbe, AgentView } from '../../metal-api';
 import { useAction, usePoll } from '../../use-poll';
@@ -18,7 +18,7 @@ export function StoragePage() {
       <section className="card" aria-labelledby="agents-title">
         <h2 id="agents-title">Agents</h2>
         <ErrorNote error={agents.error} testId="agents-error" />
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+        <ScrollBox label="Scrollable table">
           <table className="table" data-testid="agents-table">
             <caption className="sr-only">Storage agents</caption>
             <thead>
@@ -76,7 +76,7 @@ export function StoragePage() {
               )}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       </section>
       {lunsOf && <Luns agentId={lunsOf} />}
       {editing && (
@@ -300,7 +300,7 @@ function Luns({ agentId }: { agentId: string }) {
         <input type="checkbox" checked={deleteFile} onChange={(e) => setDeleteFile(e.target.checked)} />
         <span>When deleting a target, also delete its backing file</span>
       </label>
-      <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+      <ScrollBox label="Scrollable table">
         <table className="table" data-testid="luns-table">
           <caption className="sr-only">iSCSI targets</caption>
           <thead>
@@ -335,7 +335,7 @@ function Luns({ agentId }: { agentId: string }) {
             )}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { Badge, ErrorNote, PageHeader, toneOf } from '../../components/ui';
+import { Badge, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
 import { Link, navigate } from '../../router';
@@ -132,7 +132,7 @@ function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; a
   return (
     <section className="card" aria-labelledby="disks-title">
       <h2 id="disks-title">System disks</h2>
-      <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+      <ScrollBox label="Scrollable table">
         <table className="table" data-testid="worker-disks">
           <caption className="sr-only">System disks</caption>
           <thead>
@@ -171,7 +171,7 @@ function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; a
             )}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
       {disks.length > 0 && (
         <label className="check-field">
           <input type="checkbox" checked={deleteFile} onChange={(e) => setDeleteFile(e.target.checked)} />

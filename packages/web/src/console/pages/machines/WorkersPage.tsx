@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from 'react';
-import { Badge, Dialog, ErrorNote, PageHeader, toneOf } from '../../components/ui';
+import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, type WorkerView } from '../../metal-api';
 import { Link } from '../../router';
@@ -37,7 +37,7 @@ export function WorkersPage() {
           </div>
         </div>
         <ErrorNote error={workers.error} testId="workers-error" />
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Table, scrolls sideways on narrow screens">
+        <ScrollBox label="Scrollable table">
           <table className="table" data-testid="workers-table">
             <caption className="sr-only">Workers</caption>
             <thead>
@@ -86,7 +86,7 @@ export function WorkersPage() {
               )}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       </section>
       <BatchDisks workers={list} selected={selected} onDone={() => void workers.refresh()} />
       {creating && (
