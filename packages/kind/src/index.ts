@@ -6,7 +6,7 @@ export { type KindAppDeps, buildKindApp } from './app';
 export { CLUSTER_NAME_RE, isValidClusterName } from './cluster-name';
 export { DEFAULT_TAGS_URL, type KindConfig, readKindConfig } from './config';
 export { type KindPanelOptions, type RunningKindPanel, startKindPanel } from './main';
-export { type KindPluginOptions, kindPlugin, renderKindValidation } from './plugin';
+export { type KindPluginOptions, kindPlugin } from './plugin';
 export { CREATE_CLUSTER_JOB } from './services/kind-jobs.service';
 export type { KindServices } from './services/kind-services';
 export { createKindServices, type KindRuntime, type KindWiringOptions, kindMigrations } from './wiring';
