@@ -61,7 +61,15 @@ export async function serve(env: Env): Promise<Running> {
     // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
     const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
     const consoleToken = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
-    await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, docsUrl: '/docs', redocUrl: '/redoc', token: consoleToken });
+    await app.register(kindPlugin, {
+      prefix: '/kind',
+      services: kind.services,
+      webDist,
+      webBuildCommand: WEB_BUILD_COMMAND,
+      docsUrl: '/docs',
+      redocUrl: '/redoc',
+      token: consoleToken,
+    });
     const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });
     await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, consoleToken, metalToken: metalConfig.token });
     urls.console = await app.listen(consoleListen);
