@@ -27,9 +27,10 @@ const log = (msg: string) => process.stderr.write(`[ironlens] ${msg}\n`);
 /**
  * `ironlens serve`: the provisioning listener (`IRONLENS_BOOT_LISTEN`, default
  * `0.0.0.0:4839`, seed 004 at its exact paths) and the console listener
- * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the kind panel under `/kind`; loopback by
- * default because its API hands out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer
- * token that API requires, the dashboard and docs stay open).
+ * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the web console at `/`, the provisioning API
+ * for it under `/api/metal`, the kind panel under `/kind`; loopback by default because its APIs hand
+ * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
+ * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
  * `off` switches a listener off.
  */
 export async function serve(env: Env): Promise<Running> {
