@@ -35,6 +35,7 @@ let bootUrl: string;
 let context: BrowserContext;
 let page: Page;
 
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of several shapes, read by the assertions
 async function metal(method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(bootUrl + path, {
     method,
@@ -57,9 +58,15 @@ const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.
 /** Runs axe-core in the page; returns the serious and critical violations (and writes the full report). */
 async function axe(name: string): Promise<Array<{ id: string; impact: string; nodes: number; help: string }>> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  interface AxeViolation {
+    id: string;
+    impact: string;
+    help: string;
+    nodes: Array<{ target: string[] }>;
+  }
   const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<any> } }).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length, targets: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 5) }));
+    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: AxeViolation[] }> } }).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
   });
   writeFileSync(join(artifacts, `axe-${name}.json`), JSON.stringify(result, null, 2));
   return result.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical');
@@ -212,17 +219,16 @@ describe('web console in Chromium', () => {
     await metal('POST', '/workers', { worker_id: 'worker-05' });
     await page.goto(`${consoleUrl}/machines/devices`);
     await page.getByTestId('batch-toggle').click();
-    await page
-      .getByTestId('batch-text')
-      .fill(
-        [
-          'mac,worker_id,serial',
-          '00:0c:29:aa:bb:03,worker-03,SN-0003',
-          '00:0c:29:aa:bb:04,worker-04,SN-WRONG',
-          '00:0c:29:aa:bb:02,worker-05,', // bound to worker-01 already: a conflict
-          '00:0c:29:aa:bb:99,worker-06,', // never reported: not found
-        ].join('\n'),
-      );
+    const manifest = [
+      'mac,worker_id,serial',
+      '00:0c:29:aa:bb:03,worker-03,SN-0003',
+      '00:0c:29:aa:bb:04,worker-04,SN-WRONG',
+      '00:0c:29:aa:bb:02,worker-05,', // bound to worker-01 already: a conflict
+      '00:0c:29:aa:bb:99,worker-06,', // never reported: not found
+    ].join('\n');
+    // Uploaded as a file (pasting fills the same text area).
+    await page.getByTestId('batch-file').setInputFiles({ name: 'pairs.csv', mimeType: 'text/csv', buffer: Buffer.from(manifest) });
+    await expect.poll(() => page.getByTestId('batch-text').inputValue()).toBe(manifest);
     await page.getByTestId('batch-preview').click();
     await expect.poll(() => page.getByTestId('batch-summary').textContent(), { timeout: 10_000 }).toContain('4 pairs: 2 can be bound, 1 in conflict, 1 not found');
     const conflict = page.getByTestId('preview-row-conflict');
@@ -273,6 +279,11 @@ describe('web console in Chromium', () => {
     await page.getByTestId('select-worker-01').check();
     await page.getByTestId('select-worker-03').check();
     await expect.poll(() => page.getByTestId('take-over-storage-01').isEnabled(), { timeout: 10_000 }).toBe(true);
+    // Drag one worker onto the agent…
+    await page.getByTestId('chip-worker-01').dragTo(page.getByTestId('lane-storage-01'));
+    await expect.poll(() => page.getByTestId('lane-storage-01').textContent()).toContain('worker-01');
+    expect(await page.getByTestId('lane-unassigned').textContent()).toContain('worker-03');
+    // …and let the agent take over the rest of the selection.
     await page.getByTestId('take-over-storage-01').click();
     await expect.poll(() => page.getByTestId('lane-storage-01').textContent()).toContain('worker-03');
     await expect.poll(() => page.getByTestId('disk-master').locator('option').allTextContents(), { timeout: 10_000 }).toContain('_tpl_ubuntu_2204.img');
@@ -317,6 +328,14 @@ describe('web console in Chromium', () => {
     expect(await metal('GET', '/settings/auto-register')).toEqual({ enabled: false });
     await page.getByTestId('auto-register').click();
     await expect.poll(() => page.getByTestId('auto-register-state').textContent(), { timeout: 10_000 }).toBe('on');
+  });
+
+  it('frames the kind panel in the same navigation, with the same token', async () => {
+    await page.goto(`${consoleUrl}/local-clusters`);
+    const frame = page.frameLocator('[data-testid="kind-frame"]');
+    await expect.poll(() => frame.getByTestId('environment').isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await frame.getByTestId('token-prompt').count()).toBe(0);
+    expect(await page.getByTestId('nav-kind-panel').getAttribute('href')).toBe('/kind/');
   });
 
   const PAGES = [
