@@ -8,8 +8,9 @@
  */
 import { type Http, query } from './http';
 
+/** Cluster proxy (seed 000's ProxyConfigDTO): `none` direct, `system` ironlens' own proxy environment, `custom` these values. */
 export interface ProxyConfig {
-  mode: 'auto' | 'custom' | string;
+  mode: 'none' | 'system' | 'custom';
   httpProxy?: string | null;
   httpsProxy?: string | null;
   noProxy?: string | null;
@@ -152,7 +153,7 @@ export interface Overview {
 }
 
 export interface CordonResult {
-  items: Array<{ name: string; ok?: boolean; error?: string; [k: string]: unknown }>;
+  items: Array<{ name: string; ok: boolean; schedulingDisabled: boolean | null; error: string | null }>;
 }
 
 // ---- bootstrap (issue 10) ----
@@ -201,19 +202,22 @@ export interface BootstrapStatus {
   phase: BootstrapPhase;
   logTail: string;
   error: string | null;
+  /** Returned once, on the first read that sees `succeeded`; null with `register`. */
   kubeconfig: string | null;
-  /** With `register`: the cluster ironlens registered (issue 10 names it; the field name is ours until the API lands). */
-  clusterId?: string | null;
-  [k: string]: unknown;
+  /** With `register`: the cluster ironlens registered. */
+  clusterId: string | null;
 }
 
 export interface BootstrapListItem {
   id: string;
   phase: BootstrapPhase;
-  createdAt?: string;
-  error?: string | null;
-  clusterId?: string | null;
-  [k: string]: unknown;
+  error: string | null;
+  nodes: Array<{ host: string; port: number; roles: string[]; username: string }>;
+  register: { name: string; description?: string } | null;
+  clusterId: string | null;
+  kubeconfigDelivered: boolean;
+  createdAt: string;
+  finishedAt: string | null;
 }
 
 export const BOOTSTRAP_PHASES: BootstrapPhase[] = ['queued', 'preflight', 'provisioning', 'running', 'kubeconfig_ready', 'succeeded'];
@@ -253,10 +257,10 @@ export function createClustersApi(http: Http) {
     cordon: (id: string, names: string[]) => c<CordonResult>('POST', `${cl(id)}/nodes/cordon`, { names }),
     uncordon: (id: string, names: string[]) => c<CordonResult>('POST', `${cl(id)}/nodes/uncordon`, { names }),
 
-    bootstraps: () => c<{ items: BootstrapListItem[] } | BootstrapListItem[]>('GET', '/api/cluster/bootstrap'),
+    bootstraps: () => c<{ items: BootstrapListItem[] }>('GET', '/api/cluster/bootstrap'),
     hostKeys: (nodes: Array<{ host: string; port: number }>) => c<{ items: HostKeyItem[] }>('POST', '/api/cluster/bootstrap/host-keys', { nodes }),
     preflight: (nodes: BootstrapNodeInput[], hostKeys: HostKeyPin[]) => c<PreflightResponse>('POST', '/api/cluster/bootstrap/preflight', { nodes, hostKeys }),
-    startBootstrap: (body: { nodes: BootstrapNodeInput[]; hostKeys: HostKeyPin[]; proxy?: ProxyConfig; register?: { name: string; description?: string } }) =>
+    startBootstrap: (body: { nodes: BootstrapNodeInput[]; hostKeys: HostKeyPin[]; proxy?: { mode: 'auto' | 'none' | 'custom'; httpProxy?: string; httpsProxy?: string; noProxy?: string }; register?: { name: string; description?: string } }) =>
       c<{ bootstrapId: string }>('POST', '/api/cluster/bootstrap', body),
     bootstrap: (id: string) => c<BootstrapStatus>('GET', `/api/cluster/bootstrap/${enc(id)}`),
     cancelBootstrap: (id: string) => c<null>('POST', `/api/cluster/bootstrap/${enc(id)}/cancel`),

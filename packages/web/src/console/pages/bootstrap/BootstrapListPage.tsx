@@ -29,7 +29,7 @@ export const phaseTone = (p: string) => (p === 'succeeded' ? 'good' : p === 'fai
 export function BootstrapListPage() {
   const { clusters } = useConsole();
   const jobs = usePoll(() => clusters.bootstraps(), 10_000);
-  const list: BootstrapListItem[] = Array.isArray(jobs.data) ? jobs.data : (jobs.data?.items ?? []);
+  const list: BootstrapListItem[] = jobs.data?.items ?? [];
   return (
     <>
       <PageHeader title="Bootstrap" lead="Turn booted machines into a Kubernetes cluster with Kubespray, over SSH with pinned host keys." />
@@ -41,7 +41,10 @@ export function BootstrapListPage() {
           {list.map((j) => (
             <li key={j.id}>
               <Link to={`/bootstrap/${encodeURIComponent(j.id)}`}>{j.id}</Link> <Badge tone={phaseTone(j.phase)}>{j.phase}</Badge>{' '}
-              {j.createdAt && <span className="muted small">{when(j.createdAt)}</span>}
+              <span className="muted small">
+                {when(j.createdAt)} · {(j.nodes ?? []).map((n) => n.host).join(', ')}
+                {j.register ? ` · registers “${j.register.name}”` : ''}
+              </span>
             </li>
           ))}
           {jobs.data && list.length === 0 && <li className="muted">No bootstrap job yet.</li>}

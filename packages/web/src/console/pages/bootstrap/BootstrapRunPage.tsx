@@ -27,7 +27,7 @@ export function BootstrapRunPage({ id }: { id: string }) {
     const el = logRef.current;
     if (el) el.scrollTop = el.scrollHeight;
   }, [s?.logTail]);
-  const clusterId = (s?.clusterId as string | undefined) ?? ((s?.cluster as { id?: string } | undefined)?.id ?? null);
+  const clusterId = s?.clusterId ?? null;
   const current = s ? BOOTSTRAP_PHASES.indexOf(s.phase) : -1;
 
   return (

@@ -147,12 +147,12 @@ function VersionLine({ v }: { v: KubernetesVersion }) {
 
 function ProxyStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSaved: (c: ClusterRecord) => void; onNext: () => void }) {
   const { clusters } = useConsole();
-  const [p, setP] = useState<ProxyConfig>(cluster.proxy ?? { mode: 'auto' });
+  const [p, setP] = useState<ProxyConfig>(cluster.proxy ?? { mode: 'none' });
   const v = usePoll(() => clusters.kubernetesVersion(cluster.id), 0, [cluster.id, JSON.stringify(cluster.proxy)]);
   const act = useAction();
   const save = async (e: FormEvent) => {
     e.preventDefault();
-    const r = await act.run(() => clusters.update(cluster.id, { proxy: p.mode === 'custom' ? p : { mode: 'auto' } }));
+    const r = await act.run(() => clusters.update(cluster.id, { proxy: p.mode === 'custom' ? p : { mode: p.mode } }));
     if (r) onSaved(r.cluster);
   };
   const ok = !!v.data?.reachable && !!v.data?.supported;
@@ -162,9 +162,10 @@ function ProxyStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSav
       <form className="form" onSubmit={save}>
         <label className="field">
           <span>How ironlens reaches this cluster</span>
-          <select value={p.mode} onChange={(e) => setP({ ...p, mode: e.target.value })} data-testid="proxy-mode">
-            <option value="auto">directly (no proxy)</option>
-            <option value="custom">through a proxy</option>
+          <select value={p.mode} onChange={(e) => setP({ ...p, mode: e.target.value as ProxyConfig['mode'] })} data-testid="proxy-mode">
+            <option value="none">directly (no proxy)</option>
+            <option value="system">through ironlens’ own proxy settings (HTTPS_PROXY, NO_PROXY)</option>
+            <option value="custom">through this proxy</option>
           </select>
         </label>
         {p.mode === 'custom' && (
