@@ -81,6 +81,7 @@ beforeAll(async () => {
   const diskDir = join(tmp, 'images');
   mkdirSync(diskDir);
   writeFileSync(join(diskDir, '_tpl_ubuntu_2204.img'), Buffer.alloc(4 * 1024 * 1024, 7));
+  writeFileSync(join(diskDir, 'Win11_24H2.iso'), Buffer.alloc(1024 * 1024, 1));
   const iscsiPort = await freeTcpPort();
   tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `127.0.0.1:${iscsiPort}` });
   agent = await startAgent({
@@ -269,7 +270,17 @@ describe('web console in Chromium', () => {
     await page.getByTestId('agent-edit-save').click();
     await expect.poll(() => page.getByTestId('agent-edit').isVisible()).toBe(false);
     await page.getByTestId('agent-luns-storage-01').click();
+    // The agent exposes the ISOs of its directory as CD targets when it starts.
+    await expect.poll(() => page.getByTestId('luns-table').textContent(), { timeout: 10_000 }).toContain('Win11_24H2.iso');
+    await page.getByRole('button', { name: `Delete target ${BASE_IQN}:win11-24h2.iso` }).click();
     await expect.poll(() => page.getByTestId('luns-table').textContent(), { timeout: 10_000 }).toContain('No targets');
+    await page.getByTestId('cd-iso').fill('Win11_24H2.iso');
+    await page.getByTestId('cd-create').click();
+    await expect.poll(() => page.getByTestId('luns-table').textContent(), { timeout: 15_000 }).toContain('Win11_24H2.iso');
+    // An ISO the agent does not have: the agent's own message.
+    await page.getByTestId('cd-iso').fill('missing.iso');
+    await page.getByTestId('cd-create').click();
+    await expect.poll(() => page.getByTestId('luns-error').textContent(), { timeout: 15_000 }).toContain('storage-01');
     await shot('storage');
   });
 

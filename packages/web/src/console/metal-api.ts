@@ -86,6 +86,7 @@ export function createMetalApi(http: Http) {
     luns: (agentId: string) => c<AgentLunTarget[]>('GET', `/agents/${enc(agentId)}/luns`),
     deleteLun: (agentId: string, iqn: string, deleteFile: boolean) =>
       c<unknown>('DELETE', `/agents/${enc(agentId)}/luns${query({ iqn, delete_file: deleteFile ? 'true' : undefined })}`),
+    createCdLun: (agentId: string, iso: string, iqn?: string) => c<unknown>('POST', `/agents/${enc(agentId)}/luns/cd`, iqn ? { iso, iqn } : { iso }),
     scanLuns: (agentId: string) => c<unknown>('POST', `/agents/${enc(agentId)}/luns/scan`),
     masters: () => c<MastersListing>('GET', '/masters'),
 

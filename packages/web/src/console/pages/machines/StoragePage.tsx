@@ -287,6 +287,15 @@ function Luns({ agentId }: { agentId: string }) {
     await act.run(() => metal.scanLuns(agentId));
     await luns.refresh();
   };
+  const [iso, setIso] = useState('');
+  const addCd = async (e: FormEvent) => {
+    e.preventDefault();
+    const ok = await act.run(() => metal.createCdLun(agentId, iso.trim()));
+    if (ok !== undefined) {
+      setIso('');
+      await luns.refresh();
+    }
+  };
   return (
     <section className="card" aria-labelledby="luns-title" data-testid="luns">
       <div className="card-head">
@@ -295,12 +304,21 @@ function Luns({ agentId }: { agentId: string }) {
           Rescan
         </button>
       </div>
-      <ErrorNote error={luns.error ?? act.error} />
+      <ErrorNote error={luns.error ?? act.error} testId="luns-error" />
+      <form className="form inline-form" onSubmit={addCd} aria-label="New install CD target">
+        <label className="field">
+          <span>New install CD target: ISO file on this agent</span>
+          <input value={iso} onChange={(e) => setIso(e.target.value)} placeholder="Win11_24H2.iso" required data-testid="cd-iso" />
+        </label>
+        <button type="submit" className="btn" disabled={!iso.trim() || act.pending} data-testid="cd-create">
+          Create CD target
+        </button>
+      </form>
       <label className="check-field">
         <input type="checkbox" checked={deleteFile} onChange={(e) => setDeleteFile(e.target.checked)} />
         <span>When deleting a target, also delete its backing file</span>
       </label>
-      <ScrollBox label="Scrollable table">
+      <ScrollBox label="iSCSI targets">
         <table className="table" data-testid="luns-table">
           <caption className="sr-only">iSCSI targets</caption>
           <thead>
