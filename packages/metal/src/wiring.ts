@@ -1,4 +1,4 @@
-import { type Exec, OperationsLog, type Store, exec as realExec } from '@ironlens/core';
+import { type Exec, OperationsLog, exec as realExec } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import type { MetalConfig } from './config';
 import { requireMac } from './domain/identifiers';
@@ -12,13 +12,14 @@ import { SettingsService } from './services/settings.service';
 import { WorkerService } from './services/worker.service';
 import { type AgentApi, HttpAgentApi } from './adapters/agent-client';
 import { AgentRepository } from './repositories/agent.repository';
+import type { MetalStore } from './repositories/tables';
 import { AgentService } from './services/agent.service';
 import { StorageService } from './services/storage.service';
 import { LayoutService } from './services/layout.service';
 
 export interface MetalServices {
   config: MetalConfig;
-  store: Store;
+  store: MetalStore;
   ops: OperationsLog;
   settings: SettingsService;
   devices: DeviceService;
@@ -32,7 +33,7 @@ export interface MetalServices {
 }
 
 export interface MetalDeps {
-  store: Store;
+  store: MetalStore;
   config: MetalConfig;
   /** Command runner for adapters. Default is the real `execFile` runner. */
   exec?: Exec;

@@ -1,9 +1,9 @@
-import { AppError, isUniqueViolation, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, isUniqueViolation, type OperationsLog } from '@ironlens/core';
 import { type AgentApi, type AgentEndpoint, type AgentRequestOptions, agentErrorText, passThrough } from '../adapters/agent-client';
 import { isValidId } from '../domain/identifiers';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import { type DataPlaneLookup, LIO_SEP, STGT_SEP } from './boot-vars.service';
 import type { RequestContext } from './settings.service';
 
@@ -65,7 +65,7 @@ export class AgentService implements DataPlaneLookup {
   private readonly caps = new Map<string, { at: number; caps: Capabilities | null; error?: string }>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly repo: AgentRepository,
     private readonly api: AgentApi,
     private readonly ops: OperationsLog,
@@ -73,7 +73,7 @@ export class AgentService implements DataPlaneLookup {
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   static view(a: Agent): AgentView {
@@ -146,8 +146,8 @@ export class AgentService implements DataPlaneLookup {
     const agent = this.validate(input, id, null);
     try {
       await this.store.transaction(async (trx) => {
-        if (await this.repo.get(trx as unknown as MetalDb, id)) throw new AppError('agent_exists', `agent already exists: ${id}`);
-        await this.repo.insert(trx as unknown as MetalDb, agent);
+        if (await this.repo.get(trx, id)) throw new AppError('agent_exists', `agent already exists: ${id}`);
+        await this.repo.insert(trx, agent);
         await this.ops.append({ op: 'agent.register', agent: id, base_url: agent.base_url, client: ctx.client }, trx);
       });
     } catch (err) {
@@ -162,10 +162,10 @@ export class AgentService implements DataPlaneLookup {
   async update(idInput: string, input: AgentInput, ctx: RequestContext): Promise<AgentView> {
     const id = String(idInput).toLowerCase();
     const agent = await this.store.transaction(async (trx) => {
-      const old = await this.repo.get(trx as unknown as MetalDb, id);
+      const old = await this.repo.get(trx, id);
       if (!old) throw new AppError('agent_not_found', `agent not found: ${id}`);
       const next = this.validate(input, id, old.token);
-      await this.repo.update(trx as unknown as MetalDb, next);
+      await this.repo.update(trx, next);
       await this.ops.append({ op: 'agent.update', agent: id, base_url: next.base_url, enabled: next.enabled, token_rotated: next.token !== old.token, client: ctx.client }, trx);
       return next;
     });

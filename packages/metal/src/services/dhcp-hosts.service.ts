@@ -1,7 +1,7 @@
-import { AppError, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, type OperationsLog } from '@ironlens/core';
 import type { DhcpHostsFile, DnsmasqReloader } from '../adapters/dnsmasq.adapter';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalStore } from '../repositories/tables';
 
 /**
  * Keeps `dhcp-hosts.conf` equal to the store: render from the bound devices, write
@@ -14,7 +14,7 @@ export class DhcpHostsService {
   private queued: Promise<void> | null = null;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly devices: DeviceRepository,
     private readonly file: DhcpHostsFile,
     private readonly reloader: DnsmasqReloader,
@@ -40,7 +40,7 @@ export class DhcpHostsService {
   }
 
   private async render(): Promise<void> {
-    const entries = await this.devices.dhcpHosts(this.store.db as unknown as MetalDb);
+    const entries = await this.devices.dhcpHosts(this.store.db);
     try {
       await this.file.write(entries);
     } catch (err) {

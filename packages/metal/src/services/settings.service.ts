@@ -1,6 +1,6 @@
-import type { OperationsLog, Store } from '@ironlens/core';
+import type { OperationsLog } from '@ironlens/core';
 import type { SettingsRepository } from '../repositories/settings.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 
 export interface RequestContext {
   /** The client's address, for the operations log. */
@@ -12,14 +12,14 @@ export class SettingsService {
   private autoRegister: boolean | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly repo: SettingsRepository,
     private readonly ops: OperationsLog,
     private readonly autoRegisterDefault: boolean,
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   async getAutoRegister(): Promise<boolean> {
@@ -33,7 +33,7 @@ export class SettingsService {
   async setAutoRegister(enabled: boolean, ctx: RequestContext): Promise<boolean> {
     const old = await this.getAutoRegister();
     await this.store.transaction(async (trx) => {
-      await this.repo.set(trx as unknown as MetalDb, 'auto_register', enabled);
+      await this.repo.set(trx, 'auto_register', enabled);
       await this.ops.append({ op: 'settings.auto_register', enabled, old_enabled: old, client: ctx.client }, trx);
     });
     this.autoRegister = enabled;

@@ -1,10 +1,10 @@
 import { passThrough } from '../adapters/agent-client';
-import { AppError, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, type OperationInput, type OperationsLog } from '@ironlens/core';
 import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { type AgentService, iscsiServerOf } from './agent.service';
 import type { BootVarsService } from './boot-vars.service';
@@ -48,7 +48,7 @@ function initiatorOf(baseIqn: string, hostname: string): string {
  */
 export class StorageService implements WorkerStorage {
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly agents: AgentService,
     private readonly agentRepo: AgentRepository,
     private readonly workers: WorkerRepository,
@@ -61,7 +61,7 @@ export class StorageService implements WorkerStorage {
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   // ---- §14: direct LUN management, passed through --------------------------------------
@@ -199,7 +199,7 @@ export class StorageService implements WorkerStorage {
     };
     try {
       await this.store.transaction(async (trx) => {
-        const db = trx as unknown as MetalDb;
+        const db = trx;
         const current = await this.workers.get(db, w.worker_id);
         if (!current) throw new AppError('worker_not_found', `worker not found: ${w.worker_id}`);
         if (current.disks.some((d) => d.os === os)) throw new AppError('disk_exists', `worker ${w.worker_id} already has a ${os} system disk`);
@@ -287,7 +287,7 @@ export class StorageService implements WorkerStorage {
     if (!disk) throw new AppError('disk_not_found', `worker ${workerId} has no ${os} system disk`);
     const outcome = await this.deleteTarget(disk.agent, disk.iqn, q.delete_file === true, q.ignore_missing_target === true);
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       await this.workers.removeDisk(db, workerId, os);
       const left = (await this.workers.disksOf(db, workerId)).length;
       const patch: Parameters<WorkerRepository['update']>[2] = {};
@@ -331,14 +331,14 @@ export class StorageService implements WorkerStorage {
       // The ISO is shared install media: its file is never deleted with a worker.
       const outcome = await this.deleteTarget(w.cd.agent, w.cd.iqn, false, opts.ignoreMissingTarget);
       await this.store.transaction(async (trx) => {
-        await this.workers.update(trx as unknown as MetalDb, w.worker_id, { cd: null });
+        await this.workers.update(trx, w.worker_id, { cd: null });
         await this.ops.append({ op: 'agent.delete_cd', worker_id: w.worker_id, agent: w.cd?.agent, iqn: w.cd?.iqn, target: outcome, client: ctx.client }, trx);
       });
     }
     for (const d of w.disks) {
       const outcome = await this.deleteTarget(d.agent, d.iqn, opts.deleteDisk, opts.ignoreMissingTarget);
       await this.store.transaction(async (trx) => {
-        await this.workers.removeDisk(trx as unknown as MetalDb, w.worker_id, d.os);
+        await this.workers.removeDisk(trx, w.worker_id, d.os);
         await this.ops.append({ op: 'agent.delete_disk', worker_id: w.worker_id, agent: d.agent, iqn: d.iqn, os: d.os, delete_file: opts.deleteDisk, target: outcome, client: ctx.client }, trx);
       });
     }
