@@ -1,2 +1,2 @@
-export { AppError, fail, isAppError } from './app-error';
+export { AppError, isAppError } from './app-error';
 export { type ErrorCode, errorCatalog } from './catalog';
