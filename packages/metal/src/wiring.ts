@@ -10,7 +10,8 @@ import { DeviceService } from './services/device.service';
 import { DhcpHostsService } from './services/dhcp-hosts.service';
 import { SettingsService } from './services/settings.service';
 import { WorkerService } from './services/worker.service';
-import { type AgentApi, HttpAgentApi } from './adapters/agent-client';
+import type { StorageAgents } from './adapters/storage-agent';
+import { HttpStorageAgents } from './adapters/storage-agent.http';
 import { AgentRepository } from './repositories/agent.repository';
 import type { MetalStore } from './repositories/tables';
 import { AgentService } from './services/agent.service';
@@ -41,7 +42,9 @@ export interface MetalDeps {
   reloader?: DnsmasqReloader;
   hostsFile?: DhcpHostsFile;
   /** How the control plane talks to storage agents. Default is HTTP with `agentTimeoutMs`. */
-  agentApi?: AgentApi;
+  storageAgents?: StorageAgents;
+  /** Where `${NAME}` in agent tokens is read. Default is `process.env`. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -65,7 +68,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const agentRepo = new AgentRepository();
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
-  const agents = new AgentService(store, agentRepo, deps.agentApi ?? new HttpAgentApi(config.agentTimeoutMs), ops, () => bootVars?.invalidate());
+  const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
+  const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate());
   bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config);
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops);
   const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs);

@@ -87,6 +87,10 @@ export const errorCatalog = {
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
 
   // ---- hardening ----
+  agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
+  agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
+  agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
+  agent_address_forbidden: { status: 400, message: 'the agent address is link-local or a cloud metadata service' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

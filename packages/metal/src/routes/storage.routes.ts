@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AgentInput } from '../services/agent.service';
-import type { DiskRequest } from '../services/storage.service';
+import type { DirectCdRequest, DirectDiskRequest, DiskRequest } from '../services/storage.service';
 import type { MetalServices } from '../wiring';
 import { errorResponses, nullableString, security, workerSchema } from './schemas';
 
@@ -64,14 +64,14 @@ export function storageRoutes(app: FastifyInstance, s: MetalServices): void {
 
   const lunTags = ['luns'];
   app.get<{ Params: { agent_id: string } }>('/agents/:agent_id/luns', { schema: { tags: lunTags, security } }, async (req) => st.listLuns(req.params.agent_id));
-  app.post<{ Params: { agent_id: string }; Body: Record<string, unknown> }>(
+  app.post<{ Params: { agent_id: string }; Body: DirectDiskRequest }>(
     '/agents/:agent_id/luns/disk',
-    { schema: { tags: lunTags, security, body: { type: 'object', required: ['iqn'], properties: { iqn: { type: 'string' }, filename: nullableString, master: nullableString, size: nullableString } } } },
+    { schema: { tags: lunTags, security, body: { type: 'object', required: ['iqn'], properties: { iqn: { type: 'string' }, filename: { type: 'string' }, master: { type: 'string' }, size: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, initiator: { type: 'string' } } } } },
     async (req) => st.createLunDisk(req.params.agent_id, req.body, { client: req.ip }),
   );
-  app.post<{ Params: { agent_id: string }; Body: Record<string, unknown> }>(
+  app.post<{ Params: { agent_id: string }; Body: DirectCdRequest }>(
     '/agents/:agent_id/luns/cd',
-    { schema: { tags: lunTags, security, body: { type: 'object', required: ['iso'], properties: { iso: { type: 'string' }, iqn: nullableString } } } },
+    { schema: { tags: lunTags, security, body: { type: 'object', required: ['iso'], properties: { iso: { type: 'string' }, iqn: { type: 'string' }, initiator: { type: 'string' } } } } },
     async (req) => st.createLunCd(req.params.agent_id, req.body, { client: req.ip }),
   );
   app.delete<{ Params: { agent_id: string }; Querystring: { iqn: string; delete_file?: boolean; ignore_missing?: boolean } }>(
