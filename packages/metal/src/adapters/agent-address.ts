@@ -7,12 +7,22 @@ const METADATA_HOSTS = new Set(['metadata', 'metadata.google.internal', 'metadat
 /** Metadata services at addresses outside the link-local ranges (Alibaba, AWS over IPv6). */
 const METADATA_ADDRESSES = new Set(['100.100.100.200', 'fd00:ec2::254']);
 
+/** The IPv4 address inside an IPv4-mapped IPv6 one (`::ffff:169.254.0.1`, `::ffff:a9fe:1`), or null. */
+function ipv4MappedOf(a: string): string | null {
+  const dotted = a.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/);
+  if (dotted) return dotted[1];
+  const hex = a.match(/^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
+  if (!hex) return null;
+  const hi = Number.parseInt(hex[1], 16);
+  const lo = Number.parseInt(hex[2], 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
 /** 169.254.0.0/16 and fe80::/10 (also written as IPv4-mapped IPv6), or a metadata address. */
 export function isLinkLocalOrMetadata(address: string): boolean {
   const a = address.toLowerCase().replace(/^\[|\]$/g, '');
   if (METADATA_ADDRESSES.has(a)) return true;
-  const mapped = a.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/);
-  const v4 = mapped ? mapped[1] : a;
+  const v4 = ipv4MappedOf(a) ?? a;
   if (isIP(v4) === 4) return v4.startsWith('169.254.') || METADATA_ADDRESSES.has(v4);
   if (isIP(a) === 6) return /^fe[89ab][0-9a-f]:/.test(a);
   return false;

@@ -198,7 +198,7 @@ export class StorageService implements WorkerStorage {
         await this.ops.append(audit, trx);
       });
     } catch (err) {
-      const undone = await agent.deleteTarget({ iqn: disk.iqn, deleteFile: true, ignoreMissing: false }).then(
+      const undone = await agent.deleteTarget({ iqn: disk.iqn, deleteFile: true, ignoreMissing: true }).then(
         () => true,
         () => false,
       );
