@@ -119,6 +119,11 @@ export class OperationsLog {
     }
   }
 
+  /** Removes every entry (`ironlens import --replace`); pass a transaction to make it part of it. */
+  async deleteAll(trx?: Db): Promise<void> {
+    await ((trx as Kysely<OperationsTables> | undefined) ?? this.db).deleteFrom('operations').execute();
+  }
+
   async count(): Promise<number> {
     const r = await this.db.selectFrom('operations').select(sql<number>`count(*)`.as('n')).executeTakeFirst();
     return Number(r?.n ?? 0);

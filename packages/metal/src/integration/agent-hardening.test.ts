@@ -18,6 +18,8 @@ let f: MetalFixture;
 let agent: FakeAgent;
 let other: FakeAgent;
 const inject = (method: string, url: string, payload?: unknown) => f.app.inject({ method: method as 'GET', url, payload: payload as object });
+/** `${NAME}`, as an agent token names an environment variable. */
+const envRef = (name: string) => `$\{${name}}`;
 const sentAuthorizations = (a: FakeAgent) => a.calls.map((c) => c.authorization ?? '').join('\n');
 const answerJson = (status: number, body: unknown) => (_c: unknown, res: import('node:http').ServerResponse) => {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -38,19 +40,19 @@ afterEach(async () => {
   await other.stop();
 });
 
-describe('agent tokens written ${NAME}', () => {
+describe('agent tokens that name environment variables', () => {
   it('refuses a probe or registration whose token names a variable outside IPXE_CP_AGENT_TOKEN_ENV, and sends nothing', async () => {
-    const probe = await inject('POST', '/agents/probe', { base_url: agent.url, token: '${IRONLENS_CONSOLE_TOKEN}' });
+    const probe = await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('IRONLENS_CONSOLE_TOKEN') });
     expect(probe.statusCode).toBe(400);
     expect(probe.json().detail).toContain('IRONLENS_CONSOLE_TOKEN');
-    const reg = await inject('POST', '/agents', { id: 'ag1', base_url: agent.url, token: 'x${IRONLENS_CONSOLE_TOKEN}', role: { disk: true } });
+    const reg = await inject('POST', '/agents', { id: 'ag1', base_url: agent.url, token: `x${envRef('IRONLENS_CONSOLE_TOKEN')}`, role: { disk: true } });
     expect(reg.statusCode).toBe(400);
     expect(sentAuthorizations(agent)).not.toContain(CONSOLE_SECRET);
     expect((await inject('GET', '/agents?live=false')).json()).toEqual([]);
   });
 
   it('expands an allowed name (IPXE_AGENT_* by default) when the token is used', async () => {
-    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: '${IPXE_AGENT_FAKE_TOKEN}' })).statusCode).toBe(200);
+    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('IPXE_AGENT_FAKE_TOKEN') })).statusCode).toBe(200);
     expect(agent.calls.find((c) => c.path === '/capabilities')?.authorization).toBe('Bearer fake-agent-token');
   });
 
@@ -58,9 +60,9 @@ describe('agent tokens written ${NAME}', () => {
     await f.close();
     vi.stubEnv('LIO_TOKEN', 'lio-token');
     f = await newMetalFixture({ IPXE_CP_AGENT_TOKEN_ENV: 'LIO_TOKEN, IPXE_AGENT_*' });
-    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: '${LIO_TOKEN}' })).statusCode).toBe(200);
+    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('LIO_TOKEN') })).statusCode).toBe(200);
     expect(agent.calls.find((c) => c.path === '/capabilities')?.authorization).toBe('Bearer lio-token');
-    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: '${IRONLENS_CONSOLE_TOKEN}' })).statusCode).toBe(400);
+    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('IRONLENS_CONSOLE_TOKEN') })).statusCode).toBe(400);
   });
 });
 

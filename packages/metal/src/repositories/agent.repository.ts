@@ -49,4 +49,9 @@ export class AgentRepository {
     const rows = await db.selectFrom('disks').select(['agent', (eb) => eb.fn.countAll().as('n')]).groupBy('agent').execute();
     return new Map(rows.map((r) => [r.agent, Number(r.n)]));
   }
+
+  /** Every agent (`ironlens import --replace`). */
+  async deleteAll(db: MetalDb): Promise<void> {
+    await db.deleteFrom('agents').execute();
+  }
 }

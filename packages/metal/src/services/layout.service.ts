@@ -169,8 +169,11 @@ export class LayoutService {
       const existing = (await this.workers.list(db)).length + (await this.devices.list(db)).length + (await this.agents.list(db)).length;
       if (existing > 0 && !opts.replace) throw new AppError('store_not_empty', 'the store already holds a ledger; import into an empty data directory, or pass --replace');
       if (opts.replace) {
-        for (const t of ['devices', 'disks', 'workers', 'agents', 'settings'] as const) await db.deleteFrom(t).execute();
-        await db.deleteFrom('operations').execute();
+        await this.devices.deleteAll(db);
+        await this.workers.deleteAll(db);
+        await this.agents.deleteAll(db);
+        await this.settings.deleteAll(db);
+        await this.ops.deleteAll(db);
       }
       for (const a of agents) await this.agents.insert(db, a);
       for (const w of workers) await this.workers.insert(db, w);

@@ -39,9 +39,4 @@ export class SettingsService {
     this.autoRegister = enabled;
     return enabled;
   }
-
-  /** Forget the cached value (after an import). */
-  reset(): void {
-    this.autoRegister = undefined;
-  }
 }

@@ -85,13 +85,6 @@ export class WorkerService {
     return this.view(this.db, requireWorkerId(workerIdInput));
   }
 
-  async getRecord(workerIdInput: string): Promise<WorkerRecord> {
-    const id = requireWorkerId(workerIdInput);
-    const w = await this.workers.get(this.db, id);
-    if (!w) throw new AppError('worker_not_found', `worker not found: ${id}`);
-    return w;
-  }
-
   private validateBoot(boot: Boot | null | undefined): Boot {
     const out: Boot = {};
     if (!boot) return out;
