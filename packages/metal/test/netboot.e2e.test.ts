@@ -7,7 +7,8 @@ import { exec } from '@ironlens/core';
 import { parseTgtadmShow } from '@ironlens/agent';
 import { type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAllSync, markerBootSector, Netns, requireNetbootTools, waitFor } from './netboot.harness';
+import { waitFor } from '@ironlens/core/testing';
+import { Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAllSync, markerBootSector, Netns, requireNetbootTools } from './netboot.harness';
 
 /**
  * A real machine boots diskless through ironlens, end to end: `ironlens serve` and

@@ -1,34 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { productionSources } from '../testing';
 import { errorCatalog } from './catalog';
 import { renderErrorCatalogDoc } from './catalog-doc';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
-
-/** Every production source file under packages/<pkg>/src (tests and the catalog itself left out). */
-function productionSources(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) {
-        if (e.name !== 'node_modules') walk(p);
-      } else if (/\.(ts|tsx)$/.test(e.name) && !/\.test\.tsx?$/.test(e.name) && p !== join(repo, 'packages/core/src/errors/catalog.ts')) {
-        out.push(p);
-      }
-    }
-  };
-  for (const pkg of readdirSync(join(repo, 'packages'))) {
-    try {
-      walk(join(repo, 'packages', pkg, 'src'));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-  }
-  return out;
-}
 
 describe('error catalog', () => {
   it('docs/errors.md is exactly what scripts/gen-errors-doc.ts writes', () => {
@@ -42,7 +20,10 @@ describe('error catalog', () => {
   });
 
   it('holds no code that no production source uses', () => {
-    const sources = productionSources().map((p) => readFileSync(p, 'utf8'));
+    const catalogFile = join(repo, 'packages/core/src/errors/catalog.ts');
+    const sources = productionSources(repo)
+      .filter((p) => p !== catalogFile)
+      .map((p) => readFileSync(p, 'utf8'));
     expect(sources.length).toBeGreaterThan(20);
     const unused = Object.keys(errorCatalog).filter((code) => {
       const quoted = new RegExp(`['"\`]${code}['"\`]`);
