@@ -334,9 +334,9 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
         chip: 'virtio-net',
         busid: '011af41000',
       });
-      // Only in iPXE builds with MEMMAP_SETTINGS / CPUID_SETTINGS (Debian's 2019 ROM has neither).
-      if (d.fingerprint.mem_total !== undefined) expect(d.fingerprint.mem_total).toBe(256);
-      if (d.fingerprint.cpumodel !== undefined) expect(typeof d.fingerprint.cpumodel).toBe('string');
+      // mem_total and cpumodel are not checked here: iPXE reports them only when built with
+      // MEMMAP_SETTINGS / CPUID_SETTINGS, and Debian's ROM has neither, so boot.ipxe sends them
+      // empty. Their parsing (`mem-total=0x8000` → 32768) is tested in routes/metal.routes.test.ts.
       say(`first boot: device ${MAC1} ${d.state} (source ${d.source}), uuid ${d.uuid}, fingerprint ${JSON.stringify(d.fingerprint)}`);
 
       const pool = (await api('GET', '/devices?state=pooled')).json<Device[]>();
