@@ -9,6 +9,8 @@ export type ReloadMethod =
 
 /** The boot control plane's configuration; environment names are the old deployment's. */
 export interface MetalConfig {
+  /** `IRONLENS_DATA_DIR`: the store, rendered files, and the secret key file when `IRONLENS_SECRET_KEY` is not set. */
+  dataDir: string;
   /** `IPXE_CP_TOKEN`: bearer token; empty turns auth off. */
   token: string | undefined;
   /** `IPXE_CP_AUTO_REGISTER`: start-up default of auto-register. Default is `true`. */
@@ -57,6 +59,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
   const agentTimeout = Number(envString(env, 'IPXE_CP_AGENT_TIMEOUT', '10'));
   if (!Number.isFinite(agentTimeout) || agentTimeout <= 0) throw new Error('IPXE_CP_AGENT_TIMEOUT must be a positive number of seconds');
   return {
+    dataDir,
     token: envOptional(env, 'IPXE_CP_TOKEN'),
     autoRegisterDefault: envBool(env, 'IPXE_CP_AUTO_REGISTER', true),
     bootMenuTimeout: envInt(env, 'IPXE_CP_BOOT_MENU_TIMEOUT', 5000),

@@ -1,4 +1,4 @@
-import { type Exec, OperationsLog, exec as realExec } from '@ironlens/core';
+import { type Exec, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import type { MetalConfig } from './config';
 import { requireMac } from './domain/identifiers';
@@ -43,8 +43,10 @@ export interface MetalDeps {
   hostsFile?: DhcpHostsFile;
   /** How the control plane talks to storage agents. Default is HTTP with `agentTimeoutMs`. */
   storageAgents?: StorageAgents;
-  /** Where `${NAME}` in agent tokens is read. Default is `process.env`. */
+  /** Where `${NAME}` in agent tokens and `IRONLENS_SECRET_KEY` are read. Default is `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** Seals agent tokens at rest. Default is `SecretBox.fromEnv(env, config.dataDir)`. */
+  secrets?: SecretBox;
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -65,7 +67,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const settingsRepo = new SettingsRepository();
   const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault);
   const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops);
-  const agentRepo = new AgentRepository();
+  const agentRepo = new AgentRepository(deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir));
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
