@@ -41,7 +41,13 @@ const diskBody = {
 
 /** Seed 004 §6, §7.1–7.4, §10, §14, §15: everything that needs a storage agent. */
 export function storageRoutes(app: FastifyInstance, s: MetalServices): void {
-  const st = s.storage;
+  agentRoutes(app, s);
+  lunRoutes(app, s);
+  workerDiskRoutes(app, s);
+}
+
+/** §6: the agent registry and its probe. */
+function agentRoutes(app: FastifyInstance, s: MetalServices): void {
   const ag = s.agents;
   const agentTags = ['agents'];
   app.get<{ Querystring: { live?: boolean } }>(
@@ -61,7 +67,11 @@ export function storageRoutes(app: FastifyInstance, s: MetalServices): void {
   app.put<{ Params: { agent_id: string }; Body: AgentInput }>('/agents/:agent_id', { schema: { tags: agentTags, security, body: agentBody, response: { 200: agentView, ...errorResponses } } }, async (req) =>
     ag.update(req.params.agent_id, req.body, { client: req.ip }),
   );
+}
 
+/** §14, §15: direct LUN management on one agent, and the masters of all. */
+function lunRoutes(app: FastifyInstance, s: MetalServices): void {
+  const st = s.storage;
   const lunTags = ['luns'];
   app.get<{ Params: { agent_id: string } }>('/agents/:agent_id/luns', { schema: { tags: lunTags, security } }, async (req) => st.listLuns(req.params.agent_id));
   app.post<{ Params: { agent_id: string }; Body: DirectDiskRequest }>(
@@ -88,7 +98,11 @@ export function storageRoutes(app: FastifyInstance, s: MetalServices): void {
   app.post<{ Params: { agent_id: string } }>('/agents/:agent_id/luns/scan', { schema: { tags: lunTags, security } }, async (req) => st.scan(req.params.agent_id, { client: req.ip }));
 
   app.get('/masters', { schema: { tags: ['masters'], security, summary: 'Master images on every enabled disk agent' } }, async (req) => st.masters({ client: req.ip }));
+}
 
+/** §7.1–7.4, §10: workers' system disks, and the ledger against what the agents hold. */
+function workerDiskRoutes(app: FastifyInstance, s: MetalServices): void {
+  const st = s.storage;
   const tags = ['workers'];
   app.post<{ Params: { worker_id: string }; Body: DiskRequest }>(
     '/workers/:worker_id/luns/disk',
