@@ -18,10 +18,9 @@ import { AgentService } from './services/agent.service';
 import { StorageService } from './services/storage.service';
 import { LayoutService } from './services/layout.service';
 
+/** What the routes get: services only, never the store (the services own every transaction). */
 export interface MetalServices {
   config: MetalConfig;
-  store: MetalStore;
-  ops: OperationsLog;
   settings: SettingsService;
   devices: DeviceService;
   workers: WorkerService;
@@ -78,8 +77,6 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
   return {
     config,
-    store,
-    ops,
     settings,
     devices,
     workers,
