@@ -29,7 +29,7 @@ export function targetsFor(config: AgentConfig): IscsiTargets {
 export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> {
   const config = readAgentConfig(env);
   const targets = targetsFor(config);
-  const deps = { diskDir: config.diskDir, baseIqn: config.baseIqn, cd: config.cd, token: config.token, targets };
+  const deps = { diskDir: config.diskDir, baseIqn: config.baseIqn, cd: config.cd, token: config.token, scanOpen: config.scanOpen, targets };
   const images = new DiskImages(config.diskDir);
   let log: FastifyBaseLogger | undefined;
   const masters = new MasterCatalog(images, (err) => log?.error({ err }, 'master rescan failed'));
