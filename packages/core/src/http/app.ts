@@ -39,7 +39,9 @@ const require = createRequire(import.meta.url);
 /** The ajv options every API shares (Fastify's defaults apply underneath: `useDefaults`…). */
 const AJV_OPTIONS = { removeAdditional: false, allErrors: true, allowUnionTypes: true } as const;
 
-type ValidatorFactory = (externalSchemas: unknown, options: { customOptions: Record<string, unknown> }) => (route: { httpPart?: string }) => unknown;
+type RouteValidator = (route: { httpPart?: string }) => unknown;
+type ValidatorPool = (externalSchemas: unknown, options: { customOptions: Record<string, unknown> }) => RouteValidator;
+type ValidatorFactory = (externalSchemas: unknown, options?: unknown) => RouteValidator;
 
 /**
  * Two validators: query strings, path parameters and headers are text, so they are coerced
@@ -48,7 +50,7 @@ type ValidatorFactory = (externalSchemas: unknown, options: { customOptions: Rec
  * silently turned into `false`, `true` or `"123"`.
  */
 function bodyStrictValidators(): ValidatorFactory {
-  const AjvCompiler = require('@fastify/ajv-compiler') as () => ValidatorFactory;
+  const AjvCompiler = require('@fastify/ajv-compiler') as () => ValidatorPool;
   const coercing = AjvCompiler();
   const strict = AjvCompiler();
   return (externalSchemas) => {
