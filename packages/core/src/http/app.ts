@@ -177,7 +177,9 @@ export function installBearerGuard(app: FastifyInstance, opts: BearerGuardOption
   app.addHook('onRequest', async (req, reply) => {
     const url = req.url;
     const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+    // The router ignores a trailing slash, so the guard does too: `/open/` is `/open`
+    // (served, or a 404), never a 401 for a path that is open without the slash.
+    const path = (q === -1 ? url : url.slice(0, q)).replace(/(.)\/+$/, '$1');
     if (opts.publicPaths(path, req.method)) return;
     if (!bearerMatches(req.headers.authorization, token)) {
       reply.header('www-authenticate', 'Bearer');
