@@ -95,7 +95,7 @@ describe('identifier grammars', () => {
         if (isMenuTimeout(n)) expect(String(n)).toMatch(/^\d{1,8}$/);
         if (isValidArch(s)) expect(s).toMatch(/^[a-z0-9_-]{1,32}$/);
         if (isIqn(s)) expect(s).toMatch(/^iqn\.\d{4}-\d{2}\.[a-z0-9.:-]{1,220}$/);
-        if (isIscsiServer(s)) expect(s).toMatch(/^[A-Za-z0-9.:[\]-]+$/);
+        if (isIscsiServer(s)) expect(s).toMatch(/^[A-Za-z0-9._:[\]-]{1,253}$/);
         if (isIscsiSep(s)) expect([':::1:', '::::']).toContain(s);
       }),
       RUNS,
@@ -130,7 +130,7 @@ describe('iPXE boot-vars renderer', () => {
     /^# no per-worker boot vars found$/,
     /^# boot vars for ([a-z0-9][a-z0-9._-]{0,62}|[0-9a-f]{2}(:[0-9a-f]{2}){5}|unknown)$/,
     /^set base-iqn iqn\.\d{4}-\d{2}\.[a-z0-9.:-]+$/,
-    /^set iscsi-server [A-Za-z0-9.:[\]-]+$/,
+    /^set iscsi-server [A-Za-z0-9._:[\]-]{1,253}$/,
     /^set iscsi-sep (:::1:|::::)$/,
     /^set menu-default [a-z-]+$/,
     /^set menu-timeout \d{1,8}$/,

@@ -67,8 +67,12 @@ export function isIqn(value: unknown): value is string {
   return BASE_IQN.test(value.slice(0, colon)) && IQN_SUFFIX.test(value.slice(colon + 1));
 }
 
-/** An iSCSI portal address as iPXE's `iscsi:` root path takes it: a host name or IPv4/IPv6 literal, optional port. */
-const ISCSI_SERVER = /^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?)(:\d{1,5})?$/i;
+/**
+ * An iSCSI portal address as the API takes it (`iscsi_server`) or derives it from an agent's
+ * URL: a host name, IPv4 or IPv6 literal, optional port. No space, `$` or line break can
+ * reach iPXE's `set iscsi-server` line.
+ */
+const ISCSI_SERVER = /^[A-Za-z0-9._:[\]-]{1,253}$/;
 
 export function isIscsiServer(value: unknown): value is string {
   return typeof value === 'string' && ISCSI_SERVER.test(value);
