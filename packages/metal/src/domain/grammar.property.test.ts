@@ -30,10 +30,9 @@ import {
 const RUNS = { numRuns: 2_000 };
 const MAC_LINE = /^[0-9a-f][02468ace](:[0-9a-f]{2}){5}$/;
 const ID_LINE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-const IQN_LINE = /^iqn\.\d{4}-\d{2}\.[a-z0-9.:-]+$/;
 
 /** Pieces an attacker would splice in: line breaks, dnsmasq separators and tags, iPXE syntax. */
-const poison = fc.constantFrom('\n', '\r', '\r\n', ',', 'set:x', 'tag:', ' ', '\t', '\0', '#', '${x}', '\u2028', '\u0085', ';', '"', "'", '/');
+const poison = fc.constantFrom('\n', '\r', '\r\n', ',', 'set:x', 'tag:', ' ', '\t', '\0', '#', '$' + '{x}', '\u2028', '\u0085', ';', '"', "'", '/');
 /** Near-valid values: a valid one with poison spliced in somewhere. */
 const spliced = (valid: fc.Arbitrary<string>) =>
   fc.tuple(valid, poison, fc.nat(), fc.string()).map(([v, p, at, tail]) => {

@@ -307,7 +307,7 @@ export function refusedBootVars(a: BootVarsAnswer): string[] {
   if (a.subject !== null && !isValidHostname(a.subject) && !isValidMac(a.subject)) out.push('subject');
   for (const [k, v] of Object.entries(a.vars)) {
     const ok = BOOT_VAR_GRAMMAR[k as keyof BootVars];
-    if (v !== undefined && (!ok || !ok(v))) out.push(k);
+    if (v !== undefined && !ok?.(v)) out.push(k);
   }
   return out;
 }

@@ -35,8 +35,11 @@ const FILES = {
   dhcpHosts: 'dnsmasq/dhcp-hosts.conf',
 } as const;
 
-/** The settings `ironlens import` takes from `settings.json`, with the type each must have. */
-export const IMPORTABLE_SETTINGS: Record<string, 'boolean'> = { auto_register: 'boolean' };
+/** The settings `ironlens import` takes from `settings.json`, each with its check. */
+export const IMPORTABLE_SETTINGS: Record<string, { expected: string; ok: (v: unknown) => boolean }> = {
+  auto_register: { expected: 'true or false', ok: (v) => typeof v === 'boolean' },
+  auto_register_until: { expected: 'a timestamp or null', ok: (v) => v === null || (typeof v === 'string' && TIMESTAMP.test(v)) },
+};
 
 const WORKER_STATES = ['registered', 'ready', 'installing'];
 const DEVICE_STATES = ['pooled', 'bound', 'revoked'];
@@ -51,7 +54,7 @@ const SIZE = /^\d{1,16}\s*([KMGT](iB)?)?$/i;
 /** Timestamps as the seed writes them (`2026-07-27T14:20:00+00:00`), or with `Z`/fraction. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 /** Free text from a machine's firmware (fingerprints, UUIDs): printable, one line, at most 256. */
-const TEXT = /^[^\x00-\x1f\x7f]{0,256}$/;
+const TEXT = /^[^\p{Cc}\p{Zl}\p{Zp}]{0,256}$/u;
 
 type Doc = Record<string, unknown>;
 
@@ -116,7 +119,7 @@ function agentsOf(texts: LayoutTexts): Set<string> {
     ids.add(id);
     if (!isObject(a)) place.fail('agent', 'expected a mapping');
     place.check('base_url', () => normalizeBaseUrl(a.base_url));
-    if (!absent(a.token)) text(place, 'token', a.token, /^[^\x00-\x1f\x7f]{1,4096}$/);
+    if (!absent(a.token)) text(place, 'token', a.token, /^[^\p{Cc}\p{Zl}\p{Zp}]{1,4096}$/u);
     if (!absent(a.iscsi_server) && !isIscsiServer(a.iscsi_server)) place.fail('iscsi_server', `invalid iSCSI server ${echo(a.iscsi_server)}`);
     if (!absent(a.role)) {
       if (!isObject(a.role)) place.fail('role', 'expected {disk: bool, cd: bool}');
@@ -124,7 +127,7 @@ function agentsOf(texts: LayoutTexts): Set<string> {
     }
     if (!absent(a.tags)) {
       if (!Array.isArray(a.tags)) place.fail('tags', 'expected a list of strings');
-      a.tags.forEach((t, i) => text(place, `tags[${i}]`, t, /^[^\x00-\x1f\x7f,]{1,64}$/));
+      for (const [i, t] of a.tags.entries()) text(place, `tags[${i}]`, t, /^[^\p{Cc}\p{Zl}\p{Zp},]{1,64}$/u);
     }
     if (!absent(a.enabled) && typeof a.enabled !== 'boolean') place.fail('enabled', `expected true or false, got ${echo(a.enabled)}`);
   }
@@ -191,7 +194,7 @@ function workersOf(texts: LayoutTexts, agents: Set<string>): Map<string, string>
     }
     if (!absent(w.disks)) {
       if (!Array.isArray(w.disks)) place.fail('disks', 'expected a list');
-      w.disks.forEach((d, i) => checkDisk(place, `disks[${i}]`, d, agents));
+      for (const [i, d] of w.disks.entries()) checkDisk(place, `disks[${i}]`, d, agents);
     }
     if (!absent(w.cd)) checkCd(place, w.cd, agents);
     workers.set(id, hostname);
@@ -246,9 +249,9 @@ function settingsOf(texts: LayoutTexts): void {
   const place: Place = new Place(FILES.settings, 'document');
   if (!isObject(doc)) place.fail('settings', 'expected an object');
   for (const [k, v] of Object.entries(doc)) {
-    const type = IMPORTABLE_SETTINGS[k];
-    if (!type) place.fail(k, `unknown setting (known: ${Object.keys(IMPORTABLE_SETTINGS).join(', ')})`);
-    if (typeof v !== type) place.fail(k, `expected a ${type}, got ${echo(v)}`);
+    const check = IMPORTABLE_SETTINGS[k];
+    if (!check) place.fail(k, `unknown setting (known: ${Object.keys(IMPORTABLE_SETTINGS).join(', ')})`);
+    if (!check.ok(v)) place.fail(k, `expected ${check.expected}, got ${echo(v)}`);
   }
 }
 
