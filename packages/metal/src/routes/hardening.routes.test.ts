@@ -95,6 +95,15 @@ describe('error bodies', () => {
     expect(r.body.length).toBeLessThan(1_000);
     expect(r.json().detail).toMatch(/^invalid hostname: "hhhh/);
   });
+
+  it('and per-item failures of a 200 answer do not echo 1 MB either', async () => {
+    const big = 'm'.repeat(1024 * 1024);
+    const imp = await inject('POST', '/devices/import', { entries: [{ mac: big }] });
+    expect(imp.statusCode).toBe(200);
+    expect(imp.body.length).toBeLessThan(2_000);
+    const batch = await inject('POST', '/devices/bind/batch', { pairs: [{ mac: big, worker_id: big }] });
+    expect(batch.body.length).toBeLessThan(2_000);
+  });
 });
 
 describe('dhcp-hosts.conf temp files', () => {

@@ -1,4 +1,4 @@
-import { AppError, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -101,7 +101,7 @@ export class DeviceService {
 
   async list(state?: string): Promise<Device[]> {
     const s = state && state !== 'all' ? state : undefined;
-    if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${JSON.stringify(state)}; use all, pooled, bound or revoked`);
+    if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${echo(state)}; use all, pooled, bound or revoked`);
     return this.devices.list(this.db, s as DeviceState | undefined);
   }
 
@@ -155,7 +155,7 @@ export class DeviceService {
       for (const e of entries) {
         const mac = normalizeMac(e?.mac);
         if (!mac) {
-          failed.push({ mac: e?.mac ?? null, error: `invalid MAC address: ${JSON.stringify(e?.mac ?? null)}` });
+          failed.push({ mac: typeof e?.mac === 'string' ? clip(e.mac) : (e?.mac ?? null), error: `invalid MAC address: ${echo(e?.mac ?? null)}` });
           continue;
         }
         const existing = seen.has(mac) ? ({ state: 'pooled' } as Device) : await this.devices.get(db, mac);
@@ -320,7 +320,7 @@ export class DeviceService {
       if (macs.length !== ids.length) throw new AppError('batch_invalid', `macs (${macs.length}) and worker_ids (${ids.length}) must have the same length`);
       return macs.map((mac, i) => ({ mac, worker_id: ids[i] }));
     }
-    if (mode !== 'manifest') throw new AppError('batch_invalid', `invalid mode: ${JSON.stringify(mode)}; use manifest or sequential`);
+    if (mode !== 'manifest') throw new AppError('batch_invalid', `invalid mode: ${echo(mode)}; use manifest or sequential`);
     return req.pairs ?? [];
   }
 
@@ -342,7 +342,7 @@ export class DeviceService {
   private async classify(db: MetalDb, p: DeviceDeclaration & { worker_id: string }, dupMac: boolean, dupWorker: boolean): Promise<PairOutcome> {
     const mac = normalizeMac(p?.mac);
     const worker_id = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
-    if (!mac) return { kind: 'invalid_mac', mac: p?.mac ?? null, worker_id, reason: 'invalid MAC address' };
+    if (!mac) return { kind: 'invalid_mac', mac: typeof p?.mac === 'string' ? clip(p.mac) : (p?.mac ?? null), worker_id: clip(worker_id), reason: 'invalid MAC address' };
     const d = await this.devices.get(db, mac);
     if (!d) return { kind: 'not_in_pool', mac, worker_id, reason: 'device not in pool' };
     if (d.state === 'revoked') return { kind: 'revoked', mac, worker_id, reason: 'device revoked' };
