@@ -103,6 +103,10 @@ describe('error bodies', () => {
     expect(imp.body.length).toBeLessThan(2_000);
     const batch = await inject('POST', '/devices/bind/batch', { pairs: [{ mac: big, worker_id: big }] });
     expect(batch.body.length).toBeLessThan(2_000);
+    expect((await inject('POST', '/devices', { mac: '52:54:00:00:00:09' })).statusCode).toBe(201);
+    const unknownWorker = await inject('POST', '/devices/bind/batch', { pairs: [{ mac: '52:54:00:00:00:09', worker_id: big }] });
+    expect(unknownWorker.json().failed).toHaveLength(1);
+    expect(unknownWorker.body.length).toBeLessThan(2_000);
   });
 });
 

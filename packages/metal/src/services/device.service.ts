@@ -341,8 +341,8 @@ export class DeviceService {
    */
   private async classify(db: MetalDb, p: DeviceDeclaration & { worker_id: string }, dupMac: boolean, dupWorker: boolean): Promise<PairOutcome> {
     const mac = normalizeMac(p?.mac);
-    const worker_id = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
-    if (!mac) return { kind: 'invalid_mac', mac: typeof p?.mac === 'string' ? clip(p.mac) : (p?.mac ?? null), worker_id: clip(worker_id), reason: 'invalid MAC address' };
+    const worker_id = typeof p?.worker_id === 'string' ? clip(p.worker_id.trim().toLowerCase()) : '';
+    if (!mac) return { kind: 'invalid_mac', mac: typeof p?.mac === 'string' ? clip(p.mac) : (p?.mac ?? null), worker_id, reason: 'invalid MAC address' };
     const d = await this.devices.get(db, mac);
     if (!d) return { kind: 'not_in_pool', mac, worker_id, reason: 'device not in pool' };
     if (d.state === 'revoked') return { kind: 'revoked', mac, worker_id, reason: 'device revoked' };
