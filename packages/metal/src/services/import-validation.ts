@@ -3,6 +3,7 @@ import YAML from 'yaml';
 import {
   isIqn,
   isIscsiServer,
+  isValidArch,
   isValidId,
   normalizeMac,
   OS_VALUES,
@@ -45,7 +46,6 @@ const WORKER_STATES = ['registered', 'ready', 'installing'];
 const DEVICE_STATES = ['pooled', 'bound', 'revoked'];
 const FINGERPRINT_TEXT = ['manufacturer', 'product', 'serial', 'cpumodel', 'mem_type', 'chip', 'busid'];
 const FINGERPRINT_INT = ['mem_total', 'mem_speed'];
-const ARCH = /^[a-z0-9_-]{1,32}$/;
 /** A file name in an agent's image directory: one path component (the agent's own grammar). */
 const IMAGE_FILE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
 /** An absolute path an agent reported: printable, no line break, no `..` component. */
@@ -181,7 +181,7 @@ function workersOf(texts: LayoutTexts, agents: Set<string>): Map<string, string>
     if (!absent(w.hostname) && hostname !== String(w.hostname).toLowerCase()) place.fail('hostname', `invalid hostname ${echo(w.hostname)}`);
     const clash = names.get(hostname) ?? (workers.has(hostname) ? hostname : undefined) ?? names.get(id);
     if (clash !== undefined) place.fail('hostname', `${echo(hostname)} clashes with worker ${echo(clash)}'s id or hostname`);
-    if (!absent(w.arch) && (typeof w.arch !== 'string' || !ARCH.test(w.arch))) place.fail('arch', `invalid arch ${echo(w.arch)} (lower-case letters, digits, '_' and '-', at most 32)`);
+    if (!absent(w.arch) && !isValidArch(w.arch)) place.fail('arch', `invalid arch ${echo(w.arch)} (lower-case letters, digits, '_' and '-', at most 32)`);
     if (!absent(w.state) && !WORKER_STATES.includes(w.state as string)) place.fail('state', `expected one of ${WORKER_STATES.join(', ')}, got ${echo(w.state)}`);
     if (!absent(w.default_os)) place.check('default_os', () => requireOs(w.default_os));
     if (!absent(w.boot)) {

@@ -1,5 +1,5 @@
 import { AppError, clip, echo, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
-import { isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
+import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb } from '../repositories/tables';
@@ -40,8 +40,6 @@ export interface WorkerStorage {
   /** Deletes the worker's CD target, then its disk targets (seed §11 order). */
   removeTargets(worker: WorkerRecord, opts: DeleteOptions, ctx: RequestContext): Promise<void>;
 }
-
-const ARCH = /^[a-z0-9_-]{1,32}$/;
 
 function padWidth(count: number): number {
   return Math.max(2, String(count).length);
@@ -102,7 +100,7 @@ export class WorkerService {
 
   private validateArch(arch: string | null | undefined): string {
     const a = (arch ?? this.defaultArch).trim().toLowerCase();
-    if (!ARCH.test(a)) throw new AppError('request_invalid', `invalid arch: ${echo(arch)}`);
+    if (!isValidArch(a)) throw new AppError('request_invalid', `invalid arch: ${echo(arch)}`);
     return a;
   }
 
