@@ -87,6 +87,9 @@ export const errorCatalog = {
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
 
   // ---- hardening ----
+  path_invalid: { status: 400, message: 'file name cannot be resolved (symlink loop, or too long)' },
+  import_invalid: { status: 400, message: 'a record of the imported file layout is invalid (the import changed nothing)' },
+  path_not_found: { status: 404, message: 'a directory in the file name does not exist' },
   agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
   agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
   agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
