@@ -8,6 +8,7 @@ export type { BatchBindRequest, DeviceDeclaration } from './services/device.serv
 export type { DiskRequest } from './services/storage.service';
 export type { CreateWorkerInput } from './services/worker.service';
 export { metalMigrations } from './repositories/metal.migrations';
+export type { MetalDatabase, MetalStore } from './repositories/tables';
 export { createMetalServices, type MetalDeps, type MetalServices, reloaderFor } from './wiring';
 export { renderBootVarsScript, STGT_SEP, LIO_SEP } from './services/boot-vars.service';
 export type { WorkerStorage } from './services/worker.service';

@@ -4,6 +4,7 @@
  * (`import type` only), so the client's view of the API cannot drift from the server's.
  */
 import type { OperationEntry } from '@ironlens/core';
+import type { AgentMaster, AgentTarget } from '../adapters/storage-agent';
 import type { Os } from './identifiers';
 import type { WorkerView } from './types';
 
@@ -54,16 +55,9 @@ export interface AgentProbe {
   persistent?: string;
 }
 
-/** One master image on an agent (`GET /masters` of the agent). */
-export interface MasterImage {
-  name: string;
-  size?: number;
-  mtime?: number;
-}
-
 /** `GET /masters`: every enabled disk agent's master images; an agent that failed has `error`. */
 export interface MastersListing {
-  agents: Array<{ agent: string; iscsi_server: string | null; masters: MasterImage[]; error?: string }>;
+  agents: Array<{ agent: string; iscsi_server: string | null; masters: AgentMaster[]; error?: string }>;
 }
 
 /** `POST /workers/luns/disk/batch`. */
@@ -73,13 +67,8 @@ export interface DiskBatchResult {
   failed: Array<{ worker_id: string | null; agent: string; error: string }>;
 }
 
-/** One target on an agent (`GET /agents/{id}/luns`, passed through from the agent). */
-export interface AgentLunTarget {
-  iqn: string;
-  tid?: number;
-  luns?: Array<{ backing?: string }>;
-  acl?: string[];
-}
+/** One target on an agent (`GET /agents/{id}/luns`, as the agent lists it). */
+export type AgentLunTarget = AgentTarget;
 
 /** A target check of `GET /workers/{id}/status`. */
 export interface TargetCheck {

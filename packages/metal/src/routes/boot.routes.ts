@@ -4,7 +4,14 @@ import { detailSchema, security } from './schemas';
 
 const IPXE = 'text/plain; charset=utf-8';
 
+/** The paths iPXE calls, open by design (seed §1.3, §5, §16.6), and the settings and operations log beside them. */
 export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
+  ipxeRoutes(app, s);
+  settingsAndOperationsRoutes(app, s);
+}
+
+/** `/healthz`, `/boot-vars`, `/devices/report`: what a booting machine calls, without a token. */
+function ipxeRoutes(app: FastifyInstance, s: MetalServices): void {
   app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
 
   app.get<{ Querystring: { mac?: string; hostname?: string; format?: string } }>(
@@ -38,7 +45,8 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
       schema: {
         tags: ['devices'],
         summary: "iPXE's device report: 11 fingerprint fields (no auth)",
-        description: 'Answers a valid, empty iPXE script (`#!ipxe`), so `chain` succeeds without side effects on the script.',
+        description:
+          'Answers a valid, empty iPXE script (`#!ipxe`), so `chain` succeeds without side effects on the script. A registration refused by the per-source rate limit or the pool cap is answered the reboot loop (`set menu-default reboot`), never an error page.',
         querystring: {
           type: 'object',
           required: ['mac'],
@@ -59,13 +67,19 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
       },
     },
     async (req, reply) => {
-      await s.devices.report(req.query, { client: req.ip });
-      return reply.type(IPXE).send('#!ipxe\n');
+      const { script } = await s.devices.report(req.query, { client: req.ip });
+      return reply.type(IPXE).send(script);
     },
   );
+}
 
-  const enabledSchema = { type: 'object', properties: { enabled: { type: 'boolean' } } } as const;
-  app.get('/settings/auto-register', { schema: { tags: ['settings'], security, response: { 200: enabledSchema } } }, async () => ({ enabled: await s.settings.getAutoRegister() }));
+/** §12, §16.5: the auto-register switch and the operations log. */
+function settingsAndOperationsRoutes(app: FastifyInstance, s: MetalServices): void {
+  const enabledSchema = {
+    type: 'object',
+    properties: { enabled: { type: 'boolean' }, closes_at: { type: 'string', description: 'when a registration window (IRONLENS_AUTO_REGISTER_WINDOW_MINUTES) runs: the moment auto-register closes by itself' } },
+  } as const;
+  app.get('/settings/auto-register', { schema: { tags: ['settings'], security, response: { 200: enabledSchema } } }, async () => s.settings.autoRegisterView());
   app.put<{ Body: { enabled: boolean } }>(
     '/settings/auto-register',
     {
@@ -76,7 +90,7 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
         response: { 200: enabledSchema, 422: detailSchema },
       },
     },
-    async (req) => ({ enabled: await s.settings.setAutoRegister(req.body.enabled, { client: req.ip }) }),
+    async (req) => s.settings.putAutoRegister(req.body.enabled, { client: req.ip }),
   );
 
   app.get<{ Querystring: { since?: number; limit?: number; mac?: string } }>(

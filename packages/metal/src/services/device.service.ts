@@ -1,12 +1,14 @@
-import { AppError, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
 import type { BatchBindResult, BatchPreview } from '../domain/responses';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
+import { renderBootVarsScript } from './boot-vars.service';
 import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { ReportGuard, ReportRefusal } from './report-guard.service';
 import type { RequestContext, SettingsService } from './settings.service';
 
 export interface DeviceDeclaration {
@@ -25,6 +27,15 @@ export interface BindOutcome {
 }
 
 export type BatchMode = 'manifest' | 'sequential';
+
+/** What a report did, and the iPXE script that answers it. */
+export interface ReportOutcome {
+  result: 'updated' | 'registered' | 'ignored' | 'limited';
+  script: string;
+}
+
+/** The answer to a report that was let in: a valid, empty iPXE script. */
+export const REPORT_OK_SCRIPT = '#!ipxe\n';
 
 type PairOutcome =
   | { kind: 'ok'; mac: string; worker_id: string; device: Device; worker_state: string; fingerprint_mismatch: { fields: string[] } | null }
@@ -68,17 +79,19 @@ const cleanUuid = (s: unknown): string | null => {
  */
 export class DeviceService {
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly devices: DeviceRepository,
     private readonly workers: WorkerRepository,
     private readonly settings: SettingsService,
     private readonly dhcp: DhcpHostsService,
     private readonly bootVars: BootVarsService,
     private readonly ops: OperationsLog,
+    private readonly reportGuard: ReportGuard,
+    private readonly limits: { maxPooled: number; autoBootTimeout: number },
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   private async requireDevice(db: MetalDb, mac: string): Promise<Device> {
@@ -89,7 +102,7 @@ export class DeviceService {
 
   async list(state?: string): Promise<Device[]> {
     const s = state && state !== 'all' ? state : undefined;
-    if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${JSON.stringify(state)}; use all, pooled, bound or revoked`);
+    if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${echo(state)}; use all, pooled, bound or revoked`);
     return this.devices.list(this.db, s as DeviceState | undefined);
   }
 
@@ -122,10 +135,10 @@ export class DeviceService {
     const mac = requireMac(decl.mac);
     const device = this.newDevice(decl, mac, 'manual');
     await this.store.transaction(async (trx) => {
-      const existing = await this.devices.get(trx as unknown as MetalDb, mac);
+      const existing = await this.devices.get(trx, mac);
       if (existing?.state === 'revoked') throw new AppError('device_revoked', `device is revoked and cannot be registered again: ${mac}`);
       if (existing) throw new AppError('device_exists', `device already exists: ${mac}`);
-      await this.devices.insert(trx as unknown as MetalDb, device);
+      await this.devices.insert(trx, device);
       await this.ops.append({ op: 'device.register', mac, source: 'manual', client: ctx.client }, trx);
     });
     this.bootVars.invalidate();
@@ -138,12 +151,12 @@ export class DeviceService {
     const skipped: Array<{ mac: string; reason: string }> = [];
     const failed: Array<{ mac: unknown; error: string }> = [];
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const seen = new Set<string>();
       for (const e of entries) {
         const mac = normalizeMac(e?.mac);
         if (!mac) {
-          failed.push({ mac: e?.mac ?? null, error: `invalid MAC address: ${JSON.stringify(e?.mac ?? null)}` });
+          failed.push({ mac: typeof e?.mac === 'string' ? clip(e.mac) : (e?.mac ?? null), error: `invalid MAC address: ${echo(e?.mac ?? null)}` });
           continue;
         }
         const existing = seen.has(mac) ? ({ state: 'pooled' } as Device) : await this.devices.get(db, mac);
@@ -171,7 +184,7 @@ export class DeviceService {
   async revoke(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
     const out = await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state === 'revoked') throw new AppError('device_revoked', `device already revoked: ${mac}`);
       if (d.state === 'bound') throw new AppError('device_bound', `device is bound to ${d.bound_worker_id}; unbind it first: ${mac}`);
@@ -186,9 +199,11 @@ export class DeviceService {
   /**
    * §16.6: iPXE's report. Known device: non-empty fields overwrite the fingerprint,
    * last_seen moves. Revoked: ignored. Unknown: pooled only while auto-register is on.
-   * Returns what happened, for tests and logs; the route answers a bare iPXE script.
+   * A registration over the source's rate or into a full pool is refused: the machine is
+   * answered the reboot loop (`set menu-default reboot`, as a pooled machine is), never an
+   * error page, and the refusal is counted in the operations log.
    */
-  async report(q: Record<string, unknown>, ctx: RequestContext): Promise<'updated' | 'registered' | 'ignored'> {
+  async report(q: Record<string, unknown>, ctx: RequestContext): Promise<ReportOutcome> {
     const mac = requireMac(q.mac);
     const fp: Fingerprint = {};
     for (const k of REPORT_STRINGS) {
@@ -203,7 +218,7 @@ export class DeviceService {
     const now = isoSeconds();
     const autoRegister = await this.settings.getAutoRegister();
     const result = await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const d = await this.devices.get(db, mac);
       if (d?.state === 'revoked') return 'ignored' as const;
       if (d) {
@@ -216,12 +231,21 @@ export class DeviceService {
         return 'updated' as const;
       }
       if (!autoRegister) return 'ignored' as const;
+      if (!this.reportGuard.admitRegistration(ctx.client)) return { refused: 'rate' as ReportRefusal, detail: {} };
+      if (this.limits.maxPooled > 0) {
+        const pooled = await this.devices.countPooled(db);
+        if (pooled >= this.limits.maxPooled) return { refused: 'pool_full' as ReportRefusal, detail: { pooled, max_pooled: this.limits.maxPooled } };
+      }
       await this.devices.insert(db, { mac, uuid, state: 'pooled', bound_worker_id: null, key_hash: null, source: 'ipxe', fingerprint: fp, first_seen: now, last_seen: now });
       await this.ops.append({ op: 'device.register', mac, source: 'ipxe', client: ctx.client }, trx);
       return 'registered' as const;
     });
+    if (typeof result === 'object') {
+      await this.reportGuard.refused(result.refused, ctx.client, result.detail);
+      return { result: 'limited', script: renderBootVarsScript({ vars: { menu_default: 'reboot', menu_timeout: this.limits.autoBootTimeout }, subject: mac }) };
+    }
     if (result === 'registered') this.bootVars.forgetDevice(mac);
-    return result;
+    return { result, script: REPORT_OK_SCRIPT };
   }
 
   /**
@@ -258,7 +282,7 @@ export class DeviceService {
     const mac = requireMac(macInput);
     const workerId = requireWorkerId(workerIdInput);
     const outcome = await this.store.transaction(async (trx) => {
-      const o = await this.bindInTrx(trx as unknown as MetalDb, mac, workerId, force);
+      const o = await this.bindInTrx(trx, mac, workerId, force);
       if (o.changed) {
         const audit: OperationInput[] = [{ op: 'device.bind', mac, worker_id: workerId, force, old_worker_id: o.old_worker_id, old_device_mac: o.old_device_mac, client: ctx.client }];
         if (o.old_device_mac) audit.push({ op: 'device.unbind', mac: o.old_device_mac, worker_id: workerId, reason: 'rebind', client: ctx.client });
@@ -277,7 +301,7 @@ export class DeviceService {
   async unbind(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
     const device = await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state !== 'bound') throw new AppError('device_not_bound', `device is not bound: ${mac}`);
       await this.devices.update(db, mac, { state: 'pooled', bound_worker_id: null });
@@ -297,7 +321,7 @@ export class DeviceService {
       if (macs.length !== ids.length) throw new AppError('batch_invalid', `macs (${macs.length}) and worker_ids (${ids.length}) must have the same length`);
       return macs.map((mac, i) => ({ mac, worker_id: ids[i] }));
     }
-    if (mode !== 'manifest') throw new AppError('batch_invalid', `invalid mode: ${JSON.stringify(mode)}; use manifest or sequential`);
+    if (mode !== 'manifest') throw new AppError('batch_invalid', `invalid mode: ${echo(mode)}; use manifest or sequential`);
     return req.pairs ?? [];
   }
 
@@ -318,8 +342,8 @@ export class DeviceService {
    */
   private async classify(db: MetalDb, p: DeviceDeclaration & { worker_id: string }, dupMac: boolean, dupWorker: boolean): Promise<PairOutcome> {
     const mac = normalizeMac(p?.mac);
-    const worker_id = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
-    if (!mac) return { kind: 'invalid_mac', mac: p?.mac ?? null, worker_id, reason: 'invalid MAC address' };
+    const worker_id = typeof p?.worker_id === 'string' ? clip(p.worker_id.trim().toLowerCase()) : '';
+    if (!mac) return { kind: 'invalid_mac', mac: typeof p?.mac === 'string' ? clip(p.mac) : (p?.mac ?? null), worker_id, reason: 'invalid MAC address' };
     const d = await this.devices.get(db, mac);
     if (!d) return { kind: 'not_in_pool', mac, worker_id, reason: 'device not in pool' };
     if (d.state === 'revoked') return { kind: 'revoked', mac, worker_id, reason: 'device revoked' };
@@ -379,7 +403,7 @@ export class DeviceService {
     const skipped: BatchBindResult['skipped'] = [];
     const failed: BatchBindResult['failed'] = [];
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const seen = new Set<string>();
       const audit: OperationInput[] = [];
       for (const p of pairs) {

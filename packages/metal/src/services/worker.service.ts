@@ -1,8 +1,8 @@
-import { AppError, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
-import { isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
+import { AppError, clip, echo, type OperationInput, type OperationsLog } from '@ironlens/core';
+import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
 import type { DeviceService } from './device.service';
@@ -41,8 +41,6 @@ export interface WorkerStorage {
   removeTargets(worker: WorkerRecord, opts: DeleteOptions, ctx: RequestContext): Promise<void>;
 }
 
-const ARCH = /^[a-z0-9_-]{1,32}$/;
-
 function padWidth(count: number): number {
   return Math.max(2, String(count).length);
 }
@@ -54,7 +52,7 @@ function padWidth(count: number): number {
  */
 export class WorkerService {
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly workers: WorkerRepository,
     private readonly devices: DeviceRepository,
     private readonly deviceService: DeviceService,
@@ -66,7 +64,7 @@ export class WorkerService {
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   async view(db: MetalDb, workerId: string): Promise<WorkerView> {
@@ -85,13 +83,6 @@ export class WorkerService {
     return this.view(this.db, requireWorkerId(workerIdInput));
   }
 
-  async getRecord(workerIdInput: string): Promise<WorkerRecord> {
-    const id = requireWorkerId(workerIdInput);
-    const w = await this.workers.get(this.db, id);
-    if (!w) throw new AppError('worker_not_found', `worker not found: ${id}`);
-    return w;
-  }
-
   private validateBoot(boot: Boot | null | undefined): Boot {
     const out: Boot = {};
     if (!boot) return out;
@@ -102,7 +93,7 @@ export class WorkerService {
 
   private validateArch(arch: string | null | undefined): string {
     const a = (arch ?? this.defaultArch).trim().toLowerCase();
-    if (!ARCH.test(a)) throw new AppError('request_invalid', `invalid arch: ${JSON.stringify(arch)}`);
+    if (!isValidArch(a)) throw new AppError('request_invalid', `invalid arch: ${echo(arch)}`);
     return a;
   }
 
@@ -148,7 +139,7 @@ export class WorkerService {
     try {
       await this.store.transaction(async (trx) => {
         const audit: OperationInput[] = [];
-        await this.insertInTrx(trx as unknown as MetalDb, record, mac, ctx, audit);
+        await this.insertInTrx(trx, record, mac, ctx, audit);
         await this.ops.append(audit, trx);
       });
     } catch (err) {
@@ -173,7 +164,7 @@ export class WorkerService {
     if (macs && macs.length !== count) throw new AppError('batch_invalid', `macs has ${macs.length} entries, count is ${count}`);
     const width = padWidth(count);
     const ids = Array.from({ length: count }, (_, i) => `${prefix.trim().toLowerCase()}${String(i + 1).padStart(width, '0')}`);
-    for (const id of ids) if (!isValidId(id)) throw new AppError('worker_id_invalid', `name_prefix gives an invalid worker_id: ${JSON.stringify(id)}`);
+    for (const id of ids) if (!isValidId(id)) throw new AppError('worker_id_invalid', `name_prefix gives an invalid worker_id: ${echo(id)}`);
     const boot = this.validateBoot(input.boot);
     const arch = this.validateArch(input.arch);
 
@@ -190,13 +181,13 @@ export class WorkerService {
       }
       const mac = rawMac != null ? normalizeMac(rawMac) : null;
       if (rawMac != null && !mac) {
-        failed.push({ worker_id: workerId, hostname: workerId, mac: rawMac, error: `invalid MAC address: ${JSON.stringify(rawMac)}` });
+        failed.push({ worker_id: workerId, hostname: workerId, mac: typeof rawMac === 'string' ? clip(rawMac) : rawMac, error: `invalid MAC address: ${echo(rawMac)}` });
         continue;
       }
       try {
         await this.store.transaction(async (trx) => {
           const audit: OperationInput[] = [];
-          await this.insertInTrx(trx as unknown as MetalDb, { worker_id: workerId, hostname: workerId, arch, state: 'registered', default_os: null, boot, disks: [], cd: null }, mac, ctx, audit);
+          await this.insertInTrx(trx, { worker_id: workerId, hostname: workerId, arch, state: 'registered', default_os: null, boot, disks: [], cd: null }, mac, ctx, audit);
           await this.ops.append(audit, trx);
         });
         if (mac) bound++;
@@ -217,7 +208,7 @@ export class WorkerService {
     const workerId = requireWorkerId(workerIdInput);
     const mac = requireMac(macInput);
     const result = await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const w = await this.workers.get(db, workerId);
       if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
       const current = await this.devices.boundTo(db, workerId);
@@ -253,7 +244,7 @@ export class WorkerService {
     const menuDefault = has('menu_default') ? (empty(body.menu_default) ? null : requireMenuItem(body.menu_default)) : undefined;
     const menuTimeout = has('menu_timeout') ? (empty(body.menu_timeout) ? null : requireMenuTimeout(body.menu_timeout)) : undefined;
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const w = await this.workers.get(db, workerId);
       if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
       if (os) {
@@ -277,7 +268,7 @@ export class WorkerService {
     const w = await this.workers.get(this.db, workerId);
     if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
     const unbound = await this.store.transaction(async (trx) => {
-      const macs = await this.devices.unbindWorker(trx as unknown as MetalDb, workerId);
+      const macs = await this.devices.unbindWorker(trx, workerId);
       await this.ops.append(
         macs.map((mac) => ({ op: 'device.unbind', mac, worker_id: workerId, via: 'worker.delete', client: ctx.client })),
         trx,
@@ -287,7 +278,7 @@ export class WorkerService {
     this.bootVars.invalidate();
     await this.storage.removeTargets(w, opts, ctx);
     await this.store.transaction(async (trx) => {
-      await this.workers.delete(trx as unknown as MetalDb, workerId);
+      await this.workers.delete(trx, workerId);
       await this.ops.append({ op: 'worker.delete', worker_id: workerId, hostname: w.hostname, delete_disk: opts.deleteDisk, client: ctx.client }, trx);
     });
     this.bootVars.invalidate();
