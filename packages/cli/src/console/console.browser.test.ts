@@ -270,13 +270,13 @@ describe('web console in Chromium', () => {
     await page.getByTestId('agent-edit-save').click();
     await expect.poll(() => page.getByTestId('agent-edit').isVisible()).toBe(false);
     await page.getByTestId('agent-luns-storage-01').click();
-    // The agent exposes the ISOs of its directory as CD targets when it starts.
-    await expect.poll(() => page.getByTestId('luns-table').textContent(), { timeout: 10_000 }).toContain('Win11_24H2.iso');
-    await page.getByRole('button', { name: `Delete target ${BASE_IQN}:win11-24h2.iso` }).click();
     await expect.poll(() => page.getByTestId('luns-table').textContent(), { timeout: 10_000 }).toContain('No targets');
     await page.getByTestId('cd-iso').fill('Win11_24H2.iso');
     await page.getByTestId('cd-create').click();
     await expect.poll(() => page.getByTestId('luns-table').textContent(), { timeout: 15_000 }).toContain('Win11_24H2.iso');
+    const cdIqn = (await metal('GET', '/agents/storage-01/luns'))[0].iqn;
+    await page.getByRole('button', { name: `Delete target ${cdIqn}` }).click();
+    await expect.poll(() => page.getByTestId('luns-table').textContent(), { timeout: 10_000 }).toContain('No targets');
     // An ISO the agent does not have: the agent's own message.
     await page.getByTestId('cd-iso').fill('missing.iso');
     await page.getByTestId('cd-create').click();
