@@ -99,9 +99,16 @@ export class BootstrapJob {
       if (run.register) {
         if (!this.deps.registrar) throw new Error('cluster registration is not available');
         let clusterId: string;
+        const registering = this.deps.registrar.register({ ...run.register, kubeconfig });
+        // A cancel does not wait for the cluster manager; a registration that still completes is recorded.
+        registering.then(
+          ({ id }) => (signal.aborted ? this.deps.repo.setClusterId(run.id, id).catch(() => {}) : undefined),
+          () => {},
+        );
         try {
-          ({ id: clusterId } = await this.deps.registrar.register({ ...run.register, kubeconfig }));
+          ({ id: clusterId } = await abortable(registering, signal));
         } catch (err) {
+          if (signal.aborted) throw signal.reason;
           // The cluster exists: keep its kubeconfig for the one hand-out rather than lose it.
           await this.deps.repo.holdKubeconfig(run.id, this.deps.box.seal(kubeconfig, kubeconfigPurpose(run.id)));
           throw new Error(`the cluster was built but registering it failed: ${run.redactor.line((err as Error).message)}; its kubeconfig is handed out once instead`);
@@ -161,4 +168,23 @@ export class BootstrapJob {
     });
     writeFileSync(join(dir, 'known_hosts'), renderKnownHosts(entries), { mode: 0o644 });
   }
+}
+
+/** Settles with `p`, or rejects with the signal's reason as soon as it aborts. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }

@@ -99,8 +99,10 @@ export class KubesprayCli implements Kubespray {
       rmSync(venv, { recursive: true, force: true });
       mkdirSync(join(this.opts.root, 'venv'), { recursive: true });
       onLine(`creating the virtualenv for Kubespray ${this.version}`);
-      await execStreaming([this.opts.python ?? 'python3', '-m', 'venv', '--system-site-packages', venv], { signal, env: this.baseEnv(), onLine: sink });
       const wanted = requirements.split('\n').some((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+      // pip goes into the virtualenv only when there is something to install with it.
+      const venvArgs = ['-m', 'venv', '--system-site-packages', ...(wanted ? [] : ['--without-pip']), venv];
+      await execStreaming([this.opts.python ?? 'python3', ...venvArgs], { signal, env: this.baseEnv(), onLine: sink });
       if (wanted) {
         onLine('installing Kubespray requirements (pip install -r requirements.txt)');
         await execStreaming([join(venv, 'bin', 'python'), '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '-r', reqFile], {
