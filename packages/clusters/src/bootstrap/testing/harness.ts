@@ -27,6 +27,7 @@ export class Tarpit {
       t.accepted.push(Date.now());
       t.maxOpen = Math.max(t.maxOpen, t.open);
       s.on('error', () => {});
+      s.resume(); // read and drop: a peer's FIN is seen, so 'close' fires
       s.on('close', () => {
         t.open--;
         t.sockets.delete(s);
