@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { utils } from 'ssh2';
+import ssh2 from 'ssh2';
 
 /**
  * ironlens' own SSH key (ed25519), used for a node that gives neither a private key nor a
@@ -18,7 +18,7 @@ export class IronlensKey {
     const pubFile = `${this.privateKeyFile}.pub`;
     if (!existsSync(this.privateKeyFile)) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const pair = utils.generateKeyPairSync('ed25519', { comment: 'ironlens' });
+      const pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'ironlens' });
       try {
         writeFileSync(this.privateKeyFile, pair.private.endsWith('\n') ? pair.private : `${pair.private}\n`, { mode: 0o600, flag: 'wx' });
         writeFileSync(pubFile, `${pair.public}\n`, { mode: 0o644 });

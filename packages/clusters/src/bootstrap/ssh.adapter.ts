@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Client, type ConnectConfig } from 'ssh2';
+import ssh2, { type Client as ClientType, type ConnectConfig } from 'ssh2';
+
+// ssh2 is CommonJS: under Node's own ESM loader only its default export is reliable.
+const { Client } = ssh2;
 
 /**
  * Host-key algorithms offered to a server, most preferred first: a host that has an ed25519
@@ -185,7 +188,7 @@ export class Ssh2Hosts implements SshHosts {
   }
 }
 
-function runCommand(client: Client, command: string, timeoutMs: number, signal?: AbortSignal): Promise<SshExecResult> {
+function runCommand(client: ClientType, command: string, timeoutMs: number, signal?: AbortSignal): Promise<SshExecResult> {
   return new Promise((resolve, reject) => {
     client.exec(command, (err, stream) => {
       if (err) return reject(err);
