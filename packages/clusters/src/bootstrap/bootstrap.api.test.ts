@@ -165,7 +165,9 @@ describe('POST /api/cluster/bootstrap/host-keys', () => {
     const tpPrefix = randomLoopbackPrefix();
     const pits = await Promise.all(Array.from({ length: 20 }, (_, i) => Tarpit.start(`${tpPrefix}${i + 10}`, 0)));
     // Every tarpit on its own port: one node row per pit.
-    const quick = await createBootstrapServices({ store, env: { ...process.env, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '1' }, dataDir: join(dir, 'data-quick') });
+    // Its own store: a second runtime's start-up recovery must not touch this file's jobs.
+    const quickStore = await Store.open({ file: ':memory:', migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const quick = await createBootstrapServices({ store: quickStore, env: { ...process.env, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '1' }, dataDir: join(dir, 'data-quick') });
     try {
       const t0 = Date.now();
       const res = await quick.services.bootstrap.hostKeys(pits.map((p) => ({ host: p.address, port: p.port })));
@@ -179,6 +181,7 @@ describe('POST /api/cluster/bootstrap/host-keys', () => {
       expect(Date.now() - t0).toBeLessThan(5000);
     } finally {
       await quick.close();
+      await quickStore.close();
       await Promise.all(pits.map((p) => p.stop()));
     }
   });
@@ -410,6 +413,45 @@ describe('bootstrap jobs', () => {
     }
   }, 120_000);
 
+  it('keeps the kubeconfig for its one hand-out when registering fails', async () => {
+    registrar.fail = true;
+    try {
+      const id = (await call('POST', '/api/cluster/bootstrap', { nodes: [node(a, ['control-plane'])], hostKeys: [pin(a)], register: { name: 'taken' } })).json().bootstrapId;
+      const done = await waitPhase(id, ['succeeded', 'failed', 'cancelled']);
+      expect(done.phase).toBe('failed');
+      expect(done.error).toContain('registering it failed: a cluster with this name already exists');
+      expect(done.kubeconfig).toBe(KUBECONFIG);
+      expect(done.clusterId).toBeNull();
+      expect((await call('GET', `/api/cluster/bootstrap/${id}`)).json().kubeconfig).toBeNull();
+    } finally {
+      registrar.fail = false;
+    }
+  }, 120_000);
+
+  it('fails a job that outlives its deadline, killing the playbook', async () => {
+    const quickStore = await Store.open({ file: ':memory:', migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const quickData = join(dir, 'data-deadline');
+    const quick = await createBootstrapServices({ store: quickStore, env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_TIMEOUT_S: '4' }, dataDir: quickData });
+    control.hold(true);
+    try {
+      const { bootstrapId } = await quick.services.bootstrap.start({ nodes: [node(a, ['control-plane'], { privateKey: clientKeyText })] as never, hostKeys: [pin(a)] });
+      const jobDir = join(quickData, 'bootstrap', 'jobs', bootstrapId);
+      const end = Date.now() + 30_000;
+      let status = await quick.services.bootstrap.status(bootstrapId);
+      while (!['succeeded', 'failed', 'cancelled'].includes(status.phase) && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 200));
+        status = await quick.services.bootstrap.status(bootstrapId);
+      }
+      expect(status.phase).toBe('failed');
+      expect(status.error).toBe('the bootstrap took longer than its deadline (4 s)');
+      expect(processesMentioning(jobDir)).toEqual([]);
+    } finally {
+      control.hold(false);
+      await quick.close();
+      await quickStore.close();
+    }
+  }, 60_000);
+
   it('never lets a secret from the request reach a response, the store or the operations log', async () => {
     // The SQLite file and its WAL, as bytes: no password, no key line, no kubeconfig credential.
     await new Promise((r) => setTimeout(r, 300));
@@ -421,8 +463,9 @@ describe('bootstrap jobs', () => {
       expect(files.some((f) => f.includes(n)), `store holds ${n.slice(0, 12)}…`).toBe(false);
       expect(bodies.some((body) => body.includes(n) && n !== Buffer.from(CLIENT_KEY_MARKER).toString('base64')), `a response holds ${n.slice(0, 12)}…`).toBe(false);
     }
-    // The one kubeconfig handed out carried the credential, once, by design; no other response did.
-    expect(bodies.filter((body) => body.includes(Buffer.from(CLIENT_KEY_MARKER).toString('base64')))).toHaveLength(1);
+    // Only the hand-outs carried the credential, by design: one for the plain job, one for the
+    // job whose registration failed; every other response went without.
+    expect(bodies.filter((body) => body.includes(Buffer.from(CLIENT_KEY_MARKER).toString('base64')))).toHaveLength(2);
     // Nothing secret left on disk either: job dirs are gone.
     expect(readdirSync(join(dataDir, 'bootstrap', 'jobs'))).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { AppError } from '@ironlens/core';
-import { expandTargets, isExactHost, MAX_EXPANDED_HOSTS } from './host-spec';
+import { expandHostSpec, expandTargets, isExactHost, MAX_EXPANDED_HOSTS } from './host-spec';
 
 export type NodeRole = 'control-plane' | 'worker';
 export const NODE_ROLES: readonly NodeRole[] = ['control-plane', 'worker'];
@@ -50,30 +50,34 @@ export function inventoryName(host: string): string {
  * Every failure is a 422 raised before anything connects.
  */
 export function resolveNodes(nodes: readonly BootstrapNodeInput[], pins: readonly HostKeyPin[]): ResolvedNode[] {
-  const targets = expandTargets(nodes, MAX_EXPANDED_HOSTS);
+  // Expanded (and limited) as the host-key scan expands them, so both see the same set.
+  expandTargets(nodes, MAX_EXPANDED_HOSTS);
   const byKey = new Map<string, ResolvedNode>();
-  for (const t of targets) {
-    const username = t.node.username ?? 'root';
-    if (!USERNAME.test(username)) throw new AppError('bootstrap_node_invalid', `invalid username ${JSON.stringify(username)} for ${t.node.host}`);
-    if (!t.node.roles?.length || t.node.roles.some((r) => !NODE_ROLES.includes(r))) {
-      throw new AppError('bootstrap_node_invalid', `roles of ${t.node.host} must be a non-empty subset of control-plane, worker`);
-    }
-    byKey.set(`${t.host}:${t.port}`, {
-      host: t.host,
-      port: t.port,
-      roles: [...new Set(t.node.roles)],
-      username,
-      name: '',
-      fingerprint: '',
-      privateKey: t.node.privateKey || undefined,
-      password: t.node.password || undefined,
-    });
-  }
-  // A host listed in several rows (same host and port) keeps the first row's credentials and all roles.
   for (const node of nodes) {
-    for (const t of targets.filter((x) => x.node === node)) {
-      const r = byKey.get(`${t.host}:${t.port}`)!;
-      for (const role of node.roles) if (!r.roles.includes(role)) r.roles.push(role);
+    const username = node.username ?? 'root';
+    if (!USERNAME.test(username)) throw new AppError('bootstrap_node_invalid', `invalid username ${JSON.stringify(username)} for ${node.host}`);
+    if (!node.roles?.length || node.roles.some((r) => !NODE_ROLES.includes(r))) {
+      throw new AppError('bootstrap_node_invalid', `roles of ${node.host} must be a non-empty subset of control-plane, worker`);
+    }
+    const port = node.port ?? 22;
+    for (const host of expandHostSpec(node.host, MAX_EXPANDED_HOSTS)) {
+      const key = `${host}:${port}`;
+      const seen = byKey.get(key);
+      // A host named in several rows keeps the first row's login and gets every row's roles.
+      if (seen) {
+        for (const role of node.roles) if (!seen.roles.includes(role)) seen.roles.push(role);
+        continue;
+      }
+      byKey.set(key, {
+        host,
+        port,
+        roles: [...new Set(node.roles)],
+        username,
+        name: '',
+        fingerprint: '',
+        privateKey: node.privateKey || undefined,
+        password: node.password || undefined,
+      });
     }
   }
   const resolved = [...byKey.values()];
