@@ -130,6 +130,25 @@ describe('ironlens SSH key', () => {
   });
 });
 
+describe('console token', () => {
+  it('answers 401 problem+json without the bearer token, and serves with it', async () => {
+    const guarded = await createHttpApp({ title: 'guarded', docs: false });
+    await guarded.register(bootstrapPlugin, { services: runtime.services, token: 'tok-123' });
+    try {
+      const no = await guarded.inject({ method: 'GET', url: '/api/cluster/bootstrap' });
+      expect(no.statusCode).toBe(401);
+      expect(no.headers['content-type']).toContain('application/problem+json');
+      expect(no.json()).toMatchObject({ status: 401, code: 'auth_required' });
+      const wrong = await guarded.inject({ method: 'POST', url: '/api/cluster/bootstrap/host-keys', headers: { authorization: 'Bearer nope' }, payload: { nodes: [{ host: a.address }] } });
+      expect(wrong.statusCode).toBe(401);
+      const ok = await guarded.inject({ method: 'GET', url: '/api/cluster/bootstrap', headers: { authorization: 'Bearer tok-123' } });
+      expect(ok.statusCode).toBe(200);
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
 describe('POST /api/cluster/bootstrap/host-keys', () => {
   it('expands a last-octet range and answers each host in order with the fingerprint ssh-keygen prints, or an error', async () => {
     const res = await call('POST', '/api/cluster/bootstrap/host-keys', { nodes: [{ host: `${prefix}2-3`, port: a.port }, { host: b.address, port: b.port }, { host: `${prefix}250` , port: 1 }] });
