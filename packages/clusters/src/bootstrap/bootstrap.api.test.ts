@@ -363,12 +363,24 @@ describe('bootstrap jobs', () => {
   it('cancels a queued job and a running one; ansible-playbook dies with its process group', async () => {
     control.hold(true);
     try {
-      const first = (await call('POST', '/api/cluster/bootstrap', { nodes: [node(a, ['control-plane'])], hostKeys: [pin(a)] })).json().bootstrapId;
+      const first = (await call('POST', '/api/cluster/bootstrap', { nodes: [node(a, ['control-plane'], { privateKey: clientKeyText, password: PASSWORD })], hostKeys: [pin(a)] })).json()
+        .bootstrapId;
       await waitLog(first, 'HOLDING until the test lets go');
       const running = (await call('GET', `/api/cluster/bootstrap/${first}`)).json();
       expect(running.phase).toBe('running');
       const jobDir = join(dataDir, 'bootstrap', 'jobs', first);
       expect(processesMentioning(jobDir).length).toBeGreaterThan(0);
+      // While it runs, the credentials sit in 0600 files of a 0700 directory, nowhere else in it.
+      const name = a.address.replace(/\./g, '-');
+      expect(statSync(jobDir).mode & 0o777).toBe(0o700);
+      expect(statSync(join(jobDir, 'secrets', `${name}.key`)).mode & 0o777).toBe(0o600);
+      expect(readFileSync(join(jobDir, 'secrets', `${name}.key`), 'utf8')).toBe(clientKeyText);
+      expect(statSync(join(jobDir, 'host_vars', `${name}.yml`)).mode & 0o777).toBe(0o600);
+      expect(readFileSync(join(jobDir, 'host_vars', `${name}.yml`), 'utf8')).toContain(PASSWORD);
+      for (const f of ['inventory.yml', 'known_hosts', join('group_vars', 'all', 'ironlens.yml')]) {
+        expect(readFileSync(join(jobDir, f), 'utf8')).not.toContain(PASSWORD);
+      }
+      expect(readFileSync(join(jobDir, 'known_hosts'), 'utf8')).toBe(`[${a.address}]:${a.port} ${readFileSync(join(dir, 'host-a.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`);
 
       // One job runs at a time: the second waits queued, and is cancelled there.
       const bLog = b.log.length;

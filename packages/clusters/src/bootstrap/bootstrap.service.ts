@@ -88,7 +88,7 @@ function tail(lines: string[], bytes: number): string {
 }
 
 function checkProxy(proxy: BootstrapProxy | undefined): void {
-  if (!proxy || proxy.mode !== 'custom') return;
+  if (proxy?.mode !== 'custom') return;
   if (!proxy.httpProxy && !proxy.httpsProxy) throw new AppError('bootstrap_proxy_invalid', 'mode custom needs httpProxy or httpsProxy');
   for (const [k, v] of [['httpProxy', proxy.httpProxy], ['httpsProxy', proxy.httpsProxy]] as const) {
     if (v && !PROXY_URL.test(v)) throw new AppError('bootstrap_proxy_invalid', `${k} must be an http(s) URL`);
