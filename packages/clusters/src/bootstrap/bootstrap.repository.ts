@@ -143,8 +143,12 @@ export class BootstrapRepository {
     return Number(u.numUpdatedRows) === 1 ? sealed : undefined;
   }
 
-  /** Drops the sealed kubeconfig of a job whose core row is gone (pruned). */
-  async delete(id: string): Promise<void> {
-    await this.db.deleteFrom('bootstrap_jobs').where('id', '=', id).execute();
+  /** Deletes the rows whose core job was pruned, sealed kubeconfig included. */
+  async pruneOrphans(): Promise<number> {
+    const r = await (this.db as unknown as Kysely<Tables & { jobs: { id: string } }>)
+      .deleteFrom('bootstrap_jobs')
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'bootstrap_jobs.job_id'))))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 }

@@ -77,7 +77,8 @@ function phaseOf(job: Job | undefined): BootstrapPhase {
   return 'queued';
 }
 
-function tail(lines: string[], bytes: number): string {
+/** The last `bytes` bytes of the log, starting at a line. */
+export function logTail(lines: string[], bytes: number): string {
   const text = lines.join('\n');
   const buf = Buffer.from(text, 'utf8');
   if (buf.length <= bytes) return text;
@@ -151,6 +152,8 @@ export class BootstrapService {
       return { result: null };
     });
     await this.deps.repo.create({ id, jobId: job.id, nodes: stored, register: register ?? null });
+    // The runner prunes old jobs of this kind; their bootstrap rows (and any sealed kubeconfig) go with them.
+    await this.deps.repo.pruneOrphans();
     await this.deps.operations?.append({ op: 'bootstrap.start', status: 'ok', bootstrap_id: id, hosts: stored.map((n) => `${n.host}:${n.port}`) });
     return { bootstrapId: id };
   }
@@ -173,7 +176,7 @@ export class BootstrapService {
     return {
       id,
       phase,
-      logTail: tail(job?.log ?? [], LOG_TAIL_BYTES),
+      logTail: logTail(job?.log ?? [], LOG_TAIL_BYTES),
       error: job ? job.error : 'the job record was pruned',
       kubeconfig,
       clusterId: rec.clusterId,

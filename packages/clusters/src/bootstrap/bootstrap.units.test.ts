@@ -3,6 +3,7 @@ import { expandHostSpec, expandTargets } from './host-spec';
 import { renderGroupVars, renderInventory, renderKnownHosts, renderPasswordVars, sshArgs } from './inventory';
 import { resolveNodes } from './nodes';
 import { isSupportedOs } from './preflight.service';
+import { logTail } from './bootstrap.service';
 import { Redactor, Slots } from './redact';
 
 const FP_A = `SHA256:${'A'.repeat(43)}`;
@@ -190,5 +191,15 @@ describe('operating systems', () => {
     expect(isSupportedOs('debian', '10')).toBe(false);
     expect(isSupportedOs('alpine', '3.20')).toBe(false);
     expect(isSupportedOs('toString', '')).toBe(false);
+  });
+});
+
+describe('log tail', () => {
+  it('keeps the last bytes, starting at a whole line', () => {
+    const lines = Array.from({ length: 10 }, (_, i) => `line ${i} ${'x'.repeat(10)}`);
+    expect(logTail(lines, 1000)).toBe(lines.join('\n'));
+    // Each line is 18 bytes plus a newline: 40 bytes reach into line 7, so the tail starts at line 8.
+    expect(logTail(lines, 40)).toBe(`${lines[8]}\n${lines[9]}`);
+    expect(Buffer.byteLength(logTail(Array.from({ length: 5000 }, () => 'é'.repeat(20)), 32 * 1024))).toBeLessThanOrEqual(32 * 1024);
   });
 });
