@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { createHttpApp, type Env, envListen, envOptional, envString, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
+import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 
 export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations];
@@ -56,7 +57,15 @@ export async function serve(env: Env): Promise<Running> {
     const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
     kindClose = kind.close;
     const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
-    await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc', token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN') });
+    await app.register(kindPlugin, {
+      prefix: '/kind',
+      services: kind.services,
+      webDist: webDistDir,
+      webBuildCommand: WEB_BUILD_COMMAND,
+      docsUrl: '/docs',
+      redocUrl: '/redoc',
+      token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN'),
+    });
     app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
     urls.console = await app.listen(consoleListen);
     apps.push(app);
