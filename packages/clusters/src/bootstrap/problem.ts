@@ -1,11 +1,4 @@
-import { AppError, type ErrorRenderer, errorCatalog } from '@ironlens/core';
-
-/** One schema violation as core's error handling reports it. */
-interface ValidationDetail {
-  type: string;
-  loc: string[];
-  msg: string;
-}
+import { AppError, type ErrorRenderer, errorCatalog, type ValidationDetail } from '@ironlens/core';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 

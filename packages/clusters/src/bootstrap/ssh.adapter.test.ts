@@ -63,6 +63,15 @@ describe('Ssh2Hosts', () => {
     expect(rsaOnly.log).not.toMatch(/Accepted publickey|Failed publickey|Postponed publickey/);
   });
 
+  it('reports an unusable private key without echoing it', async () => {
+    const err = await ssh
+      .connect({ host: good.address, port: good.port, username: 'root', privateKey: 'not-a-key-SECRETSECRET', fingerprint: good.fingerprint }, { timeoutMs: 5000 })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(SshConnectError);
+    expect(err.reason).toBe('auth_failed');
+    expect(err.message).not.toContain('SECRETSECRET');
+  });
+
   it('reports a refused port as unreachable', async () => {
     const key = await ssh.scanHostKey(`${prefix}9`, 1, { timeoutMs: 2000 }).catch((e) => e);
     expect(key.message).toBe('Connection refused');

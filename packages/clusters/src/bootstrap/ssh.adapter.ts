@@ -170,7 +170,7 @@ export class Ssh2Hosts implements SshHosts {
           close: () => client.end(),
         });
       });
-      client.connect({
+      const config: ConnectConfig = {
         host: target.host,
         port: target.port,
         username: target.username,
@@ -183,7 +183,13 @@ export class Ssh2Hosts implements SshHosts {
           seen = hostKeyOf(key);
           return seen.fingerprint === target.fingerprint;
         },
-      });
+      };
+      try {
+        client.connect(config);
+      } catch (err) {
+        // ssh2 parses the private key up front (never echoed: its message names the format only).
+        fail(new SshConnectError(`the private key cannot be used: ${(err as Error).message.replace(/^Cannot parse privateKey: /, '')}`, 'auth_failed'));
+      }
     });
   }
 }
