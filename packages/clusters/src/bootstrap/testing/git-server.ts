@@ -93,7 +93,7 @@ export class GitHttpServer {
 }
 
 /** Makes a bare repository `<root>/<name>.git` from `files`, tagged `tag`. */
-export function makeBareRepo(root: string, name: string, work: string, files: Record<string, string>, tag: string): void {
+export function makeBareRepo(root: string, name: string, work: string, files: Record<string, string | Buffer>, tag: string): void {
   mkdirSync(work, { recursive: true });
   for (const [f, text] of Object.entries(files)) {
     mkdirSync(dirname(join(work, f)), { recursive: true });
