@@ -149,6 +149,27 @@ describe('console token', () => {
   });
 });
 
+describe('OpenAPI', () => {
+  it('documents every bootstrap path from the same schemas that validate', async () => {
+    const documented = await createHttpApp({ title: 'docs', docs: true });
+    await documented.register(bootstrapPlugin, { services: runtime.services });
+    await documented.ready();
+    try {
+      const doc = documented.swagger() as { paths: Record<string, Record<string, unknown>> };
+      expect(Object.keys(doc.paths).filter((p) => p.startsWith('/api/cluster/bootstrap')).sort()).toEqual([
+        '/api/cluster/bootstrap',
+        '/api/cluster/bootstrap/host-keys',
+        '/api/cluster/bootstrap/preflight',
+        '/api/cluster/bootstrap/ssh-public-key',
+        '/api/cluster/bootstrap/{id}',
+        '/api/cluster/bootstrap/{id}/cancel',
+      ]);
+    } finally {
+      await documented.close();
+    }
+  });
+});
+
 describe('POST /api/cluster/bootstrap/host-keys', () => {
   it('expands a last-octet range and answers each host in order with the fingerprint ssh-keygen prints, or an error', async () => {
     const res = await call('POST', '/api/cluster/bootstrap/host-keys', { nodes: [{ host: `${prefix}2-3`, port: a.port }, { host: b.address, port: b.port }, { host: `${prefix}250` , port: 1 }] });
@@ -497,6 +518,9 @@ describe('bootstrap jobs', () => {
     // Only the hand-outs carried the credential, by design: one for the plain job, one for the
     // job whose registration failed; every other response went without.
     expect(bodies.filter((body) => body.includes(Buffer.from(CLIENT_KEY_MARKER).toString('base64')))).toHaveLength(2);
+    // The operations log names the jobs and hosts, nothing more.
+    const ops = await store.db.selectFrom('operations').selectAll().where('op', 'like', 'bootstrap.%').execute();
+    expect(new Set(ops.map((o) => o.op))).toEqual(new Set(['bootstrap.start', 'bootstrap.cancel', 'bootstrap.kubeconfig_handed_out']));
     // Nothing secret left on disk either: job dirs are gone.
     expect(readdirSync(join(dataDir, 'bootstrap', 'jobs'))).toEqual([]);
   });
