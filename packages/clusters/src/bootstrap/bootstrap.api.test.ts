@@ -30,11 +30,13 @@ contexts: []
 `;
 const PASSWORD = `pw-${Date.now().toString(36)}-Secret!`;
 const PROXY_PASSWORD = `proxy-pass-${Date.now().toString(36)}`;
+const LOGIN_PASSWORD = `login-${Date.now().toString(36)}-P4ss`;
 
 let a: TestSshd; // control plane
 let b: TestSshd; // worker
 let c: TestSshd; // a different key
 let d: TestSshd; // key swapped mid-run
+let e: TestSshd; // root may log in with a password
 let git: GitHttpServer;
 let store: Store;
 let runtime: BootstrapRuntime;
@@ -98,6 +100,7 @@ beforeAll(async () => {
   [a, b, c, d] = await Promise.all(
     ['a', 'b', 'c', 'd'].map((n, i) => TestSshd.start({ dir: join(dir, `sshd-${n}`), address: `${prefix}${i + 2}`, hostKey: newKey(join(dir, `host-${n}`)), authorizedKeys: authorized })),
   );
+  e = await TestSshd.start({ dir: join(dir, 'sshd-e'), address: `${prefix}6`, hostKey: newKey(join(dir, 'host-e')), authorizedKeys: join(dir, 'nobody-authorized'), rootPassword: LOGIN_PASSWORD });
   publishStandInKubespray(join(dir, 'git'), join(dir, 'kubespray-work'), control);
   git = await GitHttpServer.start(join(dir, 'git'));
   store = await Store.open({ file: dbFile, migrations: [...operationsMigrations, ...jobsMigrations, ...bootstrapMigrations] });
@@ -115,7 +118,7 @@ afterAll(async () => {
   await app?.close();
   await store?.close();
   await git?.stop();
-  await Promise.all([a, b, c, d].map((s) => s?.stop()));
+  await Promise.all([a, b, c, d, e].map((s) => s?.stop()));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -348,6 +351,21 @@ describe('bootstrap jobs', () => {
     ]);
   }, 120_000);
 
+  it('logs in with a password alone: preflight over ssh2, the playbook through sshpass, the password nowhere', async () => {
+    const nodes = [node(a, ['control-plane']), node(e, ['worker'], { password: LOGIN_PASSWORD })];
+    const hostKeys = [pin(a), pin(e)];
+    const wrong = (await call('POST', '/api/cluster/bootstrap/preflight', { nodes: [node(a, ['control-plane']), node(e, ['worker'], { password: 'wrong' })], hostKeys })).json();
+    expect(wrong.items[1].checks[0]).toMatchObject({ id: 'ssh', status: 'failed' });
+    const pre = (await call('POST', '/api/cluster/bootstrap/preflight', { nodes, hostKeys })).json();
+    expect(pre.allPassed, JSON.stringify(pre)).toBe(true);
+    const id = (await call('POST', '/api/cluster/bootstrap', { nodes, hostKeys })).json().bootstrapId;
+    const done = await waitPhase(id, ['succeeded', 'failed', 'cancelled']);
+    expect(done.phase, `${done.error}\n${done.logTail}`).toBe('succeeded');
+    expect(done.logTail).toContain('sudo password is [redacted]');
+    expect(done.logTail).not.toContain(LOGIN_PASSWORD);
+    expect(e.log).toMatch(/Accepted password for root/);
+  }, 120_000);
+
   it('registers the cluster itself when asked, naming the new cluster instead of returning the kubeconfig', async () => {
     const before = registrar.calls.length;
     const start = await call('POST', '/api/cluster/bootstrap', { nodes: [node(a, ['control-plane', 'worker'])], hostKeys: [pin(a)], register: { name: 'lab', description: 'made by ironlens' } });
@@ -510,7 +528,7 @@ describe('bootstrap jobs', () => {
     await new Promise((r) => setTimeout(r, 300));
     const files = readdirSync(join(dir, 'store')).map((f) => readFileSync(join(dir, 'store', f)).toString('latin1'));
     const keyLines = clientKeyText.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'));
-    const needles = [PASSWORD, PROXY_PASSWORD, CLIENT_KEY_MARKER, Buffer.from(CLIENT_KEY_MARKER).toString('base64'), ...keyLines];
+    const needles = [PASSWORD, PROXY_PASSWORD, LOGIN_PASSWORD, CLIENT_KEY_MARKER, Buffer.from(CLIENT_KEY_MARKER).toString('base64'), ...keyLines];
     expect(files.join('').length).toBeGreaterThan(0);
     for (const n of needles) {
       expect(files.some((f) => f.includes(n)), `store holds ${n.slice(0, 12)}…`).toBe(false);

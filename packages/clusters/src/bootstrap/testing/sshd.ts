@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -69,15 +69,17 @@ export class TestSshd {
     readonly port: number,
     public hostKey: string,
     readonly authorizedKeys: string,
+    /** When set, root may also log in with this password (see `run`). */
+    readonly rootPassword?: string,
   ) {}
 
   /** Starts `sshd -D -e` (root login by key only, as on a fresh node). */
-  static async start(opts: { dir: string; address: string; port?: number; hostKey: string; authorizedKeys: string }): Promise<TestSshd> {
+  static async start(opts: { dir: string; address: string; port?: number; hostKey: string; authorizedKeys: string; rootPassword?: string }): Promise<TestSshd> {
     requireTool(SSHD, 'Debian openssh-server');
     mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
     mkdirSync(opts.dir, { recursive: true });
     const port = opts.port ?? (await freePort(opts.address));
-    const s = new TestSshd(opts.dir, opts.address, port, opts.hostKey, opts.authorizedKeys);
+    const s = new TestSshd(opts.dir, opts.address, port, opts.hostKey, opts.authorizedKeys, opts.rootPassword);
     await s.run();
     return s;
   }
@@ -96,8 +98,8 @@ export class TestSshd {
         `HostKey ${this.hostKey}`,
         `PidFile ${join(this.dir, 'sshd.pid')}`,
         `AuthorizedKeysFile ${this.authorizedKeys}`,
-        'PermitRootLogin prohibit-password',
-        'PasswordAuthentication no',
+        this.rootPassword ? 'PermitRootLogin yes' : 'PermitRootLogin prohibit-password',
+        this.rootPassword ? 'PasswordAuthentication yes' : 'PasswordAuthentication no',
         'KbdInteractiveAuthentication no',
         'UsePAM no',
         'StrictModes no',
@@ -108,7 +110,17 @@ export class TestSshd {
       ].join('\n'),
     );
     this.output = '';
-    const child = spawn(SSHD, ['-D', '-e', '-f', config], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let argv = [SSHD, '-D', '-e', '-f', config];
+    if (this.rootPassword) {
+      // The machine's /etc/shadow is left alone: this sshd runs in a mount namespace of its own
+      // where a copy, with root's password set, is bind-mounted over it.
+      const shadow = join(this.dir, 'shadow');
+      const hash = execFileSync('openssl', ['passwd', '-6', '-stdin'], { input: this.rootPassword, encoding: 'utf8' }).trim();
+      const lines = readFileSync('/etc/shadow', 'utf8').split('\n').map((l) => (l.startsWith('root:') ? ['root', hash, ...l.split(':').slice(2)].join(':') : l));
+      writeFileSync(shadow, lines.join('\n'), { mode: 0o600 });
+      argv = ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', 'mount --bind "$1" /etc/shadow && shift && exec "$@"', 'sh', shadow, ...argv];
+    }
+    const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.on('data', (d) => (this.output += d));
     child.stderr?.on('data', (d) => (this.output += d));
     this.child = child;
