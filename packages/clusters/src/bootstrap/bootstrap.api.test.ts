@@ -534,9 +534,11 @@ describe('bootstrap jobs', () => {
       expect(files.some((f) => f.includes(n)), `store holds ${n.slice(0, 12)}…`).toBe(false);
       expect(bodies.some((body) => body.includes(n) && n !== Buffer.from(CLIENT_KEY_MARKER).toString('base64')), `a response holds ${n.slice(0, 12)}…`).toBe(false);
     }
-    // Only the hand-outs carried the credential, by design: one for the plain job, one for the
-    // job whose registration failed; every other response went without.
-    expect(bodies.filter((body) => body.includes(Buffer.from(CLIENT_KEY_MARKER).toString('base64')))).toHaveLength(2);
+    // Only the hand-outs carried the credential, by design (the whole job, the password-only job,
+    // the job whose registration failed); every other response went without.
+    const handOuts = bodies.filter((body) => body.startsWith('{') && typeof JSON.parse(body).kubeconfig === 'string');
+    expect(handOuts).toHaveLength(3);
+    expect(bodies.filter((body) => body.includes(Buffer.from(CLIENT_KEY_MARKER).toString('base64')))).toEqual(handOuts);
     // The operations log names the jobs and hosts, nothing more.
     const ops = await store.db.selectFrom('operations').selectAll().where('op', 'like', 'bootstrap.%').execute();
     expect(new Set(ops.map((o) => o.op))).toEqual(new Set(['bootstrap.start', 'bootstrap.cancel', 'bootstrap.kubeconfig_handed_out']));
