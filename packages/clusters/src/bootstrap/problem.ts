@@ -18,5 +18,5 @@ export const renderProblem: ErrorRenderer = (err: AppError) => ({
 export function renderValidationProblem(detail: ValidationDetail[]): AppError {
   const first = detail[0];
   const where = first ? first.loc.join('.') : 'body';
-  return new AppError('request_unprocessable', first ? `${where}: ${first.msg}` : 'request body failed validation', {}, 422);
+  return new AppError('validation_failed', first ? `${where}: ${first.msg}` : 'request body failed validation', {}, 422);
 }
