@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
@@ -332,7 +332,7 @@ describe('bootstrap jobs', () => {
     const na = a.address.replace(/\./g, '-');
     const nb = b.address.replace(/\./g, '-');
     expect(first.logTail).toContain(`INVENTORY cp=${na} etcd=${na} node=${nb} proxy=http://[redacted]@proxy.example:3128`);
-    expect(first.logTail).toContain('reached vm as root');
+    expect(first.logTail).toContain(`reached ${hostname()} as root`);
     expect(first.logTail).toContain('sudo password is [redacted]');
     for (const phase of ['queued', 'preflight', 'provisioning', 'running', 'kubeconfig_ready']) expect(first.logTail).toContain(`==> ${phase}`);
     expect(git.requests.some((r) => r.includes('/kubernetes-sigs/kubespray.git/'))).toBe(true);
@@ -390,7 +390,7 @@ describe('bootstrap jobs', () => {
       control.swapped();
       const done = await waitPhase(id, ['succeeded', 'failed', 'cancelled']);
       expect(done.phase).toBe('failed');
-      expect(done.logTail).toContain(`reached vm as root`);
+      expect(done.logTail).toContain(`reached ${hostname()} as root`);
       expect(done.logTail).toMatch(/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
       expect(done.kubeconfig).toBeNull();
       expect(done.error).toContain('ansible-playbook cluster.yml exited');
