@@ -85,6 +85,17 @@ export const errorCatalog = {
   // ---- cluster manager (packages/clusters, seed 000) ----
 
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
+  // Seed 000's schema error. The cluster manager's section defines the same code: keep one at merge.
+  validation_failed: { status: 422, message: 'the request does not match the schema' },
+  bootstrap_host_invalid: { status: 422, message: 'a host spec is not an IPv4 address, a range or a host name' },
+  bootstrap_too_many_hosts: { status: 422, message: 'the host specs expand to more than 256 hosts' },
+  bootstrap_host_keys_mismatch: { status: 422, message: 'the host-key pins do not cover exactly the expanded hosts' },
+  bootstrap_control_plane_missing: { status: 422, message: 'at least one node must have the control-plane role' },
+  bootstrap_node_invalid: { status: 422, message: 'a node is invalid' },
+  bootstrap_proxy_invalid: { status: 422, message: 'the proxy configuration is invalid' },
+  bootstrap_register_invalid: { status: 422, message: 'the cluster to register is invalid' },
+  bootstrap_register_unavailable: { status: 503, message: 'cluster registration is not available here' },
+  bootstrap_not_found: { status: 404, message: 'bootstrap job not found' },
 
   // ---- hardening ----
   path_invalid: { status: 400, message: 'file name cannot be resolved (symlink loop, or too long)' },
