@@ -203,7 +203,11 @@ export class ClientNodeKube implements Kube {
     o: { body?: unknown; contentType?: string; timeoutMs?: number; raw?: boolean } = {},
   ): Promise<{ status: number; text: string }> {
     const opts: RequestOptions & { headers: Record<string, string> } = { headers: {} };
-    await this.kc.applyToHTTPSOptions(opts as never);
+    try {
+      await this.kc.applyToHTTPSOptions(opts as never);
+    } catch (e) {
+      throw new KubeUnreachableError(`${this.server}: the kubeconfig's credentials cannot be used: ${(e as Error).message}`, false);
+    }
     const url = new URL(this.server + path);
     const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
     const headers: Record<string, string> = { accept: 'application/json', ...(opts.headers as Record<string, string>) };
@@ -215,16 +219,7 @@ export class ClientNodeKube implements Kube {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       let done = false;
-      const req = send(url, { ...opts, method, headers, agent: opts.agent }, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          done = true;
-          clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-        });
-        res.on('error', (e) => fail(e, false));
-      });
+      let req: ReturnType<typeof send> | undefined;
       const fail = (e: Error, timedOut: boolean) => {
         if (done) return;
         done = true;
@@ -233,10 +228,25 @@ export class ClientNodeKube implements Kube {
       };
       const timer = setTimeout(() => {
         fail(new Error('timeout'), true);
-        req.destroy();
+        req?.destroy();
       }, timeoutMs);
-      req.on('error', (e) => fail(e, false));
-      req.end(body);
+      try {
+        req = send(url, { ...opts, method, headers, agent: opts.agent }, (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            done = true;
+            clearTimeout(timer);
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', (e) => fail(e, false));
+        });
+        req.on('error', (e) => fail(e, false));
+        req.end(body);
+      } catch (e) {
+        // A kubeconfig whose certificate or key cannot be loaded fails here, before any packet.
+        fail(e as Error, false);
+      }
     });
   }
 

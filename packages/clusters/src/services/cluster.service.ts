@@ -322,7 +322,7 @@ export class ClusterService {
   /** An active session and its cluster row; 404 `cluster_session_inactive` otherwise. */
   async activeSession(sessionId: string): Promise<{ session: { id: string; clusterId: string; createdAt: string }; row: ClusterRow }> {
     const s = await this.sessions.get(this.db, sessionId);
-    if (!s || !s.active) throw new AppError('cluster_session_inactive', `session ${sessionId} is not active`);
+    if (!s?.active) throw new AppError('cluster_session_inactive', `session ${sessionId} is not active`);
     const row = await this.repo.get(this.db, s.clusterId);
     if (!row) throw new AppError('cluster_session_inactive', `session ${sessionId} is not active`);
     return { session: s, row };
