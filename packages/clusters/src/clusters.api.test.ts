@@ -261,6 +261,14 @@ describe('a cluster whose API server is down', () => {
     expectProblem(await t.app.inject({ method: 'GET', url: `/api/cluster/model-secrets?clusterId=${hanging}` }), 504, 'cluster_request_failed');
   });
 
+  it('POST crds reports each bundle’s failure (here: the mirror has no such release asset)', async () => {
+    const res = await t.app.inject({ method: 'POST', url: `/api/cluster/clusters/${id}/crds` });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toEqual({ gateway_api: { ok: false, message: expect.stringContaining('404') }, gateway_api_inference_extension: { ok: false, message: expect.stringContaining('404') } });
+    expect(mirror.requests).toContain('/kubernetes-sigs/gateway-api/releases/download/v1.5.1/standard-install.yaml');
+  });
+
   it('DELETE → 502 cluster_gateway_cleanup_failed and the record is kept for a retry', async () => {
     expectProblem(await t.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${id}` }), 502, 'cluster_gateway_cleanup_failed');
     const items = (await t.app.inject({ method: 'GET', url: '/api/cluster/clusters' })).json().items;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stackProfile } from './profile';
 import { type ClustersTestApp, multipart, startClustersApp } from './testing/app';
 import { CountingConnectProxy } from './testing/counting-proxy';
 import { gatewayApiBundle, inferenceExtensionBundle } from './testing/crd-bundles';
@@ -73,6 +74,22 @@ describe('a registered live cluster', () => {
     const v = await get(`/api/cluster/clusters/${id}/kubernetes-version`);
     expect(v.statusCode).toBe(200);
     expect(v.json()).toEqual({ reachable: true, version: '1.36', min_k8s_version: 'v1.32.0', supported: true });
+  });
+
+  it('says supported:false when the profile asks for a newer Kubernetes than the cluster runs', async () => {
+    const newer = await startClustersApp({ deps: { profile: { ...stackProfile(), min_k8s_version: 'v1.37.0' } } });
+    try {
+      const { payload, headers } = multipart({ name: 'old-k8s' }, { content: h.kubeconfig });
+      const cid = (await newer.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers })).json().cluster.id;
+      expect((await newer.app.inject({ method: 'GET', url: `/api/cluster/clusters/${cid}/kubernetes-version` })).json()).toEqual({
+        reachable: true,
+        version: '1.36',
+        min_k8s_version: 'v1.37.0',
+        supported: false,
+      });
+    } finally {
+      await newer.close();
+    }
   });
 
   it('applies fs.inotify.max_user_instances on every node, and again when PATCH sends a new value', async () => {
@@ -354,6 +371,22 @@ describe('image pre-pull', () => {
 
     await t.restart();
     expect((await get(`/api/cluster/clusters/${id}/images/prepull`)).json()).toEqual(ready);
+
+    // A puller that keeps crashing on one node makes its image, and the whole pre-pull, failed.
+    const pods = await core.listNamespacedPod({ namespace: 'lens-images', labelSelector: `ironlens.dev/cluster=${id}` });
+    const pod = pods.items.find((p) => p.spec?.nodeName === 'gpu-nv-0001')!;
+    pod.status!.containerStatuses = pod.status!.containerStatuses!.map((c) =>
+      c.name === 'pull-3' ? { ...c, ready: false, restartCount: 4, started: false, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s' } } } : c,
+    );
+    pod.status!.conditions = pod.status!.conditions!.map((c) => (c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False' } : c));
+    await core.replaceNamespacedPodStatus({ name: pod.metadata!.name!, namespace: 'lens-images', body: pod });
+    const failed = await until('pre-pull failed', async () => {
+      const s = (await get(`/api/cluster/clusters/${id}/images/prepull`)).json();
+      return s.state === 'failed' && s;
+    }, 10_000);
+    expect(failed.images.find((i: { name: string }) => i.name === 'ghcr.io/llm-d/llm-d-cuda:v0.10.0')).toEqual({ name: 'ghcr.io/llm-d/llm-d-cuda:v0.10.0', ready: 2, desired: 3, state: 'failed' });
+    expect(failed.images.find((i: { name: string }) => i.name === 'ghcr.io/llm-d/llm-d-xpu:v0.10.0').state).toBe('ready');
+    expect(failed.nodes.find((n: { node: string }) => n.node === 'gpu-nv-0001')).toEqual({ node: 'gpu-nv-0001', phase: 'Running', ready: false, restarts: 4 });
   });
 });
 
