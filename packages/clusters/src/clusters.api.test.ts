@@ -24,7 +24,7 @@ async function register(fields: Record<string, string>, kubeconfig: string | Buf
   return t.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
 }
 
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string) {
+function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): Record<string, unknown> }, status: number, code: string) {
   expect(res.statusCode).toBe(status);
   expect(String(res.headers['content-type'])).toContain(PROBLEM);
   const body = res.json();
