@@ -506,3 +506,48 @@ describe('delete', () => {
     });
   });
 });
+
+describe('overview edge cases', () => {
+  it('counts GPUs and VRAM from DRA ResourceSlices on a node without GPU extended resources, and lists cached images', async () => {
+    await core.createNode({
+      body: {
+        metadata: { name: 'dra-only-0001', labels: { 'kubernetes.io/hostname': 'dra-only-0001', type: 'kwok' }, annotations: { 'kwok.x-k8s.io/node': 'fake' } },
+        status: { capacity: { cpu: '16', memory: '64Gi', pods: '110' }, allocatable: { cpu: '16', memory: '64Gi', pods: '110' } },
+      },
+    });
+    await h.apply([
+      {
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceSlice',
+        metadata: { name: 'dra-only-0001-gpu.nvidia.com' },
+        spec: {
+          driver: 'gpu.nvidia.com',
+          nodeName: 'dra-only-0001',
+          pool: { name: 'dra-only-0001', generation: 1, resourceSliceCount: 1 },
+          devices: [
+            { name: 'gpu-0', attributes: { index: { int: 0 } }, capacity: { memory: { value: '80Gi' } } },
+            { name: 'gpu-1', attributes: { index: { int: 1 } }, capacity: { memory: { value: '80Gi' } } },
+          ],
+        },
+      } as never,
+    ]);
+    const node = await core.readNode({ name: 'gpu-intel-0002' });
+    node.status!.images = [{ names: ['ghcr.io/llm-d/llm-d-xpu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef', 'ghcr.io/llm-d/llm-d-xpu:v0.10.0'], sizeBytes: 4_000_000_000 }];
+    await core.replaceNodeStatus({ name: 'gpu-intel-0002', body: node });
+    const o = (await get(`/api/cluster/overview?clusterId=${id}`)).json();
+    const byName = Object.fromEntries(o.kubernetes.nodes.map((n: { name: string }) => [n.name, n]));
+    expect(byName['dra-only-0001']).toMatchObject({ gpu: true, gpuCount: 2, gpuByProfile: { 'nvidia-cuda': 2 }, vramBytes: 160 * GiB, cpu: 16, role: 'worker' });
+    expect(byName['gpu-intel-0002'].cachedImages).toEqual(['ghcr.io/llm-d/llm-d-xpu:v0.10.0']);
+    expect(o.kubernetes.hardware.totalGpuCount).toBe(14);
+  });
+
+  it('never deletes a protected namespace holding the HF secret', async () => {
+    const c = await register({ name: 'hf-in-default' });
+    expect((await send('POST', `/api/cluster/clusters/${c.id}/hf-token-secrets`, { namespace: 'default', name: 'hf-default', token: 'hf_d' })).statusCode).toBe(201);
+    expect((await send('DELETE', `/api/cluster/clusters/${c.id}`)).statusCode).toBe(204);
+    expect(await core.readNamespacedSecret({ name: 'hf-default', namespace: 'default' }).catch((e) => e.code)).toBe(404);
+    const ns = await core.readNamespace({ name: 'default' });
+    expect(ns.metadata?.deletionTimestamp).toBeUndefined();
+    expect(ns.status?.phase).toBe('Active');
+  });
+});

@@ -30,6 +30,8 @@ export interface ClustersConfig {
   helperImage: string;
   /** `IRONLENS_LENS_HOSTS`: comma-separated answer of `lens-hosts`. Default: this host's addresses. */
   lensHosts: string | undefined;
+  /** `IRONLENS_CLUSTER_SUMMARY_TTL_MS`: how long the overview reuses a node's kubelet Summary (older ones, up to 5 min, are answered while refreshed in the background). Default is `15000`. */
+  summaryTtlMs: number;
   /** Where downloaded sources are kept: `<dataDir>/clusters/cache`. */
   cacheDir: string;
 }
@@ -42,6 +44,7 @@ export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig
     gatewayCleanupTimeoutMs: envInt(env, 'IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS', 120_000, 1),
     helperImage: envString(env, 'IRONLENS_CLUSTER_HELPER_IMAGE', 'docker.io/library/busybox:1.37.0'),
     lensHosts: envOptional(env, 'IRONLENS_LENS_HOSTS'),
+    summaryTtlMs: envInt(env, 'IRONLENS_CLUSTER_SUMMARY_TTL_MS', 15_000, 0),
     cacheDir: join(dataDir, 'clusters', 'cache'),
   };
 }
@@ -108,7 +111,13 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     software: new SoftwareService(access, downloads, runner, deps.git ?? new GitCli(process.env), ops, profile, config.githubMirror, config.cacheDir),
     prepull: new PrepullService(access, new PrepullRepository(), runner, ops, profile, config.helperImage),
     crds: new CrdsService(access, runner, deps.fetcher ?? new HttpBundleFetcher(), ops, profile, config.githubMirror),
-    overview: new OverviewService(access, clusters, { summaryConcurrency: 64, summaryTimeoutMs: 5000, prometheusTimeoutMs: 5000 }),
+    overview: new OverviewService(access, clusters, {
+      summaryConcurrency: 64,
+      summaryTimeoutMs: 5000,
+      summaryTtlMs: config.summaryTtlMs,
+      summaryMaxStaleMs: 5 * 60_000,
+      prometheusTimeoutMs: 5000,
+    }),
     platform: new PlatformService(access, clusters, ops, profile),
     runner,
     ready,

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { ensureKubeBinaries, type BuildOptions, type KubeBinaries } from './binaries.builder';
-import { FakeKubeletSummary } from './kubelet-summary.stand-in';
+import { FakeKubeletSummary, type SummaryPodRef } from './kubelet-summary.stand-in';
 import { FakeKonnectivityServer } from './konnectivity.stand-in';
 import { FakePrometheus, type Sample } from './prometheus.stand-in';
 import { Pki, type CertPair } from './pki.generator';
@@ -344,21 +344,39 @@ async function startOnce(opts: StartKubeClusterOptions): Promise<KubeHarness> {
     if (kwok.exit !== undefined) throw new Error(`kwok exited (${kwok.exit}):\n${sup.tail(kwok)}`);
     log(`control plane ready (${Date.now() - t0} ms); kubeconfig ${kubeconfigPath}`);
 
+    let podCache: { at: number; byNode: Promise<Map<string, SummaryPodRef[]>> } | undefined;
     kubelet = new FakeKubeletSummary({
       cert: serving.cert, // replaced per fixture load by a cert whose SANs are the node IPs
       key: serving.key,
       clientCa: pki.ca.cert,
+      // One pod list serves every node's summary for a second: a scrape of 1,000 nodes would
+      // otherwise make the stand-in send 1,000 list calls (and TLS handshakes) of its own.
       podsForNode: async (nodeName) => {
-        const list = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` });
-        return list.items
-          .filter((p) => p.status?.phase === 'Running')
-          .map((p) => ({
-            name: p.metadata!.name!,
-            namespace: p.metadata!.namespace!,
-            uid: p.metadata!.uid!,
-            containers: (p.spec?.containers ?? []).map((c) => c.name),
-            startTime: p.status?.startTime ? new Date(p.status.startTime).toISOString() : undefined,
-          }));
+        if (!podCache || Date.now() - podCache.at > 1000) {
+          const at = Date.now();
+          const byNode = core.listPodForAllNamespaces({ fieldSelector: 'status.phase=Running' }).then((list) => {
+            const m = new Map<string, SummaryPodRef[]>();
+            for (const p of list.items) {
+              const n = p.spec?.nodeName;
+              if (!n) continue;
+              const refs = m.get(n) ?? [];
+              refs.push({
+                name: p.metadata!.name!,
+                namespace: p.metadata!.namespace!,
+                uid: p.metadata!.uid!,
+                containers: (p.spec?.containers ?? []).map((c) => c.name),
+                startTime: p.status?.startTime ? new Date(p.status.startTime).toISOString() : undefined,
+              });
+              m.set(n, refs);
+            }
+            return m;
+          });
+          podCache = { at, byNode };
+          byNode.catch(() => {
+            if (podCache?.byNode === byNode) podCache = undefined;
+          });
+        }
+        return (await podCache.byNode).get(nodeName) ?? [];
       },
     });
     prometheus = new FakePrometheus();

@@ -70,6 +70,13 @@ export interface OverviewResponse {
 export interface OverviewOptions {
   /** Parallel Summary API calls through the node proxy. */
   summaryConcurrency: number;
+  /**
+   * A node's Summary is reused for this long; an older one (up to `summaryMaxStaleMs`) is still
+   * answered while a background scrape refreshes it, so a polled overview does not wait on
+   * every kubelet each time.
+   */
+  summaryTtlMs: number;
+  summaryMaxStaleMs: number;
   summaryTimeoutMs: number;
   prometheusTimeoutMs: number;
 }
@@ -87,6 +94,12 @@ export function quantity(q: string | number | undefined | null): number {
   if (!m) return 0;
   const mult = m[2] ? UNITS[m[2]] : 1;
   return mult === undefined ? 0 : Number(m[1]) * mult;
+}
+
+interface NodeFs {
+  capacityBytes: number;
+  usedBytes: number;
+  availableBytes: number;
 }
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
@@ -120,6 +133,8 @@ const PROMETHEUS_SELECTORS = ['app.kubernetes.io/name=prometheus', 'operated-pro
  * `null`, never 0.
  */
 export class OverviewService {
+  private readonly summaries = new Map<string, { nodes: Map<string, { at: number; fs: NodeFs | null }>; refreshing: boolean }>();
+
   constructor(
     private readonly access: ClusterAccess,
     private readonly clusters: ClusterService,
@@ -143,7 +158,7 @@ export class OverviewService {
       ]),
     );
     const prometheus = findPrometheus(services);
-    const [disk, memoryPercent] = await Promise.all([this.disk(kube, nodes), prometheus ? this.memoryPercent(kube, prometheus) : Promise.resolve(null)]);
+    const [disk, memoryPercent] = await Promise.all([this.disk(row.id, kube, nodes), prometheus ? this.memoryPercent(kube, prometheus) : Promise.resolve(null)]);
 
     // Per-node GPUs: extended resources first; DRA devices when a node advertises none.
     const draByNode = new Map<string, { byProfile: Record<string, number>; vram: number }>();
@@ -275,20 +290,55 @@ export class OverviewService {
     };
   }
 
+  private async fetchFs(kube: Kube, name: string): Promise<NodeFs | null> {
+    try {
+      const s = await kube.nodeSummary(name, this.opts.summaryTimeoutMs);
+      const fs = s.node?.fs;
+      if (!fs || typeof fs.capacityBytes !== 'number' || typeof fs.usedBytes !== 'number' || typeof fs.availableBytes !== 'number') return null;
+      return { capacityBytes: fs.capacityBytes, usedBytes: fs.usedBytes, availableBytes: fs.availableBytes };
+    } catch {
+      return null;
+    }
+  }
+
+  /** Summaries of a cluster's nodes, fresh or stale-while-revalidating (see `summaryTtlMs`). */
+  private async nodeFs(clusterId: string, kube: Kube, names: string[]): Promise<Array<NodeFs | null>> {
+    const now = Date.now();
+    let cache = this.summaries.get(clusterId);
+    if (!cache) {
+      cache = { nodes: new Map(), refreshing: false };
+      this.summaries.set(clusterId, cache);
+    }
+    const c = cache;
+    const missing = names.filter((n) => {
+      const e = c.nodes.get(n);
+      return !e || now - e.at > this.opts.summaryMaxStaleMs;
+    });
+    const stale = names.filter((n) => {
+      const e = c.nodes.get(n);
+      return e && now - e.at > this.opts.summaryTtlMs && now - e.at <= this.opts.summaryMaxStaleMs;
+    });
+    const scrape = async (list: string[]) => {
+      await mapLimit(list, this.opts.summaryConcurrency, async (n) => {
+        const fs = await this.fetchFs(kube, n);
+        c.nodes.set(n, { at: Date.now(), fs });
+      });
+    };
+    if (stale.length && !c.refreshing) {
+      c.refreshing = true;
+      void scrape(stale).finally(() => {
+        c.refreshing = false;
+      });
+    }
+    if (missing.length) await scrape(missing);
+    return names.map((n) => c.nodes.get(n)?.fs ?? null);
+  }
+
   /** Sum of every Ready node's filesystem from its Summary API; null when any Ready node's answer is missing. */
-  private async disk(kube: Kube, nodes: V1Node[]): Promise<{ capacity: number; used: number; available: number } | null> {
+  private async disk(clusterId: string, kube: Kube, nodes: V1Node[]): Promise<{ capacity: number; used: number; available: number } | null> {
     const ready = nodes.filter(nodeReady);
     if (ready.length === 0) return null;
-    const sums = await mapLimit(ready, this.opts.summaryConcurrency, async (n) => {
-      try {
-        const s = await kube.nodeSummary(n.metadata!.name!, this.opts.summaryTimeoutMs);
-        const fs = s.node?.fs;
-        if (!fs || typeof fs.capacityBytes !== 'number' || typeof fs.usedBytes !== 'number' || typeof fs.availableBytes !== 'number') return null;
-        return fs;
-      } catch {
-        return null;
-      }
-    });
+    const sums = await this.nodeFs(clusterId, kube, ready.map((n) => n.metadata!.name!));
     if (sums.some((s) => s === null)) return null;
     return sums.reduce((a, s) => ({ capacity: a.capacity + s!.capacityBytes!, used: a.used + s!.usedBytes!, available: a.available + s!.availableBytes! }), {
       capacity: 0,
