@@ -70,7 +70,17 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
 
   app.post(
     '/api/cluster/clusters',
-    { schema: { tags, security, summary: 'Register a cluster (multipart: name, file, proxy, …)', consumes: ['multipart/form-data'], description: JSON.stringify(RegisterFormDoc) } },
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Register a cluster (multipart form)',
+        consumes: ['multipart/form-data'],
+        description: `Form fields: ${Object.entries(RegisterFormDoc.properties)
+          .map(([k, v]) => `\`${k}\` (${v.type}${'description' in v ? `: ${v.description}` : ''})`)
+          .join(', ')}. Required: name, file.`,
+      },
+    },
     async (req, reply) => {
       const input = await readRegisterForm(req);
       reply.code(201);

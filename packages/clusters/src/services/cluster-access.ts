@@ -60,6 +60,10 @@ export class ClusterAccess {
     return row;
   }
 
+  async exists(id: string): Promise<boolean> {
+    return this.repo.exists(this.db, id);
+  }
+
   kube(row: ClusterRow): Kube {
     const version = `${row.updatedAt}|${row.kubeconfigSealed.length}`;
     const hit = this.connections.get(row.id);

@@ -90,10 +90,9 @@ export class SoftwareService {
     await this.access.record(clusterId);
     const current = await this.status(clusterId);
     for (const c of Object.keys(COMPONENTS) as Component[]) {
-      if (current[c].state === 'downloading' || current[c].state === 'ready') {
-        if (current[c].state === 'ready' && current[c].path && existsSync(current[c].path!)) continue;
-        if (current[c].state === 'downloading') continue;
-      }
+      const now = current[c];
+      if (now.state === 'downloading') continue;
+      if (now.state === 'ready' && now.path && existsSync(now.path)) continue;
       const ref = this.refOf(c);
       const dest = cacheDirFor(this.cacheRoot, COMPONENTS[c].repo, ref);
       if (existsSync(join(dest, '.git'))) {
@@ -110,7 +109,7 @@ export class SoftwareService {
       await this.repo.put(this.access.db, { clusterId, component: c, ref, state: 'downloading', path: null, error: null, jobId: job.id });
       // A failure is written by the job's watcher below, not thrown into the request.
       void this.runner.wait(job.id).then(async (done) => {
-        if (done && done.status !== 'success' && (await this.access.db.selectFrom('clusters').select('id').where('id', '=', clusterId).executeTakeFirst())) {
+        if (done && done.status !== 'success' && (await this.access.exists(clusterId))) {
           await this.repo.put(this.access.db, { clusterId, component: c, ref, state: 'failed', path: null, error: done.error ?? 'failed', jobId: job.id });
         }
       });
