@@ -76,8 +76,8 @@ export async function main(argv: string[]): Promise<number> {
         return onSignals(running.close);
       }
       case 'kind': {
-        const { startKindPanel } = await import('@ironlens/kind');
-        const running = await startKindPanel(env);
+        const [{ startKindPanel }, web] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web')]);
+        const running = await startKindPanel(env, { webDist: web.webDistDir, webBuildCommand: web.WEB_BUILD_COMMAND });
         return onSignals(running.close);
       }
       case 'import':

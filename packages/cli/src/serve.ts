@@ -3,6 +3,7 @@ import { createHttpApp, type Env, envListen, envOptional, envString, jobsMigrati
 import { clustersMigrations, clustersPlugin, createClusterServices } from '@ironlens/clusters';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
+import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 
 export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations];
@@ -58,7 +59,15 @@ export async function serve(env: Env): Promise<Running> {
     const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
     kindClose = kind.close;
     const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
-    await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc', token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN') });
+    await app.register(kindPlugin, {
+      prefix: '/kind',
+      services: kind.services,
+      webDist: webDistDir,
+      webBuildCommand: WEB_BUILD_COMMAND,
+      docsUrl: '/docs',
+      redocUrl: '/redoc',
+      token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN'),
+    });
     // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
     const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
     clustersClose = clusters.close;
