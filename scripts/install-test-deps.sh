@@ -10,6 +10,9 @@ PKGS=(dnsmasq-base tgt qemu-system-x86 ipxe-qemu busybox udhcpc libiscsi-bin xfs
       wrk nginx-light chromium openssh-server openssh-client iproute2 procps psmisc curl ca-certificates
       openssl e2fsprogs coreutils)
 TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip openssl filefrag)
+# The cluster manager's tests: git (smart-HTTP clone tests), a throw-away PostgreSQL (migrations).
+PKGS+=(git postgresql)
+TOOLS+=(git psql)
 
 missing=()
 for t in "${TOOLS[@]}"; do command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] || missing+=("$t"); done
