@@ -74,6 +74,13 @@ describe('GET /api/v1/versions', () => {
   });
 });
 
+describe('unknown paths', () => {
+  it('answer 404 route_not_found in problem+json under /api/cluster', async () => {
+    expectProblem(await t.app.inject({ method: 'GET', url: '/api/cluster/no-such-thing' }), 404, 'route_not_found');
+    expectProblem(await t.app.inject({ method: 'POST', url: '/api/cluster-overview/x/y/z' }), 404, 'route_not_found');
+  });
+});
+
 describe('lens-hosts', () => {
   it('lists the configured candidate addresses', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/cluster/lens-hosts' });

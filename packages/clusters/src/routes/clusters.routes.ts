@@ -229,5 +229,13 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
     },
   );
 
+  // Unknown paths under this API answer in its own shape (more specific routes, the bootstrap's
+  // included, always win over these wildcards).
+  const notFound = async () => {
+    throw new AppError('route_not_found', 'Not Found');
+  };
+  app.all('/api/cluster/*', { schema: { hide: true } }, notFound);
+  app.all('/api/cluster-overview/*', { schema: { hide: true } }, notFound);
+
   app.get('/api/v1/versions', { schema: { tags, security, summary: 'The llm-d stack profile (pinned versions)' } }, async () => s.profile);
 }
