@@ -162,6 +162,17 @@ describe('POST /api/cluster/clusters', () => {
   });
 });
 
+describe('services.clusters.register (for the CLI and the Kubespray bootstrap)', () => {
+  it('does what POST does: returns the id, refuses a name conflict with 409 and a bad kubeconfig with 422', async () => {
+    const { id } = await t.services.clusters.register({ name: 'From Bootstrap', kubeconfig: kubeconfigWithKey(deadServer).kubeconfig });
+    expect(id).toMatch(/^[0-9a-f]{8}$/);
+    const listed = (await t.app.inject({ method: 'GET', url: '/api/cluster/clusters' })).json().items.find((c: { id: string }) => c.id === id);
+    expect(listed).toMatchObject({ name: 'From Bootstrap', draft: false, llmDRef: 'v0.10.0', gatewayNamespace: `lens-gateway-${id}` });
+    await expect(t.services.clusters.register({ name: 'from bootstrap', kubeconfig: kubeconfigWithKey(deadServer).kubeconfig })).rejects.toMatchObject({ code: 'cluster_name_conflict', status: 409 });
+    await expect(t.services.clusters.register({ name: 'x', kubeconfig: 'not: [a kubeconfig' })).rejects.toMatchObject({ code: 'invalid_kubeconfig', status: 422 });
+  });
+});
+
 describe('GET /api/cluster/clusters', () => {
   it('hides drafts unless includeDrafts=true', async () => {
     const all = (await t.app.inject({ method: 'GET', url: '/api/cluster/clusters?includeDrafts=true' })).json().items;
