@@ -393,6 +393,28 @@ describe('software downloads (real git over smart HTTP from the local mirror)', 
     }
   });
 
+  it('a clone cut short by a restart reads failed (interrupted) afterwards, never downloading forever', async () => {
+    const slow = new LocalGithubMirror();
+    slow.stallGit = true;
+    await slow.start();
+    const other = await startClustersApp({ env: { IRONLENS_GITHUB_MIRROR: slow.url } });
+    try {
+      const { payload, headers } = multipart({ name: 'interrupted' }, { content: kubeconfigWithKey(deadServer).kubeconfig });
+      const id = (await other.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers })).json().cluster.id;
+      const started = (await other.app.inject({ method: 'POST', url: `/api/cluster/clusters/${id}/software-downloads`, payload: {} })).json();
+      expect(started.llmD.state).toBe('downloading');
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await other.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id}/software-downloads` })).json().llmD.state).toBe('downloading');
+      await other.restart();
+      const after = (await other.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id}/software-downloads` })).json();
+      expect(after.llmD).toMatchObject({ ref: 'v0.10.0', state: 'failed', path: null, error: expect.stringContaining('interrupted') });
+      expect(after.llmDBenchmark.state).toBe('failed');
+    } finally {
+      await other.close();
+      await slow.stop();
+    }
+  });
+
   it('keys the cache so that two refs never share a directory', () => {
     expect(cacheDirFor('/c', 'llm-d/llm-d', 'a/b')).not.toBe(cacheDirFor('/c', 'llm-d/llm-d', 'a_b'));
     expect(cacheDirFor('/c', 'llm-d/llm-d', 'v0.10.0')).not.toBe(cacheDirFor('/c', 'llm-d/llm-d-benchmark', 'v0.10.0'));

@@ -107,12 +107,16 @@ export class SoftwareService {
         return { result: { path: dest } };
       });
       await this.repo.put(this.access.db, { clusterId, component: c, ref, state: 'downloading', path: null, error: null, jobId: job.id });
-      // A failure is written by the job's watcher below, not thrown into the request.
-      void this.runner.wait(job.id).then(async (done) => {
-        if (done && done.status !== 'success' && (await this.access.exists(clusterId))) {
-          await this.repo.put(this.access.db, { clusterId, component: c, ref, state: 'failed', path: null, error: done.error ?? 'failed', jobId: job.id });
-        }
-      });
+      // A failure is written by the job's watcher below, not thrown into the request. When the
+      // store is already closed (shutdown), `status()` settles the row from the job at the next start.
+      void this.runner
+        .wait(job.id)
+        .then(async (done) => {
+          if (done && done.status !== 'success' && (await this.access.exists(clusterId))) {
+            await this.repo.put(this.access.db, { clusterId, component: c, ref, state: 'failed', path: null, error: done.error ?? 'failed', jobId: job.id });
+          }
+        })
+        .catch(() => {});
     }
     await this.ops.append({ op: 'cluster.software.download', status: 'ok', cluster_id: clusterId });
     return this.status(clusterId);

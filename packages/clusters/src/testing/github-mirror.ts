@@ -21,6 +21,8 @@ export class LocalGithubMirror {
   /** Request paths seen, in order. */
   readonly requests: string[] = [];
   private readonly gitBackend: string;
+  /** While true, git requests get no answer (a mirror that hangs). */
+  stallGit = false;
 
   constructor() {
     const execPath = execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim();
@@ -101,7 +103,10 @@ export class LocalGithubMirror {
       res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(asset);
       return;
     }
-    if (/\.git(\/|$)/.test(url.pathname)) return this.cgi(req, res, url);
+    if (/\.git(\/|$)/.test(url.pathname)) {
+      if (this.stallGit) return; // the connection stays open, unanswered, until stop()
+      return this.cgi(req, res, url);
+    }
     res.writeHead(404).end('not found');
   }
 
