@@ -142,6 +142,17 @@ describe('POST /api/cluster/clusters', () => {
     expectProblem(await register({ name: 'bad-kubeconfig' }, content as string | Buffer), 422, code);
   });
 
+  it('refuses kubeconfigs that would run a command or read a file of this host (422 invalid_kubeconfig)', async () => {
+    const base = (user: string, cluster = `server: ${deadServer}`) =>
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    ${cluster}\nusers:\n- name: u\n  user:\n    ${user}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`;
+    expectProblem(await register({ name: 'exec' }, base('exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", "id > /tmp/pwned"]}')), 422, 'invalid_kubeconfig');
+    expectProblem(await register({ name: 'token-file' }, base('tokenFile: /etc/shadow')), 422, 'invalid_kubeconfig');
+    expectProblem(await register({ name: 'key-file' }, base('client-key: /root/.ssh/id_rsa')), 422, 'invalid_kubeconfig');
+    expectProblem(await register({ name: 'ca-file' }, base('token: abc', `server: ${deadServer}\n    certificate-authority: /etc/ssl/private/x.pem`)), 422, 'invalid_kubeconfig');
+    const ok = await register({ name: 'token-ok' }, base('token: abc'));
+    expect(ok.statusCode).toBe(201);
+  });
+
   it('refuses a blank name, a bad proxy, a bad gateway port or provider', async () => {
     expectProblem(await register({ name: '   ' }), 422, 'invalid_cluster_name');
     expectProblem(await register({ name: 'p1', proxy: '{not json' }), 422, 'invalid_proxy_config');

@@ -490,6 +490,22 @@ function checkKubeconfig(input: string | Buffer): string {
     throw new AppError('invalid_kubeconfig', 'the file is not a kubeconfig (clusters, contexts and users are required)');
   }
   if (d.kind !== undefined && d.kind !== 'Config') throw new AppError('invalid_kubeconfig', `the file is a ${String(d.kind)}, not a kubeconfig`);
+  // A kubeconfig is data from a client: it may not make ironlens run a command (exec and
+  // auth-provider plugins) or read one of this host's files (key, certificate, CA, token files).
+  for (const u of d.users as Array<{ name?: string; user?: Record<string, unknown> }>) {
+    const user = u?.user ?? {};
+    for (const key of ['exec', 'auth-provider', 'tokenFile', 'client-certificate', 'client-key']) {
+      if (user[key] !== undefined && user[key] !== null && user[key] !== '') {
+        throw new AppError('invalid_kubeconfig', `user ${JSON.stringify(u?.name ?? '')}: ${key} is not accepted; embed credentials (client-certificate-data, client-key-data or token)`);
+      }
+    }
+  }
+  for (const c of d.clusters as Array<{ name?: string; cluster?: Record<string, unknown> }>) {
+    const cluster = c?.cluster ?? {};
+    if (cluster['certificate-authority']) {
+      throw new AppError('invalid_kubeconfig', `cluster ${JSON.stringify(c?.name ?? '')}: certificate-authority (a file) is not accepted; embed certificate-authority-data`);
+    }
+  }
   try {
     parseKubeConfig(text);
   } catch (e) {
