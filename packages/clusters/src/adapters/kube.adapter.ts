@@ -200,7 +200,7 @@ export class ClientNodeKube implements Kube {
   private async request(
     method: string,
     path: string,
-    o: { body?: unknown; contentType?: string; timeoutMs?: number; raw?: boolean } = {},
+    o: { body?: unknown; contentType?: string; timeoutMs?: number } = {},
   ): Promise<{ status: number; text: string }> {
     const opts: RequestOptions & { headers: Record<string, string> } = { headers: {} };
     try {
