@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main, parseArgs } from './main';
 import { openStore, serve } from './serve';
 
@@ -14,6 +14,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'ironlens-cli-'));
 });
 afterEach(() => {
+  vi.unstubAllEnvs();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -126,8 +127,9 @@ describe('ironlens import / export', () => {
     process.stdout.write = ((s: string) => out.push(String(s)) > 0) as typeof process.stdout.write;
     let code: number;
     try {
-      process.env.IRONLENS_DATA_DIR = join(dir, 'data');
-      process.env.IPXE_CP_DNSMASQ_RELOAD = 'false';
+      // `main` reads the process environment; the stubs are undone after the test.
+      vi.stubEnv('IRONLENS_DATA_DIR', join(dir, 'data'));
+      vi.stubEnv('IPXE_CP_DNSMASQ_RELOAD', 'false');
       code = await main(['import', old]);
     } finally {
       process.stdout.write = write;

@@ -36,7 +36,7 @@ export async function serve(env: Env): Promise<Running> {
   const dataDir = dataDirFrom(env);
   const store = await openStore(env);
   const metalConfig = metalConfigFromEnv(env, dataDir);
-  const metal = createMetalServices({ store, config: metalConfig });
+  const metal = createMetalServices({ store, config: metalConfig, env });
   // Repair: a crash between a commit and the file write is healed by rendering again.
   await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
 

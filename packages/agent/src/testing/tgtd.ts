@@ -4,7 +4,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exec } from '@ironlens/core';
+import { sleep } from '@ironlens/core/testing';
 import { parseTgtadmShow, TgtadmTargets } from '../adapters/tgtadm.adapter';
+
+export { freeTcpPort } from '@ironlens/core/testing';
 
 export interface StartTgtdOptions {
   /** tgtd's control port (`-C`): its socket is /var/run/tgtd/socket.<port>. Must not be in use. */
@@ -30,7 +33,6 @@ export interface RunningTgtd {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const socketFiles = (port: number) => [`/var/run/tgtd/socket.${port}`, `/var/run/tgtd/socket.${port}.lock`];
 
 async function answers(port: number): Promise<boolean> {
@@ -106,18 +108,6 @@ function assertBindable(portal: string): Promise<void> {
   });
 }
 
-/** A TCP port that was free on `host` a moment ago (for an iSCSI portal in a test). */
-export function freeTcpPort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A tgtd control port in 20000–32767 (tgtd refuses more) whose socket does not exist, so no test meets the host's tgtd or another test's. */
 export function unusedControlPort(): number {

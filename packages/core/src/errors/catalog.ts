@@ -1,12 +1,12 @@
 /**
  * The error catalog: every failure a client can cause has a stable snake_case code
  * `<noun>_<condition>`, an HTTP status and a default message. Codes are never renamed
- * once shipped; docs/errors.md lists them all (a test keeps the two in step).
+ * once shipped; docs/errors.md lists them all, and every code is used by some source (a test
+ * keeps the three in step).
  */
 export const errorCatalog = {
   // generic
   request_invalid: { status: 400, message: 'request is invalid' },
-  request_unprocessable: { status: 422, message: 'request body failed validation' },
   auth_required: { status: 401, message: 'missing or invalid bearer token' },
   route_not_found: { status: 404, message: 'not found' },
   internal_error: { status: 500, message: 'internal error' },
@@ -29,7 +29,6 @@ export const errorCatalog = {
   worker_exists: { status: 409, message: 'worker already exists' },
   hostname_taken: { status: 409, message: 'hostname already exists' },
   worker_bound: { status: 409, message: 'worker is already bound to a device' },
-  worker_binding_missing: { status: 404, message: 'worker has no MAC binding' },
   menu_item_invalid: { status: 400, message: 'menu_default is not a menu item' },
   menu_timeout_invalid: { status: 400, message: 'menu_timeout must be a non-negative integer' },
   os_invalid: { status: 400, message: 'os must be one of windows, ubuntu, debian, centos, esxi' },
@@ -82,7 +81,6 @@ export const errorCatalog = {
   kind_kubeconfig_not_found: { status: 404, message: 'no saved kubeconfig for this cluster' },
   kind_cluster_busy: { status: 409, message: 'a creation job for this cluster is still running' },
   kind_delete_failed: { status: 500, message: 'deleting the cluster failed' },
-  kind_unavailable: { status: 503, message: 'kind is not available' },
 
   // ---- cluster manager (packages/clusters, seed 000) ----
   validation_failed: { status: 422, message: 'the request does not match the schema' },
@@ -113,6 +111,10 @@ export const errorCatalog = {
   path_invalid: { status: 400, message: 'file name cannot be resolved (symlink loop, or too long)' },
   import_invalid: { status: 400, message: 'a record of the imported file layout is invalid (the import changed nothing)' },
   path_not_found: { status: 404, message: 'a directory in the file name does not exist' },
+  agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
+  agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
+  agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
+  agent_address_forbidden: { status: 400, message: 'the agent address is link-local or a cloud metadata service' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -1,0 +1,2 @@
+export { freeTcpPort, sleep, waitFor, waitUntil } from './wait';
+export { productionSources } from './sources';
