@@ -9,11 +9,12 @@ cd "$(dirname "$0")/.."
 
 PKGS=(dnsmasq-base tgt qemu-system-x86 ipxe-qemu busybox udhcpc libiscsi-bin xfsprogs btrfs-progs
       wrk nginx-light chromium openssh-server openssh-client iproute2 procps psmisc curl ca-certificates
-      openssl e2fsprogs coreutils ansible-core sudo sshpass git python3-venv)
-TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip openssl filefrag ansible-playbook sudo sshpass git)
+      openssl e2fsprogs coreutils ansible-core sudo sshpass git python3-venv postgresql)
+TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip openssl filefrag ansible-playbook sudo sshpass git psql)
 
 missing=()
 for t in "${TOOLS[@]}"; do command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] || missing+=("$t"); done
+python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 [ -f /usr/share/qemu/pxe-virtio.rom ] || [ -f /usr/lib/ipxe/qemu/efi-virtio.rom ] || missing+=(ipxe-qemu)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "[install-test-deps] installing Debian packages (missing: ${missing[*]})"
