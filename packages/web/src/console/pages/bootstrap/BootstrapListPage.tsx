@@ -1,6 +1,6 @@
 import { type FormEvent, useMemo, useState } from 'react';
 import { Badge, ErrorNote, PageHeader, when, ScrollBox } from '../../components/ui';
-import type { BootstrapListItem, BootstrapNodeInput, BootstrapRole, HostKeyItem, HostKeyPin, PreflightResponse } from '../../clusters-api';
+import { type BootstrapListItem, type BootstrapNodeInput, type BootstrapRole, fingerprintOf, type HostKeyItem, type HostKeyPin, type PreflightResponse } from '../../clusters-api';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
@@ -84,10 +84,14 @@ function Wizard() {
         return n;
       });
   const pins = useMemo<HostKeyPin[]>(
-    () => (keys ?? []).filter((k) => k.fingerprint && confirmed.has(pinKey(k.host, k.port))).map((k) => ({ host: k.host, port: k.port, fingerprint: k.fingerprint as string })),
+    () =>
+      (keys ?? []).flatMap((k) => {
+        const f = fingerprintOf(k);
+        return f && confirmed.has(pinKey(k.host, k.port)) ? [{ host: k.host, port: k.port, fingerprint: f.fingerprint }] : [];
+      }),
     [keys, confirmed],
   );
-  const allConfirmed = !!keys && keys.length > 0 && keys.every((k) => k.fingerprint && confirmed.has(pinKey(k.host, k.port)));
+  const allConfirmed = !!keys && keys.length > 0 && keys.every((k) => fingerprintOf(k) && confirmed.has(pinKey(k.host, k.port)));
   const noControlPlane = !rows.some((r) => r.host.trim() && r.cp);
 
   const fetchKeys = async (e: FormEvent) => {
@@ -185,11 +189,12 @@ function Wizard() {
           <ul className="plain">
             {keys.map((k) => {
               const id = pinKey(k.host, k.port);
+              const f = fingerprintOf(k);
               return (
                 <li key={id} data-testid={`hostkey-${k.host}`}>
-                  {k.error ? (
+                  {!f ? (
                     <span className="error-text">
-                      {k.host}:{k.port} — {k.error}
+                      {k.host}:{k.port} — {'error' in k ? k.error : 'no key'}
                     </span>
                   ) : (
                     <label className="check-field">
@@ -208,7 +213,7 @@ function Wizard() {
                         data-testid={`confirm-${k.host}`}
                       />
                       <span>
-                        I confirm <span className="mono">{k.host}:{k.port}</span> has the {k.algorithm} key <span className="mono">{k.fingerprint}</span>
+                        I confirm <span className="mono">{k.host}:{k.port}</span> has the {f.algorithm} key <span className="mono">{f.fingerprint}</span>
                       </span>
                     </label>
                   )}

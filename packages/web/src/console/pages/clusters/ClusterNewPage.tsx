@@ -147,12 +147,12 @@ function VersionLine({ v }: { v: KubernetesVersion }) {
 
 function ProxyStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSaved: (c: ClusterRecord) => void; onNext: () => void }) {
   const { clusters } = useConsole();
-  const [p, setP] = useState<ProxyConfig>(cluster.proxy ?? { mode: 'none' });
+  const [p, setP] = useState<ProxyConfig>(cluster.proxy ?? { mode: 'none', httpProxy: null, httpsProxy: null, noProxy: null });
   const v = usePoll(() => clusters.kubernetesVersion(cluster.id), 0, [cluster.id, JSON.stringify(cluster.proxy)]);
   const act = useAction();
   const save = async (e: FormEvent) => {
     e.preventDefault();
-    const r = await act.run(() => clusters.update(cluster.id, { proxy: p.mode === 'custom' ? p : { mode: p.mode } }));
+    const r = await act.run(() => clusters.update(cluster.id, { proxy: p.mode === 'custom' ? p : { mode: p.mode, httpProxy: null, httpsProxy: null, noProxy: null } }));
     if (r) onSaved(r.cluster);
   };
   const ok = !!v.data?.reachable && !!v.data?.supported;

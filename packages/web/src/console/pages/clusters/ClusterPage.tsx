@@ -119,7 +119,7 @@ function OverviewCharts({ ov }: { ov: Overview }) {
 function Nodes({ id, ov, onDone }: { id: string; ov: Overview; onDone: () => void }) {
   const { clusters } = useConsole();
   const [sel, setSel] = useState<string[]>([]);
-  const [result, setResult] = useState<CordonResult | null>(null);
+  const [result, setResult] = useState<{ items: CordonResult[] } | null>(null);
   const act = useAction();
   const run = async (cordon: boolean) => {
     const r = await act.run(() => (cordon ? clusters.cordon(id, sel) : clusters.uncordon(id, sel)));
