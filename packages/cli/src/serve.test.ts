@@ -71,6 +71,23 @@ describe('ironlens serve', () => {
     }
   });
 
+  it('serves the cluster manager at seed 000’s paths on the console listener, behind IRONLENS_CONSOLE_TOKEN', async () => {
+    const token = 'console-token-for-clusters';
+    const running = await serve({ ...env(), IRONLENS_BOOT_LISTEN: 'off', IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_TOKEN: token });
+    try {
+      const anonymous = await fetch(`${running.urls.console}/api/cluster/clusters`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('content-type')).toContain('application/problem+json');
+      expect((await anonymous.json()).code).toBe('auth_required');
+      const auth = { headers: { authorization: `Bearer ${token}` } };
+      const list = await fetch(`${running.urls.console}/api/cluster/clusters`, auth);
+      expect(await list.json()).toEqual({ items: [] });
+      expect((await (await fetch(`${running.urls.console}/api/v1/versions`, auth)).json()).llm_d).toBe('v0.10.0');
+    } finally {
+      await running.close();
+    }
+  });
+
   it('maps flags onto the environment names', () => {
     expect(parseArgs(['serve', '--data-dir', '/x', '--boot-listen=127.0.0.1:1']).env).toEqual({ IRONLENS_DATA_DIR: '/x', IRONLENS_BOOT_LISTEN: '127.0.0.1:1' });
   });

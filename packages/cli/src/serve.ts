@@ -1,11 +1,12 @@
 import { join, resolve } from 'node:path';
 import { createHttpApp, type Env, envListen, envOptional, envString, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
+import { clustersMigrations, clustersPlugin, createClusterServices } from '@ironlens/clusters';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 
-export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations];
+export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations];
 
 /** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
 export function dataDirFrom(env: Env): string {
@@ -52,6 +53,7 @@ export async function serve(env: Env): Promise<Running> {
 
   const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080');
   let kindClose: (() => Promise<void>) | undefined;
+  let clustersClose: (() => Promise<void>) | undefined;
   if (consoleListen) {
     // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
     const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
@@ -66,10 +68,14 @@ export async function serve(env: Env): Promise<Running> {
       redocUrl: '/redoc',
       token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN'),
     });
+    // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
+    const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
+    clustersClose = clusters.close;
+    await app.register(clustersPlugin, { services: clusters, token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN') });
     app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
     urls.console = await app.listen(consoleListen);
     apps.push(app);
-    log(`console on ${urls.console} (kind panel at /kind/, API at /kind/api/v1${envOptional(env, 'IRONLENS_CONSOLE_TOKEN') ? ', bearer token required' : ''})`);
+    log(`console on ${urls.console} (kind panel at /kind/, API at /kind/api/v1; cluster manager at /api/cluster${envOptional(env, 'IRONLENS_CONSOLE_TOKEN') ? ', bearer token required' : ''})`);
   }
 
   return {
@@ -77,6 +83,7 @@ export async function serve(env: Env): Promise<Running> {
     async close() {
       for (const app of apps) await app.close();
       if (kindClose) await kindClose();
+      if (clustersClose) await clustersClose();
       await store.close();
     },
   };
