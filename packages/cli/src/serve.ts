@@ -1,12 +1,12 @@
 import { join, resolve } from 'node:path';
-import { createHttpApp, type Env, envListen, envOptional, envString, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
-import { clustersMigrations, clustersPlugin, createClusterServices } from '@ironlens/clusters';
+import { createHttpApp, type Env, envListen, envOptional, envString, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
+import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 
-export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations];
+export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
 /** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
 export function dataDirFrom(env: Env): string {
@@ -54,6 +54,7 @@ export async function serve(env: Env): Promise<Running> {
   const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080');
   let kindClose: (() => Promise<void>) | undefined;
   let clustersClose: (() => Promise<void>) | undefined;
+  let bootstrapClose: (() => Promise<void>) | undefined;
   if (consoleListen) {
     // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
     const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
@@ -72,6 +73,10 @@ export async function serve(env: Env): Promise<Running> {
     const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
     clustersClose = clusters.close;
     await app.register(clustersPlugin, { services: clusters, token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN') });
+    // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
+    const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store) });
+    bootstrapClose = bootstrap.close;
+    await app.register(bootstrapPlugin, { services: bootstrap.services, token: envOptional(env, 'IRONLENS_CONSOLE_TOKEN') });
     app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
     urls.console = await app.listen(consoleListen);
     apps.push(app);
@@ -83,6 +88,7 @@ export async function serve(env: Env): Promise<Running> {
     async close() {
       for (const app of apps) await app.close();
       if (kindClose) await kindClose();
+      if (bootstrapClose) await bootstrapClose();
       if (clustersClose) await clustersClose();
       await store.close();
     },
