@@ -3,10 +3,6 @@ export { type MetalConfig, metalConfigFromEnv, type ReloadMethod } from './confi
 export * from './domain/identifiers';
 export * from './domain/types';
 export type * from './domain/responses';
-export type { AgentView, Capabilities, AgentInput } from './services/agent.service';
-export type { BatchBindRequest, DeviceDeclaration } from './services/device.service';
-export type { DiskRequest } from './services/storage.service';
-export type { CreateWorkerInput } from './services/worker.service';
 export { metalMigrations } from './repositories/metal.migrations';
 export type { MetalDatabase, MetalStore } from './repositories/tables';
 export { createMetalServices, type MetalDeps, type MetalServices, reloaderFor } from './wiring';

@@ -4,18 +4,12 @@
  * the bundle holds no server code and the client cannot drift from the API.
  */
 import type {
-  AgentInput,
   AgentLunTarget,
   AgentProbe,
-  AgentView,
-  BatchBindRequest,
   BatchBindResult,
   BatchPreview,
-  CreateWorkerInput,
   Device,
-  DeviceDeclaration,
   DiskBatchResult,
-  DiskRequest,
   MastersListing,
   OperationsPage,
   Os,
@@ -23,6 +17,7 @@ import type {
   WorkerStatus,
   WorkerView,
 } from '@ironlens/metal';
+import type { AgentInput, AgentView, BatchBindRequest, CreateWorkerInput, DeviceDeclaration, DiskBatchRequest, DiskRequest } from '@ironlens/metal/api';
 import { type Http, query } from './http';
 
 export type {
@@ -77,7 +72,7 @@ export function createMetalApi(http: Http) {
     deleteWorker: (id: string, deleteDisk: boolean) => c<WorkerDeleted>('DELETE', `/workers/${enc(id)}${query({ delete_disk: deleteDisk ? 'true' : undefined })}`),
     createDisk: (id: string, req: DiskRequest) => c<WorkerView>('POST', `/workers/${enc(id)}/luns/disk`, req),
     deleteDisk: (id: string, os: string, deleteFile: boolean) => c<WorkerView>('DELETE', `/workers/${enc(id)}/luns/disk/${enc(os)}${query({ delete_file: deleteFile ? 'true' : undefined })}`),
-    createDisksBatch: (req: DiskRequest & { targets: Array<{ worker_id: string; agent: string }> }) => c<DiskBatchResult>('POST', '/workers/luns/disk/batch', req),
+    createDisksBatch: (req: DiskBatchRequest) => c<DiskBatchResult>('POST', '/workers/luns/disk/batch', req),
 
     agents: (live = true) => c<AgentView[]>('GET', `/agents${query({ live: live ? 'true' : 'false' })}`),
     probeAgent: (body: { base_url: string; token?: string | null; agent_id?: string | null }) => c<AgentProbe>('POST', '/agents/probe', body),
