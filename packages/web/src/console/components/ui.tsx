@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useId, useRef } from 'react';
+import { type ReactNode, type Ref, useEffect, useId, useRef } from 'react';
 
 /** An API error, shown with its message (never swallowed). */
 export function ErrorNote({ error, testId }: { error: string | null | undefined; testId?: string }) {
@@ -122,10 +122,10 @@ export function Meter({ label, value, max, detail, testId }: { label: string; va
 }
 
 /** A box that scrolls sideways on narrow screens; focusable so the keyboard can scroll it too. */
-export function ScrollBox({ label, children }: { label: string; children: ReactNode }) {
+export function ScrollBox({ label, children, className, boxRef }: { label: string; children: ReactNode; className?: string; boxRef?: Ref<HTMLElement> }) {
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be keyboard-reachable (WCAG 2.1.1, axe scrollable-region-focusable)
-    <section className="table-wrap" tabIndex={0} aria-label={label}>
+    <section className={className ? `table-wrap ${className}` : 'table-wrap'} tabIndex={0} aria-label={label} ref={boxRef}>
       {children}
     </section>
   );

@@ -17,7 +17,7 @@ export function BootstrapRunPage({ id }: { id: string }) {
   // The kubeconfig is handed over once: kept in this page's memory only, never in storage.
   const [kubeconfig, setKubeconfig] = useState<string | null>(null);
   const cancel = useAction();
-  const logRef = useRef<HTMLPreElement>(null);
+  const logRef = useRef<HTMLElement>(null);
   const s = st.data;
   useEffect(() => {
     if (s?.kubeconfig) setKubeconfig(s.kubeconfig);
@@ -80,8 +80,8 @@ export function BootstrapRunPage({ id }: { id: string }) {
           )}
           <section className="card" aria-labelledby="log-title">
             <h2 id="log-title">Log</h2>
-            <ScrollBox label="Bootstrap log tail">
-              <pre className="log" ref={logRef} data-testid="bootstrap-log">
+            <ScrollBox label="Bootstrap log tail" className="log-box" boxRef={logRef}>
+              <pre className="log" data-testid="bootstrap-log">
                 {s.logTail || '(no output yet)'}
               </pre>
             </ScrollBox>
