@@ -235,5 +235,18 @@ describe('bootstrap wizard against real sshd', () => {
     expect(await page.getByTestId('preflight-table').textContent()).toMatch(/hostname/i);
     await shot('bootstrap-preflight');
     expect(await axe('bootstrap-preflight')).toEqual([]);
+
+    // Start: the job page follows its phase live. The GitHub mirror here answers nothing, so the
+    // Kubespray checkout fails and the page shows the job's own error.
+    await page.getByTestId('bootstrap-start').click();
+    await expect.poll(() => page.url(), { timeout: 20_000 }).toMatch(/\/bootstrap\/bootstrap-[0-9a-f]{12}$/);
+    const id = page.url().split('/').pop() ?? '';
+    await expect.poll(() => page.getByTestId('bootstrap-phase').textContent(), { timeout: 120_000 }).toBe('failed');
+    expect((await page.getByRole('alert').first().textContent())?.length).toBeGreaterThan(0);
+    expect(await page.getByTestId('bootstrap-cancel').count()).toBe(0);
+    await shot('bootstrap-run-failed');
+    expect(await axe('bootstrap-run')).toEqual([]);
+    await page.goto(`${base}/bootstrap`);
+    await expect.poll(() => page.getByTestId('bootstrap-jobs').textContent(), { timeout: 20_000 }).toContain(id);
   });
 });
