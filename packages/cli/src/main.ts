@@ -162,8 +162,10 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       const running = await startAgent(env).catch((err) => {
         throw withListenHint(err, 'IRONLENS_AGENT_LISTEN (--agent-listen)');
       });
-      const open = running.config.token ? 'bearer token required' : 'no token (IPXE_AGENT_TOKEN unset)';
-      log(`storage agent on ${running.url}${describeHost(running.config.listen.host)} (${open}, disks in ${running.config.diskDir})`);
+      const { describeAddress } = await import('./address');
+      const a = running.app.server.address() as { address: string; port: number };
+      const open = running.config.token ? 'bearer token required' : 'no token: IPXE_AGENT_TOKEN is not set';
+      log(`storage agent on ${describeAddress(a.address, a.port)} (${running.url}; ${open}; disks in ${running.config.diskDir})`);
       return untilSignal('ironlens agent', running.close);
     }
     case 'kind': {
@@ -197,11 +199,6 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       process.stderr.write(`unknown command: ${cmd}\n${USAGE}`);
       return 2;
   }
-}
-
-/** ` (every interface)` for the wildcard addresses, nothing otherwise. */
-export function describeHost(host: string): string {
-  return host === '0.0.0.0' || host === '::' || host === '' ? ' — every interface' : '';
 }
 
 /** Runs one command line; resolves to the exit code. */

@@ -4,6 +4,7 @@ import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsM
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import type { FastifyInstance } from 'fastify';
+import { describeAddress } from './address';
 
 export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations];
 
@@ -26,12 +27,10 @@ export type Log = (msg: string) => void;
 
 const stderrLog: Log = (msg) => process.stderr.write(`[ironlens] ${msg}\n`);
 
-/** `0.0.0.0:4839 — every interface`, `127.0.0.1:8080`, `[::1]:8080`: what the socket is bound to. */
-export function boundAddress(app: FastifyInstance): string {
+/** What the listener's socket is bound to ({@link describeAddress}). */
+function boundAddress(app: FastifyInstance): string {
   const a = app.server.address() as AddressInfo;
-  const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-  const wildcard = a.address === '0.0.0.0' || a.address === '::';
-  return `${host}:${a.port}${wildcard ? ' — every interface' : ''}`;
+  return describeAddress(a.address, a.port);
 }
 
 /**
@@ -97,6 +96,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       apps.push(app);
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc', token });
       app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
+      app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
       urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
       const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
       log(`console on ${boundAddress(app)} (${urls.console}/kind/; kind API at /kind/api/v1, ${access})`);

@@ -245,7 +245,8 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       await waitFor('dnsmasq to read its hosts file', hostsReads, (n) => n >= 1 || !dnsmasq.running);
       if (!dnsmasq.running) throw new Error(`dnsmasq exited with code ${dnsmasq.code}`);
 
-      const baseEnv = { ...process.env, IRONLENS_LOG: '1' };
+      // IRONLENS_FROM_SOURCE: the command runs the TypeScript under test, never a stale packages/cli/dist.
+      const baseEnv = { ...process.env, IRONLENS_LOG: '1', IRONLENS_FROM_SOURCE: '1' };
       const serve = Daemon.start(
         'ironlens-serve',
         [...netns.wrap, process.execPath, IRONLENS, 'serve'],

@@ -1,0 +1,1 @@
+export { ARTIFACTS_DIR, artifactPath } from './artifacts';
