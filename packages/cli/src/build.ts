@@ -6,8 +6,9 @@
  * loaded from node_modules at run time.
  *
  * Workspace code that finds files next to itself through `import.meta.url` (the console's
- * assets, data files) would look inside dist/ once bundled: each such `import.meta.url` is
- * rewritten to the URL of its source file, relative to the bundle, so those paths resolve as
+ * assets, data files such as packages/metal/assets or packages/clusters/profile) would look
+ * inside dist/ once bundled: each such `import.meta.url` (and `.dirname`, `.filename`) is
+ * rewritten to its source file's location, relative to the bundle, so those paths resolve as
  * they do from the sources (and keep resolving when the repository is moved).
  *
  * Run by the root `prepare` script (`npm install`) and by `npm run build:cli`
@@ -45,10 +46,14 @@ const sourceRelativeUrls = (outdir: string): Plugin => ({
     b.onLoad({ filter: /\.(ts|tsx|mts|js|mjs)$/ }, async (args) => {
       if (!args.path.startsWith(packagesDir) || args.path.includes(`${sep}node_modules${sep}`)) return undefined;
       const text = await readFile(args.path, 'utf8');
-      if (!text.includes('import.meta.url')) return undefined;
-      const rel = relative(outdir, args.path).split(sep).join('/');
+      if (!/import\.meta\.(url|dirname|filename)/.test(text)) return undefined;
+      const rel = JSON.stringify(relative(outdir, args.path).split(sep).join('/'));
       const loader = args.path.endsWith('.tsx') ? 'tsx' : args.path.endsWith('ts') ? 'ts' : 'js';
-      return { contents: text.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`), loader };
+      const contents = text
+        .replaceAll('import.meta.url', `new URL(${rel}, import.meta.url).href`)
+        .replaceAll('import.meta.filename', `decodeURIComponent(new URL(${rel}, import.meta.url).pathname)`)
+        .replaceAll('import.meta.dirname', `decodeURIComponent(new URL(".", new URL(${rel}, import.meta.url)).pathname).replace(/\\/$/, "")`);
+      return { contents, loader };
     });
   },
 });
