@@ -114,6 +114,14 @@ describe('the compiled ironlens command', () => {
         expect(res.status).toBe(200);
         expect(await res.json()).toEqual({ status: 'ok' });
       }
+      // The store, the validation and serialisation of both APIs, through the bundle.
+      const created = await fetch(`http://127.0.0.1:${boot}/workers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ worker_id: 'w1' }) });
+      expect(created.status).toBe(200);
+      expect(await (await fetch(`http://127.0.0.1:${boot}/workers/w1`)).json()).toMatchObject({ worker_id: 'w1', state: 'registered' });
+      expect((await fetch(`http://127.0.0.1:${boot}/workers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(422); // schema: worker_id required
+      expect(await (await fetch(`http://127.0.0.1:${consolePort}/kind/api/v1/jobs?limit=5`)).json()).toEqual([]);
+      const swaggerCss = await fetch(`http://127.0.0.1:${boot}/docs/static/swagger-ui.css`);
+      expect(swaggerCss.status, 'Swagger UI serves its files from node_modules').toBe(200);
       const redoc = await fetch(`http://127.0.0.1:${boot}/redoc/redoc.standalone.js`);
       expect(redoc.status, 'the ReDoc bundle is read from node_modules at run time').toBe(200);
       expect((await redoc.text()).length).toBeGreaterThan(100_000);
