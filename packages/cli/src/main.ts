@@ -169,8 +169,8 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       return untilSignal('ironlens agent', running.close);
     }
     case 'kind': {
-      const { startKindPanel } = await import('@ironlens/kind');
-      const running = await startKindPanel(env).catch((err) => {
+      const [{ startKindPanel }, web] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web')]);
+      const running = await startKindPanel(env, { webDist: web.webDistDir, webBuildCommand: web.WEB_BUILD_COMMAND }).catch((err) => {
         throw withListenHint(err, 'KIND_K8S_WEB_HOST / KIND_K8S_WEB_PORT');
       });
       log(`kind panel on ${running.url} (${running.tokenRequired ? 'bearer token required' : 'API open: no token (KIND_K8S_TOKEN unset)'})`);

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress } from './address';
 
@@ -94,7 +95,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       const token = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
       const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
       apps.push(app);
-      await app.register(kindPlugin, { prefix: '/kind', services: kind.services, docsUrl: '/docs', redocUrl: '/redoc', token });
+      await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist: webDistDir, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
       app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
       app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
       urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');

@@ -5,8 +5,10 @@ import type { KindServices } from './services/kind-services';
 
 export interface KindAppDeps {
   services: KindServices;
-  /** Built web assets. Default is `@ironlens/web`'s `dist`. */
-  webDist?: string;
+  /** Built web assets (the CLI passes `@ironlens/web`'s `webDistDir`). */
+  webDist: string;
+  /** Named when the assets are missing (the CLI passes `@ironlens/web`'s `WEB_BUILD_COMMAND`). */
+  webBuildCommand?: string;
   logger?: FastifyServerOptions['logger'];
   /** Bearer token the API requires (`KIND_K8S_TOKEN`). Default: unset, the API is open. */
   token?: string;
@@ -22,6 +24,6 @@ export async function buildKindApp(deps: KindAppDeps): Promise<FastifyInstance> 
     description: 'Local kind clusters: health, kindest/node versions, clusters (create as a job, details, kubeconfig, workloads, delete) and jobs.',
     logger: deps.logger,
   });
-  await app.register(kindPlugin, { services: deps.services, webDist: deps.webDist, token: deps.token });
+  await app.register(kindPlugin, { services: deps.services, webDist: deps.webDist, webBuildCommand: deps.webBuildCommand, token: deps.token });
   return app;
 }

@@ -5,7 +5,7 @@ export { type NodeImageTags, RegistryNodeTags, stableTags } from './adapters/nod
 export { type KindAppDeps, buildKindApp } from './app';
 export { CLUSTER_NAME_RE, isValidClusterName } from './cluster-name';
 export { DEFAULT_TAGS_URL, type KindConfig, readKindConfig } from './config';
-export { type RunningKindPanel, startKindPanel } from './main';
+export { type KindPanelOptions, type RunningKindPanel, startKindPanel } from './main';
 export { type KindPluginOptions, kindPlugin } from './plugin';
 export { CREATE_CLUSTER_JOB } from './services/kind-jobs.service';
 export type { KindServices } from './services/kind-services';

@@ -4,6 +4,15 @@ import { buildKindApp } from './app';
 import { readKindConfig } from './config';
 import { createKindServices, kindMigrations } from './wiring';
 
+export interface KindPanelOptions {
+  /** Fastify's logger. Default is `true`. */
+  logger?: boolean;
+  /** Built web assets: the caller (the CLI) passes `@ironlens/web`'s `webDistDir`. */
+  webDist: string;
+  /** Named when the assets are missing (`@ironlens/web`'s `WEB_BUILD_COMMAND`). */
+  webBuildCommand?: string;
+}
+
 export interface RunningKindPanel {
   app: FastifyInstance;
   /** The address it listens on. */
@@ -18,8 +27,9 @@ export interface RunningKindPanel {
  * wires the real adapters and listens on `KIND_K8S_WEB_HOST:KIND_K8S_WEB_PORT` (default `127.0.0.1:8080`:
  * this machine only, as its API hands out cluster-admin kubeconfigs). A failed listen closes what was opened.
  * `KIND_K8S_TOKEN`, when set, is the bearer token the API requires (default: unset, open as in the seed).
+ * The dashboard's assets come from `opts.webDist`, which the caller hands in.
  */
-export async function startKindPanel(env: Env = process.env, opts: { logger?: boolean } = {}): Promise<RunningKindPanel> {
+export async function startKindPanel(env: Env, opts: KindPanelOptions): Promise<RunningKindPanel> {
   const config = readKindConfig(env);
   const store = await Store.open({ file: config.dbFile, migrations: [...jobsMigrations, ...kindMigrations] });
   const runtime = await createKindServices(env, store);
@@ -27,7 +37,7 @@ export async function startKindPanel(env: Env = process.env, opts: { logger?: bo
   let app: FastifyInstance | undefined;
   let url: string;
   try {
-    app = await buildKindApp({ services: runtime.services, logger: opts.logger ?? true, token });
+    app = await buildKindApp({ services: runtime.services, webDist: opts.webDist, webBuildCommand: opts.webBuildCommand, logger: opts.logger ?? true, token });
     url = await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await app?.close().catch(() => {});

@@ -1,5 +1,4 @@
-import { installErrorHandling, renderDetail } from '@ironlens/core';
-import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
+import { AppError, installErrorHandling, renderDetail, type ValidationDetail } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import { kindApiRoutes } from './routes/api.routes';
 import { dashboardRoutes } from './routes/dashboard.routes';
@@ -7,8 +6,13 @@ import type { KindServices } from './services/kind-services';
 
 export interface KindPluginOptions {
   services: KindServices;
-  /** Built web assets. Default is `@ironlens/web`'s `dist` directory. */
-  webDist?: string;
+  /**
+   * Directory of the built web assets (`kind.html`, `js/`, `assets/`). The caller hands it in
+   * (the CLI passes `@ironlens/web`'s `webDistDir`), so this package does not depend on the web one.
+   */
+  webDist: string;
+  /** Shown on the page that says the assets are missing. Default: a sentence without a command. */
+  webBuildCommand?: string;
   /** Swagger UI of the listener, for the dashboard's navigation. Default is `/docs`. */
   docsUrl?: string;
   /** ReDoc of the listener. Default is `/redoc`. */
@@ -22,6 +26,15 @@ export interface KindPluginOptions {
 }
 
 /**
+ * Seed 001's validation errors: a body that fails its schema answers 400 (the seed says so for
+ * `POST /clusters`), in FastAPI's list shape; a query or path parameter answers FastAPI's 422.
+ */
+export function renderKindValidation(detail: ValidationDetail[]): AppError | { detail: ValidationDetail[] } {
+  if (detail.some((d) => d.loc[0] === 'body')) return new AppError('request_invalid', 'request body is invalid', { detail }, 400);
+  return { detail };
+}
+
+/**
  * The kind panel as one Fastify plugin: the seed's API under `<prefix>/api/v1`, the
  * dashboard at `<prefix>/` (`<prefix>/ui` → 307, assets under `<prefix>/static/`), errors
  * in FastAPI's `{"detail": ...}` shape. Mount it at the root (`ironlens kind`, the seed's
@@ -29,16 +42,16 @@ export interface KindPluginOptions {
  */
 export async function kindPlugin(app: FastifyInstance, opts: KindPluginOptions): Promise<void> {
   try {
-    installErrorHandling(app, renderDetail);
+    installErrorHandling(app, renderDetail, { renderValidation: renderKindValidation });
   } catch {
     // Mounted at the root of an app that already has a not-found handler for '/'
     // (createHttpApp sets one, in the same shape); the error handler is set regardless.
   }
   await app.register(kindApiRoutes, { prefix: '/api/v1', services: opts.services, token: opts.token });
   await app.register(dashboardRoutes, {
-    webDist: opts.webDist ?? webDistDir,
+    webDist: opts.webDist,
     docsUrl: opts.docsUrl ?? '/docs',
     redocUrl: opts.redocUrl ?? '/redoc',
-    buildCommand: WEB_BUILD_COMMAND,
+    buildCommand: opts.webBuildCommand,
   });
 }

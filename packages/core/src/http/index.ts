@@ -1,1 +1,1 @@
-export { type BearerGuardOptions, createHttpApp, type ErrorRenderer, type HttpAppOptions, installBearerGuard, installErrorHandling, isDocsPath, renderDetail } from './app';
+export { type BearerGuardOptions, createHttpApp, type ErrorHandlingOptions, type ErrorRenderer, type HttpAppOptions, installBearerGuard, installErrorHandling, isDocsPath, renderDetail, type ValidationDetail } from './app';

@@ -2,17 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { resolveInside, writeFileAtomic } from '@ironlens/core';
+import { Value } from '@sinclair/typebox/value';
+import { ClusterMeta } from '../api/schemas';
 import { assertClusterName, isValidClusterName } from '../cluster-name';
-
-/** What `meta.json` holds (extra keys written by other versions are kept as they are). */
-export interface ClusterMeta {
-  cluster_name?: string;
-  kubernetes_version_tag?: string | null;
-  node_image?: string | null;
-  worker_nodes?: number;
-  kubeconfig_patched_for_host?: boolean;
-  [key: string]: unknown;
-}
 
 export const KUBECONFIG_FILE = 'kubeconfig';
 export const META_FILE = 'meta.json';
@@ -70,10 +62,14 @@ export class ClusterFiles {
     return !existed;
   }
 
+  /**
+   * The cluster's `meta.json`, or null when there is none or it is not a `ClusterMeta` (a known
+   * key of the wrong type): the file comes from disk, and is checked like API input before it is shown.
+   */
   async readMeta(name: string): Promise<ClusterMeta | null> {
     try {
-      const parsed = JSON.parse(await readFile(join(this.dir(name), META_FILE), 'utf8'));
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as ClusterMeta) : null;
+      const parsed: unknown = JSON.parse(await readFile(join(this.dir(name), META_FILE), 'utf8'));
+      return Value.Check(ClusterMeta, parsed) ? (parsed as ClusterMeta) : null;
     } catch {
       return null;
     }

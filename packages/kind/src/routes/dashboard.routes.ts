@@ -10,8 +10,8 @@ export interface DashboardOptions {
   docsUrl: string;
   /** ReDoc, opened in the `kind_redoc` window. */
   redocUrl: string;
-  /** Shown when the assets are missing. */
-  buildCommand: string;
+  /** Named on the page shown when the assets are missing. Default: none (the page says to build them). */
+  buildCommand?: string;
 }
 
 const TYPES: Record<string, string> = {
@@ -37,6 +37,7 @@ const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;
  */
 export async function dashboardRoutes(app: FastifyInstance, opts: DashboardOptions): Promise<void> {
   const base = app.prefix; // '' standalone, '/kind' inside `ironlens serve`
+  const build = opts.buildCommand ? `Build them with <code>${escapeAttr(opts.buildCommand)}</code>` : 'Build the web assets';
 
   app.get('/', { schema: { hide: true } }, async (_req, reply) => {
     let html: string;
@@ -49,7 +50,7 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardOptio
         .send(
           `<!doctype html><html><head><meta charset="utf-8"><title>kind panel: web assets missing</title></head><body>` +
             `<h1>The kind dashboard is not built</h1><p>The web assets were not found in <code>${escapeAttr(opts.webDist)}</code>.</p>` +
-            `<p>Build them with <code>${escapeAttr(opts.buildCommand)}</code>, then reload. The API works without them: <a href="${escapeAttr(base)}/api/v1/health">${escapeAttr(base)}/api/v1/health</a>.</p></body></html>`,
+            `<p>${build}, then reload. The API works without them: <a href="${escapeAttr(base)}/api/v1/health">${escapeAttr(base)}/api/v1/health</a>.</p></body></html>`,
         );
     }
     const page = html
@@ -70,7 +71,7 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardOptio
     } catch (err) {
       if (isAppError(err)) return reply.status(404).send({ detail: 'Not Found' });
       // The dist directory itself is missing.
-      return reply.status(404).send({ detail: `web assets not built: run ${opts.buildCommand}` });
+      return reply.status(404).send({ detail: opts.buildCommand ? `web assets not built: run ${opts.buildCommand}` : 'web assets not built' });
     }
     try {
       const body = await readFile(file);

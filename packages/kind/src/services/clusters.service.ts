@@ -1,60 +1,11 @@
 import { AppError, type JobRunner } from '@ironlens/core';
+import { type ClusterDetails, type ClusterSummary, type CreateAccepted, type CreateClusterBody, type DeleteView, type StatsView, WORKERS_DEFAULT, WORKERS_MAX, type WorkloadsView } from '../api/schemas';
 import type { KindClusters } from '../adapters/kind.adapter';
 import { KUBECTL_MISSING_RC, type Kubectl } from '../adapters/kubectl.adapter';
 import { assertClusterName, versionTag } from '../cluster-name';
-import type { ClusterFiles, ClusterMeta } from '../repositories/cluster-files.repository';
+import type { ClusterFiles } from '../repositories/cluster-files.repository';
 import type { CreateClusterJob } from './create-cluster.job';
 import { CREATE_CLUSTER_JOB } from './kind-jobs.service';
-
-export interface ClusterSummary {
-  name: string;
-  registered_in_kind: boolean;
-  has_local_kubeconfig: boolean;
-  meta: ClusterMeta | null;
-}
-
-export interface ClusterDetails extends ClusterSummary {
-  kubeconfig_path: string | null;
-  kubectl_get_nodes_rc: number | null;
-  kubectl_get_nodes: string | null;
-}
-
-export interface WorkloadsView {
-  cluster_name: string;
-  nodes_rc: number | null;
-  nodes_output: string | null;
-  pods_rc: number | null;
-  pods_output: string | null;
-  error: string | null;
-}
-
-export interface DeleteView {
-  name: string;
-  kind_delete_ok: boolean;
-  summary: string;
-}
-
-export interface StatsView {
-  kind_clusters_count: number;
-  local_cluster_dirs_count: number;
-  total_workers_from_meta: number | null;
-  jobs_total: number;
-  jobs_recent_failed: number;
-}
-
-export interface CreateClusterRequest {
-  name: unknown;
-  kubernetes_version?: unknown;
-  workers?: unknown;
-}
-
-export interface CreateAccepted {
-  job_id: string;
-  status: 'queued';
-}
-
-export const WORKERS_MAX = 10;
-export const WORKERS_DEFAULT = 1;
 
 /** Clusters: the union of kind's list and the clusters directory, their files, kubectl views, create and delete. */
 export class ClustersService {
@@ -187,7 +138,7 @@ export class ClustersService {
   }
 
   /** Validates, refuses a name kind already has (409), and starts the creation job (one per name at a time). */
-  async create(req: CreateClusterRequest): Promise<CreateAccepted> {
+  async create(req: CreateClusterBody): Promise<Pick<CreateAccepted, 'job_id' | 'status'>> {
     const name = assertClusterName(req.name);
     const version = req.kubernetes_version;
     let tag: string | null = null;

@@ -3,7 +3,8 @@ import type { ContainerEngine } from '../adapters/container-engine.adapter';
 import type { KindClusters } from '../adapters/kind.adapter';
 import type { Kubectl } from '../adapters/kubectl.adapter';
 import { isNotFound, type PathLookup } from '../adapters/path-lookup';
-import type { ClusterFiles, ClusterMeta } from '../repositories/cluster-files.repository';
+import type { ClusterMeta } from '../api/schemas';
+import type { ClusterFiles } from '../repositories/cluster-files.repository';
 import { patchKubeconfigForHost } from './kubeconfig-patch';
 
 export interface CreateClusterInput {

@@ -1,23 +1,7 @@
+import type { HealthView, VersionsView } from '../api/schemas';
 import type { ContainerEngine } from '../adapters/container-engine.adapter';
 import { type NodeImageTags, stableTags } from '../adapters/node-tags.adapter';
 import type { PathLookup } from '../adapters/path-lookup';
-
-export interface HealthView {
-  status: 'ok' | 'degraded';
-  kind_in_path: boolean;
-  kubectl_in_path: boolean;
-  container_cli: string;
-  container_engine_ok: boolean;
-  container_engine_detail: string | null;
-}
-
-export interface VersionsView {
-  tags: string[];
-  skipped: boolean;
-  reason?: string;
-  /** Set when the registry could not be read (the list is then empty). */
-  error?: string;
-}
 
 export interface EnvironmentServiceOptions {
   skipVersionList: boolean;

@@ -1,25 +1,8 @@
 import { AppError, isoSeconds, type Job, type JobRunner } from '@ironlens/core';
+import type { CancelView, JobView } from '../api/schemas';
 
 /** The kind panel's jobs in the store's `kind` column (namespaced; the API shows `create_cluster`). */
 export const CREATE_CLUSTER_JOB = 'kind.create_cluster';
-
-/** The seed's `JobView`, plus the log tail, error and timestamps. */
-export interface JobView {
-  job_id: string;
-  kind: string;
-  status: string;
-  cluster_name: string | null;
-  created_at_utc: string;
-  message: string | null;
-  result: unknown;
-  progress_stage: string | null;
-  progress_percent: number | null;
-  error: string | null;
-  cancel_requested: boolean;
-  started_at_utc: string | null;
-  finished_at_utc: string | null;
-  log_tail: string[];
-}
 
 const utc = (iso: string | null) => (iso ? isoSeconds(new Date(iso)) : null);
 
@@ -42,12 +25,6 @@ export function jobView(job: Job): JobView {
     finished_at_utc: utc(job.finishedAt),
     log_tail: job.log,
   };
-}
-
-export interface CancelView {
-  job_id: string;
-  cancel_requested: true;
-  message: string;
 }
 
 export class KindJobsService {

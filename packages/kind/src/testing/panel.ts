@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobsMigrations, Store } from '@ironlens/core';
+import { WEB_BUILD_COMMAND } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { buildKindApp } from '../app';
-import type { JobView } from '../services/kind-jobs.service';
+import type { JobView } from '../api/schemas';
 import { createKindServices, type KindRuntime, kindMigrations } from '../wiring';
 import { type StandIns, type StandInTool, writeStandIns } from './standins';
 
@@ -29,6 +30,7 @@ export interface TestPanel {
 export interface TestPanelOptions {
   tools?: StandInTool[];
   env?: Record<string, string>;
+  /** Built web assets. Default: a directory that does not exist (the dashboard answers 503). */
   webDist?: string;
   /** Bearer token the API requires. Default: unset (open). */
   token?: string;
@@ -45,7 +47,7 @@ export async function newTestPanel(opts: TestPanelOptions = {}): Promise<TestPan
   const open = async () => {
     const store = await Store.open({ file: dbFile, migrations: [...jobsMigrations, ...kindMigrations] });
     const runtime = await createKindServices(env, store, { cwd: dir });
-    const app = await buildKindApp({ services: runtime.services, webDist: opts.webDist ?? join(dir, 'no-web-build'), token: opts.token });
+    const app = await buildKindApp({ services: runtime.services, webDist: opts.webDist ?? join(dir, 'no-web-build'), webBuildCommand: WEB_BUILD_COMMAND, token: opts.token });
     return { store, runtime, app };
   };
   let parts = await open();

@@ -1,74 +1,16 @@
-/** The kind panel's REST API (seed 001), as the dashboard uses it. */
-
-export interface Health {
-  status: 'ok' | 'degraded';
-  kind_in_path: boolean;
-  kubectl_in_path: boolean;
-  container_cli: string;
-  container_engine_ok: boolean;
-  container_engine_detail: string | null;
-}
-
-export interface Versions {
-  tags: string[];
-  skipped: boolean;
-  reason?: string;
-  error?: string;
-}
-
-export interface Stats {
-  kind_clusters_count: number;
-  local_cluster_dirs_count: number;
-  total_workers_from_meta: number | null;
-  jobs_total: number;
-  jobs_recent_failed: number;
-}
-
-export interface ClusterMeta {
-  kubernetes_version_tag?: string | null;
-  node_image?: string | null;
-  worker_nodes?: number;
-  [key: string]: unknown;
-}
-
-export interface Cluster {
-  name: string;
-  registered_in_kind: boolean;
-  has_local_kubeconfig: boolean;
-  meta: ClusterMeta | null;
-}
-
-export type JobStatus = 'queued' | 'running' | 'success' | 'failed' | 'cancelled';
-
-export interface Job {
-  job_id: string;
-  kind: string;
-  status: JobStatus;
-  cluster_name: string | null;
-  created_at_utc: string;
-  message: string | null;
-  result: Record<string, unknown> | null;
-  progress_stage: string | null;
-  progress_percent: number | null;
-  error?: string | null;
-  cancel_requested?: boolean;
-  log_tail?: string[];
-}
-
-export interface Workloads {
-  cluster_name: string;
-  nodes_rc: number | null;
-  nodes_output: string | null;
-  pods_rc: number | null;
-  pods_output: string | null;
-  error: string | null;
-}
-
-export interface CreateRequest {
-  name: string;
-  kubernetes_version?: string | null;
-  workers: number;
-}
+/** The kind panel's REST API (seed 001), as the dashboard uses it. Its shapes are the server's own schemas. */
+import type {
+  CancelView,
+  ClusterSummary,
+  CreateAccepted,
+  CreateClusterBody,
+  DeleteView,
+  HealthView,
+  JobView,
+  StatsView,
+  VersionsView,
+  WorkloadsView,
+} from '@ironlens/kind/api';
 
 export class ApiError extends Error {
   constructor(
@@ -87,7 +29,7 @@ function detailText(body: unknown, status: number): string {
   return `HTTP ${status}`;
 }
 
-export function isActive(job: Job): boolean {
+export function isActive(job: JobView): boolean {
   return job.status === 'queued' || job.status === 'running';
 }
 
@@ -139,19 +81,19 @@ export function createKindApi(base: string, auth?: ApiAuth) {
   }
   return {
     base: root,
-    health: () => call<Health>('GET', '/health'),
+    health: () => call<HealthView>('GET', '/health'),
     healthUrl: `${root}/health`,
-    versions: () => call<Versions>('GET', '/versions'),
-    stats: () => call<Stats>('GET', '/stats'),
-    clusters: () => call<Cluster[]>('GET', '/clusters'),
-    createCluster: (req: CreateRequest) => call<{ job_id: string; status: string; message: string }>('POST', '/clusters', req),
-    deleteCluster: (name: string) => call<{ name: string; kind_delete_ok: boolean; summary: string }>('DELETE', `/clusters/${encodeURIComponent(name)}`),
-    workloads: (name: string) => call<Workloads>('GET', `/clusters/${encodeURIComponent(name)}/workloads`),
+    versions: () => call<VersionsView>('GET', '/versions'),
+    stats: () => call<StatsView>('GET', '/stats'),
+    clusters: () => call<ClusterSummary[]>('GET', '/clusters'),
+    createCluster: (req: CreateClusterBody) => call<CreateAccepted>('POST', '/clusters', req),
+    deleteCluster: (name: string) => call<DeleteView>('DELETE', `/clusters/${encodeURIComponent(name)}`),
+    workloads: (name: string) => call<WorkloadsView>('GET', `/clusters/${encodeURIComponent(name)}/workloads`),
     kubeconfigUrl: (name: string) => `${root}/clusters/${encodeURIComponent(name)}/kubeconfig`,
     kubeconfig: (name: string) => blob(`/clusters/${encodeURIComponent(name)}/kubeconfig`),
-    jobs: (limit = 30) => call<Job[]>('GET', `/jobs?limit=${limit}`),
-    job: (id: string) => call<Job>('GET', `/jobs/${encodeURIComponent(id)}`),
-    cancelJob: (id: string) => call<{ job_id: string; cancel_requested: boolean; message: string }>('POST', `/jobs/${encodeURIComponent(id)}/cancel`),
+    jobs: (limit = 30) => call<JobView[]>('GET', `/jobs?limit=${limit}`),
+    job: (id: string) => call<JobView>('GET', `/jobs/${encodeURIComponent(id)}`),
+    cancelJob: (id: string) => call<CancelView>('POST', `/jobs/${encodeURIComponent(id)}/cancel`),
   };
 }
 

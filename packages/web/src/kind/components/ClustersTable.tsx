@@ -1,7 +1,8 @@
 import { type MouseEvent, useState } from 'react';
-import { type Cluster, type KindApi, saveBlob } from '../api';
+import type { ClusterSummary } from '@ironlens/kind/api';
+import { type KindApi, saveBlob } from '../api';
 
-export function ClustersTable(props: { api: KindApi; clusters?: Cluster[]; error: string | null; onShowWorkloads: (name: string) => void; onChanged: () => void | Promise<void> }) {
+export function ClustersTable(props: { api: KindApi; clusters?: ClusterSummary[]; error: string | null; onShowWorkloads: (name: string) => void; onChanged: () => void | Promise<void> }) {
   const [note, setNote] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
   // The kubeconfig is fetched with the bearer header and saved from a Blob: a plain link cannot carry

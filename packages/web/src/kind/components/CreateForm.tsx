@@ -1,19 +1,20 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { isActive, type Job, type KindApi, type Versions } from '../api';
+import type { JobView, VersionsView } from '@ironlens/kind/api';
+import { isActive, type KindApi } from '../api';
 import { ProgressBar, StatusBadge } from './StatusBadge';
 
 const NAME_RE = /^[a-z0-9][a-z0-9.-]{0,49}$/;
 
 /** The create form (name, version list, workers) with the job's live progress and a cancel button. */
 export function CreateForm({ api, onChanged }: { api: KindApi; onChanged: () => void | Promise<void> }) {
-  const [versions, setVersions] = useState<Versions>();
+  const [versions, setVersions] = useState<VersionsView>();
   const [name, setName] = useState('');
   const [version, setVersion] = useState('');
   const [workers, setWorkers] = useState(1);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [jobId, setJobId] = useState<string | null>(null);
-  const [job, setJob] = useState<Job | null>(null);
+  const [job, setJob] = useState<JobView | null>(null);
 
   useEffect(() => {
     api.versions().then(setVersions, (e) => setVersions({ tags: [], skipped: false, error: (e as Error).message }));

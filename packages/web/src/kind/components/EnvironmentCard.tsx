@@ -1,8 +1,8 @@
-import type { Health, Stats } from '../api';
+import type { HealthView, StatsView } from '@ironlens/kind/api';
 import { Check, StatusBadge } from './StatusBadge';
 
 /** One card: the panel and its environment (tools, engine) with the dashboard statistics. */
-export function EnvironmentCard(props: { health?: Health; healthError: string | null; stats?: Stats; apiBase: string; onRefresh: () => void }) {
+export function EnvironmentCard(props: { health?: HealthView; healthError: string | null; stats?: StatsView; apiBase: string; onRefresh: () => void }) {
   const { health, stats } = props;
   return (
     <section className="card hero" data-testid="environment">

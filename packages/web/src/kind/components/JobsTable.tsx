@@ -1,4 +1,5 @@
-import { isActive, type Job, type KindApi } from '../api';
+import type { JobView } from '@ironlens/kind/api';
+import { isActive, type KindApi } from '../api';
 import { ProgressBar, StatusBadge } from './StatusBadge';
 
 function when(iso: string): string {
@@ -6,7 +7,7 @@ function when(iso: string): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
-export function JobsTable(props: { api: KindApi; jobs?: Job[]; error: string | null; onChanged: () => void | Promise<void> }) {
+export function JobsTable(props: { api: KindApi; jobs?: JobView[]; error: string | null; onChanged: () => void | Promise<void> }) {
   const cancel = async (id: string) => {
     try {
       await props.api.cancelJob(id);

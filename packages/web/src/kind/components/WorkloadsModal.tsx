@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'react';
-import type { KindApi, Workloads } from '../api';
+import type { WorkloadsView } from '@ironlens/kind/api';
+import type { KindApi } from '../api';
 
 /** Nodes and pods of one cluster (`kubectl get nodes -o wide`, `kubectl get pods -A`). Escape or the backdrop closes it. */
 export function WorkloadsModal({ api, name, onClose }: { api: KindApi; name: string; onClose: () => void }) {
-  const [data, setData] = useState<Workloads>();
+  const [data, setData] = useState<WorkloadsView>();
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     api.workloads(name).then(setData, (e) => setError((e as Error).message));
