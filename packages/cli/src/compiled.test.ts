@@ -3,10 +3,11 @@
  * into a directory of its own under `.artifacts/`, next to a copy of the real `bin/ironlens.mjs`,
  * and runs it as a user would: `--help`, `serve` on free loopback ports answering /healthz on
  * both listeners and serving the console's assets and the ReDoc bundle (files found at run time
- * relative to their packages), a clean stop on SIGTERM, and a failed start that exits 1.
+ * relative to their packages), a clean stop on SIGTERM, a failed start that exits 1, and the
+ * fallback to the sources (with a message) when the build is missing.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -102,6 +103,31 @@ describe('the compiled ironlens command', () => {
     const s = start(['serve', '-h']);
     expect(await within(20_000, 'serve -h', s.exited)).toBe(0);
     expect(s.stdout()).toMatch(/^usage: ironlens serve/);
+  });
+
+  it('falls back to the TypeScript sources, saying so, when the build is missing', async () => {
+    // A second copy of the bin, beside the sources but without dist/.
+    const bare = artifactPath('cli-no-build');
+    mkdirSync(join(bare, 'bin'), { recursive: true });
+    copyFileSync(BIN_SOURCE, join(bare, 'bin', 'ironlens.mjs'));
+    symlinkSync(join(dirname(BIN_SOURCE), '..', 'src'), join(bare, 'src'));
+    try {
+      const child = spawn(process.execPath, [join(bare, 'bin', 'ironlens.mjs'), 'migrate', '--help'], { cwd: work, env: { ...process.env, IRONLENS_FROM_SOURCE: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        err += d;
+      });
+      const code = await within(60_000, 'fallback run', new Promise<number | null>((r) => child.once('exit', r)));
+      expect(code).toBe(0);
+      expect(out).toMatch(/^usage: ironlens migrate/);
+      expect(err).toContain('the compiled command (packages/cli/dist) is missing: run `npm run build:cli`');
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
   });
 
   it('serves both listeners on free loopback ports, with the console assets and ReDoc found at run time, and stops on SIGTERM', async () => {
