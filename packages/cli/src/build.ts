@@ -81,7 +81,8 @@ const dependencies = (outdir: string): Plugin => ({
     b.onResolve({ filter: /^[^./]/ }, async (args) => {
       if (args.pluginData === 'resolving' || args.path.startsWith('node:')) return undefined;
       const r = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'resolving' });
-      if (r.errors.length > 0) return { errors: r.errors };
+      // Unresolvable: esbuild's own handling (an optional require() in a try block stays a require).
+      if (r.errors.length > 0) return undefined;
       if (r.external || !r.path.includes(NODE_MODULES)) return r;
       if (!(await mustStayExternal(packageRoot(r.path)))) return r;
       const fromDist = await b.resolve(args.path, { kind: args.kind, resolveDir: outdir, pluginData: 'resolving' });
