@@ -173,7 +173,10 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       const running = await startKindPanel(env, { webDist: web.webDistDir, webBuildCommand: web.WEB_BUILD_COMMAND }).catch((err) => {
         throw withListenHint(err, 'KIND_K8S_WEB_HOST / KIND_K8S_WEB_PORT');
       });
-      log(`kind panel on ${running.url} (${running.tokenRequired ? 'bearer token required' : 'API open: no token (KIND_K8S_TOKEN unset)'})`);
+      const { describeAddress } = await import('./address');
+      const a = running.app.server.address() as { address: string; port: number };
+      const open = running.tokenRequired ? 'bearer token required (KIND_K8S_TOKEN)' : 'API open: no token, KIND_K8S_TOKEN is not set';
+      log(`kind panel on ${describeAddress(a.address, a.port)} (${running.url}; ${open})`);
       return untilSignal('ironlens kind', running.close);
     }
     case 'import':
