@@ -283,7 +283,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       daemons.push(forwarder);
 
       for (const d of [serve, agent, forwarder]) {
-        const ready = d === serve ? /boot control plane on/ : d === agent ? /Server listening at/ : /forwarding/;
+        const ready = d === serve ? /provisioning API on/ : d === agent ? /Server listening at/ : /forwarding/;
         await waitFor(`${d.name} to start`, () => d.log(), (l) => ready.test(l) || !d.running, 30_000, 50);
         if (!d.running) throw new Error(`${d.name} exited with code ${d.code}`);
       }
