@@ -2,8 +2,9 @@
  * Compiles the `ironlens` command to JavaScript: one esbuild bundle of packages/cli/src/main.ts
  * into packages/cli/dist/, split at every dynamic `import()` so a subcommand's modules load
  * only when it runs. Workspace packages (whatever lives in packages/*) and the pure-JavaScript
- * dependencies are bundled; native addons (better-sqlite3) and packages that read files next
- * to themselves stay external and are loaded from node_modules at run time.
+ * dependencies are bundled; native addons (better-sqlite3) and packages whose bundled code
+ * would find files next to itself (`__dirname`, `require.resolve`, `import.meta.url`: found by
+ * a first build pass) stay external and are loaded from node_modules at run time.
  *
  * Workspace code that finds files next to itself through `import.meta.url` (the console's
  * assets, data files such as packages/metal/assets or packages/clusters/profile) would look
@@ -14,11 +15,11 @@
  * Run by the root `prepare` script (`npm install`) and by `npm run build:cli`
  * (scripts/build-cli.ts).
  */
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
 
 /** The repository's root. */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -35,47 +36,29 @@ function packageRoot(file: string): string {
   return file.slice(0, i) + parts.slice(0, parts[0].startsWith('@') ? 2 : 1).join(sep);
 }
 
-/** Directories of a package that are not loaded at run time. */
-const NOT_RUNTIME = new Set(['node_modules', 'test', 'tests', '__tests__', 'bench', 'benchmark', 'benchmarks', 'example', 'examples', 'scripts', 'build', 'docs', 'types', '.github']);
 /** Code that finds files relative to itself: bundled, it would look inside dist/. */
 const SELF_RELATIVE = /__dirname|__filename|require\.resolve|import\.meta\.(url|dirname|filename)/;
 
-async function selfRelative(dir: string): Promise<boolean> {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    if (e.isDirectory()) {
-      if (!NOT_RUNTIME.has(e.name) && (await selfRelative(join(dir, e.name)))) return true;
-    } else if (/\.(c|m)?js$/.test(e.name) && SELF_RELATIVE.test(await readFile(join(dir, e.name), 'utf8'))) return true;
-  }
-  return false;
-}
+const native = new Map<string, boolean>();
 
-const externalReasons = new Map<string, Promise<string | null>>();
-
-/**
- * Why a dependency must stay outside the bundle, or null: a native addon (an install script,
- * `gypfile`, a binding.gyp: better-sqlite3, ssh2), or code that reads files next to itself
- * (Swagger UI's static files, pino's transport worker).
- */
-function mustStayExternal(root: string): Promise<string | null> {
-  let reason = externalReasons.get(root);
-  if (!reason) {
-    reason = (async () => {
-      const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { gypfile?: boolean; scripts?: Record<string, string> };
-      if (pkg.gypfile || pkg.scripts?.install || existsSync(join(root, 'binding.gyp'))) return 'native addon';
-      return (await selfRelative(root)) ? 'reads files next to itself' : null;
-    })();
-    externalReasons.set(root, reason);
+/** A native addon (an install script, `gypfile`, a binding.gyp: better-sqlite3, ssh2). */
+function isNative(root: string): boolean {
+  let yes = native.get(root);
+  if (yes === undefined) {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { gypfile?: boolean; scripts?: Record<string, string> };
+    yes = Boolean(pkg.gypfile || pkg.scripts?.install || existsSync(join(root, 'binding.gyp')));
+    native.set(root, yes);
   }
-  return reason;
+  return yes;
 }
 
 /**
  * Workspace packages are bundled, whatever lives in packages/*. Dependencies from node_modules
- * are bundled too (fewer files to find and load at start), except those that must stay
- * external; an external import keeps its bare name when Node finds the same file from dist/,
- * else it becomes a relative path to the exact file (a nested node_modules copy).
+ * are bundled too (fewer files to find and load at start), except native addons and the
+ * packages in `keepOut`; an external import keeps its bare name when Node finds the same file
+ * from dist/, else it becomes a relative path to the exact file (a nested node_modules copy).
  */
-const dependencies = (outdir: string): Plugin => ({
+const dependencies = (outdir: string, keepOut: Set<string>): Plugin => ({
   name: 'dependencies',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, async (args) => {
@@ -84,7 +67,8 @@ const dependencies = (outdir: string): Plugin => ({
       // Unresolvable: esbuild's own handling (an optional require() in a try block stays a require).
       if (r.errors.length > 0) return undefined;
       if (r.external || !r.path.includes(NODE_MODULES)) return r;
-      if (!(await mustStayExternal(packageRoot(r.path)))) return r;
+      const root = packageRoot(r.path);
+      if (!keepOut.has(root) && !isNative(root)) return r;
       const fromDist = await b.resolve(args.path, { kind: args.kind, resolveDir: outdir, pluginData: 'resolving' });
       if (fromDist.errors.length === 0 && fromDist.path === r.path) return { path: args.path, external: true };
       return { path: relative(outdir, r.path).split(sep).join('/'), external: true };
@@ -119,25 +103,38 @@ const sourceRelativeUrls = (outdir: string): Plugin => ({
 export async function buildCli(outdir = CLI_DIST): Promise<string> {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true }); // resolutions from dist/ are asked before it is written
-  const result = await build({
+  // First pass, written nowhere: which bundled dependency files find files next to themselves
+  // (Swagger UI's static files, pino's transport worker)? Their packages stay external.
+  const probe = await build({ ...options(outdir, new Set()), write: false, sourcemap: false });
+  const keepOut = new Set<string>();
+  for (const input of Object.keys(probe.metafile.inputs)) {
+    const file = join(REPO_ROOT, input);
+    if (file.includes(NODE_MODULES) && SELF_RELATIVE.test(readFileSync(file, 'utf8'))) keepOut.add(packageRoot(file));
+  }
+  const result = await build(options(outdir, keepOut));
+  const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+  const files = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js')).length;
+  const external = [...keepOut].map((r) => relative(join(REPO_ROOT, 'node_modules'), r)).sort();
+  return `${relative(REPO_ROOT, outdir)}: ${files} files, ${Math.round(bytes / 1024)} KiB; kept in node_modules besides native addons: ${external.join(', ')}`;
+}
+
+function options(outdir: string, keepOut: Set<string>) {
+  return {
     absWorkingDir: REPO_ROOT,
     entryPoints: { main: join(REPO_ROOT, 'packages', 'cli', 'src', 'main.ts') },
     outdir,
     bundle: true,
     splitting: true,
-    format: 'esm',
-    platform: 'node',
+    format: 'esm' as const,
+    platform: 'node' as const,
     target: 'node20',
-    sourcemap: 'linked',
+    sourcemap: 'linked' as const,
     chunkNames: '[name]-[hash]',
     tsconfig: join(REPO_ROOT, 'tsconfig.json'),
-    plugins: [dependencies(outdir), sourceRelativeUrls(outdir)],
+    plugins: [dependencies(outdir, keepOut), sourceRelativeUrls(outdir)],
     // Bundled CommonJS code calls require() (for Node's modules and the external ones).
     banner: { js: "import { createRequire as __ironlensCreateRequire } from 'node:module'; const require = __ironlensCreateRequire(import.meta.url);" },
-    logLevel: 'warning',
-    metafile: true,
-  });
-  const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
-  const files = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js')).length;
-  return `${relative(REPO_ROOT, outdir)}: ${files} files, ${Math.round(bytes / 1024)} KiB`;
+    logLevel: 'warning' as const,
+    metafile: true as const,
+  } satisfies BuildOptions;
 }
