@@ -8,3 +8,8 @@ export function describeAddress(address: string, port: number): string {
   const wildcard = address === '0.0.0.0' || address === '::' || address === '';
   return `${wildcard && address === '' ? '0.0.0.0' : host}:${port}${wildcard ? ' — every interface' : ''}`;
 }
+
+/** 127.0.0.0/8, ::1 and ::ffff:127.x: reachable from this machine only. */
+export function isLoopback(address: string): boolean {
+  return /^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address);
+}

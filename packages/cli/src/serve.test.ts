@@ -6,7 +6,7 @@ import YAML from 'yaml';
 import { freeTcpPort } from '@ironlens/agent/testing';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { describeAddress } from './address';
+import { describeAddress, isLoopback } from './address';
 import { main, parseArgs } from './main';
 import { openStore, serve } from './serve';
 
@@ -110,6 +110,11 @@ describe('ironlens serve', () => {
     expect(describeAddress('::', 4839)).toBe('[::]:4839 — every interface');
     expect(describeAddress('127.0.0.1', 8080)).toBe('127.0.0.1:8080');
     expect(describeAddress('::1', 8080)).toBe('[::1]:8080');
+  });
+
+  it('tells loopback addresses (the console needs no token there) from the others', () => {
+    for (const a of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1']) expect(isLoopback(a), a).toBe(true);
+    for (const a of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.1', '::ffff:10.0.0.1', '1127.0.0.1']) expect(isLoopback(a), a).toBe(false);
   });
 
   it('tells the truth at start: the bound address, the missing provisioning token, the console token state', async () => {

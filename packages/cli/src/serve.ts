@@ -5,7 +5,7 @@ import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
-import { describeAddress } from './address';
+import { describeAddress, isLoopback } from './address';
 
 export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations];
 
@@ -101,6 +101,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
       const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
       log(`console on ${boundAddress(app)} (${urls.console}/kind/; kind API at /kind/api/v1, ${access})`);
+      if (!token && !isLoopback((app.server.address() as AddressInfo).address)) {
+        log('warning: the console listens beyond this machine without IRONLENS_CONSOLE_TOKEN: anyone who reaches it can take cluster-admin kubeconfigs');
+      }
     }
     return { urls, close };
   } catch (err) {
