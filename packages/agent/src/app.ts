@@ -15,6 +15,8 @@ export interface AgentDeps {
   cd: boolean;
   /** Bearer token; empty turns auth off. */
   token?: string;
+  /** Let a scan export a file with no recorded initiator open to every initiator. Default is `false`. */
+  scanOpen?: boolean;
   /** The iSCSI backend: `TgtadmTargets` or `TargetcliTargets`. */
   targets: IscsiTargets;
   /** Default is a `DiskImages` over `diskDir`. */
@@ -33,7 +35,7 @@ export interface AgentDeps {
 export function wireAgent(deps: AgentDeps): { images: DiskImages; luns: LunService; masters: MasterCatalog } {
   const images = deps.images ?? new DiskImages(deps.diskDir);
   const luns =
-    deps.luns ?? new LunService({ baseIqn: deps.baseIqn, cdRole: deps.cd, targets: deps.targets, images, index: new LunIndex(images.dir) });
+    deps.luns ?? new LunService({ baseIqn: deps.baseIqn, cdRole: deps.cd, targets: deps.targets, images, index: new LunIndex(images.dir), scanOpen: deps.scanOpen });
   const masters = deps.masters ?? new MasterCatalog(images);
   return { images, luns, masters };
 }

@@ -19,6 +19,8 @@ describe('startAgent', () => {
     IPXE_AGENT_TGT_CONTROL_PORT: String(tgtd.controlPort),
     IRONLENS_AGENT_LISTEN: '127.0.0.1:0',
     IRONLENS_LOG_LEVEL: 'silent',
+    // These tests rebuild the seed's open targets; the safe default (off) is tested in routes/agent.hardening.test.ts.
+    IRONLENS_AGENT_SCAN_OPEN: 'true',
   });
   const get = (path: string) => fetch(`${agent!.url}${path}`, { headers: { authorization: 'Bearer tok' } });
 

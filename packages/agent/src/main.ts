@@ -29,7 +29,7 @@ export function targetsFor(config: AgentConfig): IscsiTargets {
 export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> {
   const config = readAgentConfig(env);
   const targets = targetsFor(config);
-  const deps = { diskDir: config.diskDir, baseIqn: config.baseIqn, cd: config.cd, token: config.token, targets };
+  const deps = { diskDir: config.diskDir, baseIqn: config.baseIqn, cd: config.cd, token: config.token, scanOpen: config.scanOpen, targets };
   const images = new DiskImages(config.diskDir);
   let log: FastifyBaseLogger | undefined;
   const masters = new MasterCatalog(images, (err) => log?.error({ err }, 'master rescan failed'));
@@ -40,7 +40,10 @@ export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> 
   try {
     const scan = await wired.luns.scan();
     app.log.info({ created: scan.created.length, skipped: scan.skipped.length }, 'startup scan of %s', config.diskDir);
-    for (const s of scan.skipped) if (s.reason.startsWith('backend failed')) app.log.warn({ file: s.filename, iqn: s.iqn }, s.reason);
+    // Worth an operator's eye: a backend failure, a file not exported because nobody was
+    // recorded as its initiator (IRONLENS_AGENT_SCAN_OPEN), a link leading out of DISK_DIR.
+    const notable = /^(backend failed|no recorded initiator|leads outside|is a link to a master)/;
+    for (const s of scan.skipped) if (notable.test(s.reason)) app.log.warn({ file: s.filename, iqn: s.iqn }, s.reason);
   } catch (err) {
     // The agent still starts (healthz answers, POST /luns/scan can be retried): the backend may come up later.
     app.log.error({ err }, 'startup scan failed');

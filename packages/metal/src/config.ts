@@ -28,6 +28,20 @@ export interface MetalConfig {
   /** `IPXE_CP_DNSMASQ_HOSTS_FILE`. Default is `<data dir>/dnsmasq/dhcp-hosts.conf`. */
   dnsmasqHostsFile: string;
   reload: ReloadMethod;
+  /**
+   * `IRONLENS_REPORT_REGISTER_PER_MINUTE`: new devices one source address may register
+   * through `/devices/report` per minute (a token bucket of that size); `0` turns it off.
+   * Reports of known devices are never limited. Default is `120`.
+   */
+  reportRegisterPerMinute: number;
+  /** `IRONLENS_REPORT_MAX_POOLED`: no auto-registration while this many devices are pooled; `0` turns the cap off. Default is `1000`. */
+  reportMaxPooled: number;
+  /**
+   * `IRONLENS_AUTO_REGISTER_WINDOW_MINUTES`: when set, auto-register closes by itself this
+   * many minutes after it was turned on (or after start, when it is on at start); `0` keeps
+   * it open until turned off. Default is `0`.
+   */
+  autoRegisterWindowMinutes: number;
 }
 
 /** Splits a command line on whitespace; no shell, no quoting rules. */
@@ -66,5 +80,8 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     agentDiskTimeoutMs: Math.round(envNumber(env, 'IRONLENS_AGENT_DISK_TIMEOUT', 1800) * 1000),
     dnsmasqHostsFile: envString(env, 'IPXE_CP_DNSMASQ_HOSTS_FILE', join(dataDir, 'dnsmasq', 'dhcp-hosts.conf')),
     reload,
+    reportRegisterPerMinute: envInt(env, 'IRONLENS_REPORT_REGISTER_PER_MINUTE', 120),
+    reportMaxPooled: envInt(env, 'IRONLENS_REPORT_MAX_POOLED', 1000),
+    autoRegisterWindowMinutes: envInt(env, 'IRONLENS_AUTO_REGISTER_WINDOW_MINUTES', 0),
   };
 }

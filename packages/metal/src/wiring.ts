@@ -16,6 +16,8 @@ import { AgentRepository } from './repositories/agent.repository';
 import { AgentService } from './services/agent.service';
 import { StorageService } from './services/storage.service';
 import { LayoutService } from './services/layout.service';
+import { RenderGuard, type WarnFn } from './services/render-guard.service';
+import { ReportGuard } from './services/report-guard.service';
 
 export interface MetalServices {
   config: MetalConfig;
@@ -42,6 +44,10 @@ export interface MetalDeps {
   hostsFile?: DhcpHostsFile;
   /** How the control plane talks to storage agents. Default is HTTP with `agentTimeoutMs`. */
   agentApi?: AgentApi;
+  /** Where warnings go (records a renderer refused, …). Default is stderr. */
+  warn?: WarnFn;
+  /** The clock of the registration window and the report rate limit. Default is `Date.now`. */
+  now?: () => number;
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -61,14 +67,16 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const deviceRepo = new DeviceRepository();
   const workerRepo = new WorkerRepository();
   const settingsRepo = new SettingsRepository();
-  const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault);
-  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops);
+  const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now);
+  const guard = new RenderGuard(ops, deps.warn);
+  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard);
   const agentRepo = new AgentRepository();
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const agents = new AgentService(store, agentRepo, deps.agentApi ?? new HttpAgentApi(config.agentTimeoutMs), ops, () => bootVars?.invalidate());
-  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config);
-  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops);
+  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]));
+  const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
+  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
   const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs);
   const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
   return {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, realpathSync } from 'node:fs';
 import { copyFile, link, lstat, open, readdir, stat, statfs, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { AppError, type Exec, exec as defaultExec, resolveInside } from '@ironlens/core';
+import { AppError, type Exec, echo, exec as defaultExec, resolveInside } from '@ironlens/core';
 
 /** How a disk was made from its master: a reflink clone sharing extents, or a byte copy. */
 export type CloneMode = 'reflink' | 'copy';
@@ -71,13 +71,16 @@ export class DiskImages {
     }
   }
 
-  /** The absolute path of a file name from a request, directly inside DISK_DIR, or 400 (`path_outside_root`, `filename_invalid`). */
+  /**
+   * The absolute path of a file name from a request, directly inside DISK_DIR, or 400
+   * (`filename_invalid` for a name with a directory part, `path_outside_root`). The name is
+   * checked before the file system is asked, so no file-system error can escape.
+   */
   resolve(name: string): string {
-    const path = resolveInside(this.dir, name);
-    if (name.includes('/')) {
-      throw new AppError('filename_invalid', `file name must name a file directly in the image directory: ${JSON.stringify(name)}`);
+    if (typeof name !== 'string' || name.includes('/')) {
+      throw new AppError('filename_invalid', `file name must name a file directly in the image directory: ${echo(name)}`);
     }
-    return path;
+    return resolveInside(this.dir, name);
   }
 
   /** The file's stat when it is a regular file (symlinks followed), otherwise undefined. */
@@ -102,15 +105,39 @@ export class DiskImages {
     }
   }
 
-  /** Regular files directly in DISK_DIR, work files left out, sorted by name. */
+  /**
+   * The real path of a file the agent found in DISK_DIR when it stays inside DISK_DIR (the
+   * rule a request's name follows, {@link resolveInside}); undefined for a link that leads
+   * outside, a dangling one, or a loop.
+   */
+  realInside(name: string): string | undefined {
+    try {
+      resolveInside(this.dir, name);
+      return realpathSync(join(this.dir, name));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Regular files directly in DISK_DIR, sorted by name: work files left out, and links that
+   * lead outside DISK_DIR too (a link to /etc/passwd is neither listed, exported nor cloned).
+   */
   async list(): Promise<ImageFile[]> {
     const names = (await readdir(this.dir)).filter((n) => !isWorkFile(n)).sort();
     const files: ImageFile[] = [];
     for (const name of names) {
+      if (this.realInside(name) === undefined) continue;
       const f = await this.fileStat(join(this.dir, name)).catch(() => undefined);
       if (f) files.push(f);
     }
     return files;
+  }
+
+  /** Names in DISK_DIR that {@link list} leaves out because they lead outside it (work files not included). */
+  async outsideLinks(): Promise<string[]> {
+    const names = (await readdir(this.dir)).filter((n) => !isWorkFile(n)).sort();
+    return names.filter((n) => this.realInside(n) === undefined);
   }
 
   /**

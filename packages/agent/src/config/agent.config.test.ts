@@ -19,6 +19,7 @@ describe('readAgentConfig', () => {
       tgtControlPort: 0,
       listen: { host: '0.0.0.0', port: 4840 },
       masterRescanSeconds: 30,
+      scanOpen: false,
     });
   });
 

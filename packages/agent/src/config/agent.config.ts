@@ -19,6 +19,12 @@ export interface AgentConfig {
   listen: Listen;
   /** `IRONLENS_AGENT_MASTER_RESCAN_SECONDS`: seconds between master rescans. Default is `30`. */
   masterRescanSeconds: number;
+  /**
+   * `IRONLENS_AGENT_SCAN_OPEN`: let a scan export a file whose index records no initiator
+   * (or that the index does not know) open to every initiator. Default is `false`: such a
+   * file is not exported until a target is made for it with an initiator.
+   */
+  scanOpen: boolean;
 }
 
 export const DEFAULT_DISK_DIR = '/home/iscsi_img';
@@ -69,5 +75,6 @@ export function readAgentConfig(env: Env): AgentConfig {
     tgtControlPort,
     listen,
     masterRescanSeconds,
+    scanOpen: envBool(env, 'IRONLENS_AGENT_SCAN_OPEN', false),
   };
 }

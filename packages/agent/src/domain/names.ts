@@ -1,4 +1,4 @@
-import { AppError } from '@ironlens/core';
+import { AppError, echo } from '@ironlens/core';
 
 /**
  * The naming rules of the agent: IQNs, sizes, backing file names. Everything a request
@@ -27,7 +27,7 @@ export function isIqn(value: unknown): value is string {
 /** Refuses a malformed IQN (400 `iqn_invalid`) or one outside `baseIqn` (400 `iqn_base_mismatch`). Returns the suffix. */
 export function checkIqn(iqn: unknown, baseIqn: string): string {
   if (!isIqn(iqn)) {
-    throw new AppError('iqn_invalid', `invalid iqn ${JSON.stringify(iqn)}: expected iqn.YYYY-MM.reverse.domain:suffix, lowercase letters, digits, '.', ':' and '-'`);
+    throw new AppError('iqn_invalid', `invalid iqn ${echo(iqn)}: expected iqn.YYYY-MM.reverse.domain:suffix, lowercase letters, digits, '.', ':' and '-'`);
   }
   const prefix = `${baseIqn}:`;
   if (!iqn.startsWith(prefix) || iqn.length === prefix.length) {
@@ -44,7 +44,7 @@ export function checkIqn(iqn: unknown, baseIqn: string): string {
 export function checkInitiator(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (!isIqn(value)) {
-    throw new AppError('iqn_invalid', `invalid initiator ${JSON.stringify(value)}: expected an IQN iqn.YYYY-MM.reverse.domain[:suffix], lowercase letters, digits, '.', ':' and '-'`);
+    throw new AppError('iqn_invalid', `invalid initiator ${echo(value)}: expected an IQN iqn.YYYY-MM.reverse.domain[:suffix], lowercase letters, digits, '.', ':' and '-'`);
   }
   return value;
 }
@@ -81,7 +81,7 @@ export function checkDiskFileName(name: unknown): string {
   if (typeof name !== 'string' || !isPlainFileName(name) || !isDiskFileName(name) || isMasterName(name)) {
     throw new AppError(
       'filename_invalid',
-      `invalid filename ${JSON.stringify(name)}: one path component of letters, digits, '.', '_' and '-', ending in .img, without '${MASTER_MARK}'`,
+      `invalid filename ${echo(name)}: one path component of letters, digits, '.', '_' and '-', ending in .img, without '${MASTER_MARK}'`,
     );
   }
   return name;
@@ -129,14 +129,14 @@ export function parseSize(value: unknown): number {
     bytes = value;
   } else if (typeof value === 'string') {
     const m = /^(\d{1,16})\s*([KMGT]?)(iB)?$/i.exec(value.trim());
-    if (!m || (m[3] && !m[2])) throw new AppError('size_invalid', `invalid size ${JSON.stringify(value)}: expected bytes or a number with K, M, G or T, like 40G`);
+    if (!m || (m[3] && !m[2])) throw new AppError('size_invalid', `invalid size ${echo(value)}: expected bytes or a number with K, M, G or T, like 40G`);
     bytes = Number(m[1]) * UNITS[m[2].toUpperCase()];
   } else {
-    throw new AppError('size_invalid', `invalid size ${JSON.stringify(value)}`);
+    throw new AppError('size_invalid', `invalid size ${echo(value)}`);
   }
   if (!Number.isSafeInteger(bytes) || bytes < MIN_DISK_SIZE || bytes > MAX_DISK_SIZE) {
-    throw new AppError('size_invalid', `invalid size ${JSON.stringify(value)}: must be between 1M and 64T`);
+    throw new AppError('size_invalid', `invalid size ${echo(value)}: must be between 1M and 64T`);
   }
-  if (bytes % 512 !== 0) throw new AppError('size_invalid', `invalid size ${JSON.stringify(value)}: must be a multiple of 512 bytes`);
+  if (bytes % 512 !== 0) throw new AppError('size_invalid', `invalid size ${echo(value)}: must be a multiple of 512 bytes`);
   return bytes;
 }

@@ -29,9 +29,9 @@ function newDiskDir(): string {
   return d;
 }
 
-async function newApp(opts: { cd?: boolean; dir?: string; targets?: IscsiTargets } = {}) {
+async function newApp(opts: { cd?: boolean; dir?: string; targets?: IscsiTargets; scanOpen?: boolean } = {}) {
   const dir = opts.dir ?? newDiskDir();
-  const app = await buildAgentApp({ diskDir: dir, baseIqn: BASE, cd: opts.cd ?? true, token: TOKEN, targets: opts.targets ?? tgtd.targets, docs: false });
+  const app = await buildAgentApp({ diskDir: dir, baseIqn: BASE, cd: opts.cd ?? true, token: TOKEN, targets: opts.targets ?? tgtd.targets, docs: false, scanOpen: opts.scanOpen });
   apps.push(app);
   return { app, dir };
 }
@@ -146,11 +146,13 @@ describe('POST /luns/disk', () => {
   });
 
   it('answers 400 for an initiator that is not a lowercase IQN, and makes nothing', async () => {
-    for (const initiator of ['', 'worker-03', `${BASE}:Worker-03`, `${BASE}:w;reboot`, `${BASE}:w 3`, 'iqn.2026-07.com.controller:-w', 42]) {
+    for (const initiator of ['', 'worker-03', `${BASE}:Worker-03`, `${BASE}:w;reboot`, `${BASE}:w 3`, 'iqn.2026-07.com.controller:-w']) {
       const r = await post(app, '/luns/disk', { iqn: `${BASE}:bad-init.ubuntu`, size: '1M', initiator });
       expect(r.statusCode, JSON.stringify(initiator)).toBe(400);
       expect(typeof r.json().detail).toBe('string');
     }
+    // A number is not taken for a string (JSON bodies are not coerced): a schema error.
+    expect((await post(app, '/luns/disk', { iqn: `${BASE}:bad-init.ubuntu`, size: '1M', initiator: 42 })).statusCode).toBe(422);
     expect(existsSync(join(dir, 'bad-init.ubuntu.img'))).toBe(false);
     const luns = (await app.inject({ url: '/luns', headers: auth })).json() as { iqn: string }[];
     expect(luns.map((t) => t.iqn)).not.toContain(`${BASE}:bad-init.ubuntu`);
@@ -364,8 +366,8 @@ describe('DELETE /luns', () => {
 });
 
 describe('POST /luns/scan', () => {
-  it('rebuilds a target for every image without one, keeps recorded IQNs, skips masters and the rest', async () => {
-    const { app, dir } = await newApp();
+  it('with IRONLENS_AGENT_SCAN_OPEN, rebuilds a target for every image without one, keeps recorded IQNs, skips masters and the rest', async () => {
+    const { app, dir } = await newApp({ scanOpen: true });
     // A disk made with a custom file name, whose target then disappears (as at a tgtd restart).
     const customIqn = `${BASE}:worker-05.ubuntu`;
     expect((await post(app, '/luns/disk', { iqn: customIqn, size: '1M', filename: 'w5-system.img' })).statusCode).toBe(200);
@@ -424,7 +426,7 @@ describe('POST /luns/scan', () => {
   });
 
   it('skips ISOs when the agent has no cd role', async () => {
-    const { app, dir } = await newApp({ cd: false });
+    const { app, dir } = await newApp({ cd: false, scanOpen: true });
     writeFileSync(join(dir, 'only.iso'), Buffer.alloc(MiB));
     const r = (await post(app, '/luns/scan', undefined)).json();
     expect(r.created).toEqual([]);

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { AppError } from '@ironlens/core';
+import { AppError, echo } from '@ironlens/core';
 import type { CloneMode, DiskImages } from '../adapters/disk-images.adapter';
 import type { IscsiTargets, Target } from '../adapters/iscsi-targets';
 import {
@@ -27,6 +27,12 @@ export interface LunServiceOptions {
   targets: IscsiTargets;
   images: DiskImages;
   index: LunIndex;
+  /**
+   * Whether a scan may make a target open to every initiator: for a file whose index entry
+   * records no initiator, or a file the index does not know. Default is `false`: such a file
+   * is not exported (skipped, with the reason), since a name found on disk admits nobody.
+   */
+  scanOpen?: boolean;
 }
 
 /** A target as `GET /luns` shows it. */
@@ -152,8 +158,9 @@ export class LunService {
     if (present(req.filename) && typeof req.filename !== 'string') throw new AppError('filename_invalid', 'filename must be a string');
     const initiator = checkInitiator(req.initiator);
     const filename = present(req.filename) ? (req.filename as string) : defaultDiskFileName(suffix);
-    const backing = images.resolve(filename);
+    // The grammar first: a name is judged before the file system is asked anything.
     checkDiskFileName(filename);
+    const backing = images.resolve(filename);
     let masterPath: string | undefined;
     if (present(req.master)) {
       if (typeof req.master !== 'string') throw new AppError('filename_invalid', 'master must be a string');
@@ -204,11 +211,11 @@ export class LunService {
     const { baseIqn, images, targets, index } = this.opts;
     if (!this.opts.cdRole) throw new AppError('cd_role_disabled', 'agent is not configured for cd role');
     if (typeof req.iso !== 'string' || req.iso === '') throw new AppError('filename_invalid', 'iso must be a file name');
-    const backing = images.resolve(req.iso);
     const iso = req.iso;
     if (!isPlainFileName(iso) || !isIsoFileName(iso)) {
-      throw new AppError('filename_invalid', `invalid iso ${JSON.stringify(iso)}: one file name ending in .iso`);
+      throw new AppError('filename_invalid', `invalid iso ${echo(iso)}: one file name ending in .iso`);
     }
+    const backing = images.resolve(iso);
     const iqn = present(req.iqn) ? req.iqn : derivedCdIqn(baseIqn, iso);
     checkIqn(iqn, baseIqn);
     const name = iqn as string;
@@ -232,7 +239,7 @@ export class LunService {
 
   async delete(req: DeleteRequest): Promise<Deleted> {
     const { baseIqn, images, targets, index } = this.opts;
-    if (!isIqn(req.iqn)) throw new AppError('iqn_invalid', `invalid iqn ${JSON.stringify(req.iqn)}`);
+    if (!isIqn(req.iqn)) throw new AppError('iqn_invalid', `invalid iqn ${echo(req.iqn)}`);
     const iqn = req.iqn;
 
     return this.lock.run(async () => {
@@ -273,10 +280,11 @@ export class LunService {
   }
 
   /**
-   * Makes a target for every `.img` / `.iso` in DISK_DIR that has none (masters and work
-   * files left out): under the IQN recorded for the file, with the initiator recorded for
-   * it, or else under the one its name gives, open to all. Index entries whose file is
-   * gone are dropped.
+   * Makes a target for every `.img` / `.iso` in DISK_DIR that has none (masters, work
+   * files, links that lead outside DISK_DIR or to a master left out): under the IQN recorded
+   * for the file, with the initiator recorded for it. A file without a recorded initiator
+   * (or unknown to the index, then under the IQN its name gives) is exported open to all
+   * only with `scanOpen`; otherwise it is skipped. Index entries whose file is gone are dropped.
    */
   scan(): Promise<ScanResult> {
     const { baseIqn, images, targets, index } = this.opts;
@@ -293,6 +301,9 @@ export class LunService {
       const byFile = new Map<string, [string, LunIndexEntry][]>();
       for (const [iqn, e] of recorded) byFile.set(e.filename, [...(byFile.get(e.filename) ?? []), [iqn, e]]);
       let indexChanged = false;
+      for (const name of await images.outsideLinks()) {
+        if (isDiskFileName(name) || isIsoFileName(name)) result.skipped.push({ iqn: null, filename: name, reason: 'leads outside the image directory' });
+      }
 
       for (const file of files) {
         const name = file.name;
@@ -303,6 +314,17 @@ export class LunService {
           continue;
         }
         const path = images.pathOf(name);
+        // The same rule as a request's file name: nothing that leads outside DISK_DIR, and
+        // no second name for a master (a link to it would export the master read-write).
+        const real = images.realInside(name);
+        if (real === undefined) {
+          result.skipped.push({ iqn: null, filename: name, reason: 'leads outside the image directory' });
+          continue;
+        }
+        if (isMasterName(basename(real))) {
+          result.skipped.push({ iqn: null, filename: name, reason: 'is a link to a master' });
+          continue;
+        }
         const entries = byFile.get(name);
         const candidates: [string, LunIndexEntry][] = entries ?? [[cd ? derivedCdIqn(baseIqn, name) : derivedDiskIqn(baseIqn, name), { filename: name, cd }]];
         for (const [iqn, entry] of candidates) {
@@ -314,6 +336,8 @@ export class LunService {
           else if (entry.cd && !this.opts.cdRole) skip('agent is not configured for cd role');
           // A hand-edited index must not turn into an open target, nor reach a command line.
           else if (entry.initiator !== undefined && !isIqn(entry.initiator)) skip('the recorded initiator is not a valid IQN');
+          // A name found on disk is no credential: without a recorded initiator, nobody is admitted.
+          else if (entry.initiator === undefined && !this.opts.scanOpen) skip('no recorded initiator: not exported to every initiator (IRONLENS_AGENT_SCAN_OPEN)');
           else {
             const opts = { initiator: entry.initiator };
             try {

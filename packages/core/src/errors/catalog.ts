@@ -89,6 +89,9 @@ export const errorCatalog = {
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
 
   // ---- hardening ----
+  path_invalid: { status: 400, message: 'file name cannot be resolved (symlink loop, or too long)' },
+  import_invalid: { status: 400, message: 'a record of the imported file layout is invalid (the import changed nothing)' },
+  path_not_found: { status: 404, message: 'a directory in the file name does not exist' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

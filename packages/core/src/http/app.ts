@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { bearerMatches } from '../auth';
-import { AppError, isAppError } from '../errors';
+import { AppError, clipStrings, isAppError } from '../errors';
 
 /** How an API renders an error: its seed's own shape. */
 export type ErrorRenderer = (err: AppError) => unknown;
@@ -36,6 +36,30 @@ export interface HttpAppOptions {
 
 const require = createRequire(import.meta.url);
 
+/** The ajv options every API shares (Fastify's defaults apply underneath: `useDefaults`…). */
+const AJV_OPTIONS = { removeAdditional: false, allErrors: true, allowUnionTypes: true } as const;
+
+type RouteValidator = (route: { httpPart?: string }) => unknown;
+type ValidatorPool = (externalSchemas: unknown, options: { customOptions: Record<string, unknown> }) => RouteValidator;
+type ValidatorFactory = (externalSchemas: unknown, options?: unknown) => RouteValidator;
+
+/**
+ * Two validators: query strings, path parameters and headers are text, so they are coerced
+ * (`?force=true`, `?limit=10`); a JSON body already has types, so it is taken as sent —
+ * `{"enabled": null}`, `{"enabled": [true]}` or `{"worker_id": 123}` is a 422, never
+ * silently turned into `false`, `true` or `"123"`.
+ */
+function bodyStrictValidators(): ValidatorFactory {
+  const AjvCompiler = require('@fastify/ajv-compiler') as () => ValidatorPool;
+  const coercing = AjvCompiler();
+  const strict = AjvCompiler();
+  return (externalSchemas) => {
+    const forText = coercing(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } });
+    const forBody = strict(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: false } });
+    return (route) => (route.httpPart === 'body' ? forBody(route) : forText(route));
+  };
+}
+
 /**
  * Builds a Fastify instance with the shared behaviour: OpenAPI from route schemas,
  * docs, FastAPI-style validation errors (422), catalog errors rendered per API.
@@ -45,7 +69,8 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   const app = Fastify({
     logger: opts.logger ?? false,
     trustProxy: opts.trustProxy ?? false,
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, allowUnionTypes: true } },
+    ajv: { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } },
+    schemaController: { compilersFactory: { buildValidator: bodyStrictValidators() } },
     bodyLimit: 16 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   } as FastifyServerOptions);
@@ -113,7 +138,7 @@ export function installErrorHandling(app: FastifyInstance, render: ErrorRenderer
       }));
       const rendered = options.renderValidation ? options.renderValidation(detail) : { detail };
       if (isAppError(rendered)) return send(reply, rendered.status, render(rendered));
-      return reply.status(422).send(rendered);
+      return reply.status(422).send(clipStrings(rendered));
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       // Fastify's own client errors: bad JSON, wrong content type, body too large.
@@ -125,7 +150,8 @@ export function installErrorHandling(app: FastifyInstance, render: ErrorRenderer
   });
   function send(reply: FastifyReply, status: number, body: unknown) {
     if (options.contentType) reply.type(options.contentType);
-    return reply.status(status).send(body);
+    // A message that quoted a client's input whole is cut here: error bodies stay small.
+    return reply.status(status).send(clipStrings(body));
   }
   if (ownNotFound) {
     if (app.prefix === '') app.decorate('ironlensNotFound', true);
@@ -151,7 +177,9 @@ export function installBearerGuard(app: FastifyInstance, opts: BearerGuardOption
   app.addHook('onRequest', async (req, reply) => {
     const url = req.url;
     const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+    // The router ignores a trailing slash, so the guard does too: `/open/` is `/open`
+    // (served, or a 404), never a 401 for a path that is open without the slash.
+    const path = (q === -1 ? url : url.slice(0, q)).replace(/(.)\/+$/, '$1');
     if (opts.publicPaths(path, req.method)) return;
     if (!bearerMatches(req.headers.authorization, token)) {
       reply.header('www-authenticate', 'Bearer');

@@ -1,5 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { type Exec, writeFileAtomic } from '@ironlens/core';
+import { readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { clip, type Exec, writeFileAtomic } from '@ironlens/core';
+import { isValidHostname, isValidMac } from '../domain/identifiers';
 
 /** Tells a running dnsmasq to re-read its hosts file. */
 export interface DnsmasqReloader {
@@ -56,22 +58,54 @@ export class NoReloader implements DnsmasqReloader {
   async reload(): Promise<void> {}
 }
 
+export interface DhcpHost {
+  mac: string;
+  hostname: string;
+}
+
+/** A record the renderer left out, and which of its fields are outside their grammar. */
+export interface RefusedHost {
+  subject: string;
+  fields: string[];
+}
+
+/**
+ * Renders dnsmasq's `--dhcp-hostsfile`: one `mac,hostname` line per record. A record whose
+ * MAC is not a canonical unicast MAC or whose hostname is outside the hostname grammar is
+ * left out and returned in `refused`: no value can add a line, a field or a tag
+ * (`set:`/`tag:`), whatever got into the store.
+ */
+export function renderDhcpHosts(entries: DhcpHost[]): { text: string; refused: RefusedHost[] } {
+  const lines: string[] = [];
+  const refused: RefusedHost[] = [];
+  for (const e of entries) {
+    const fields = [...(isValidMac(e.mac) ? [] : ['mac']), ...(isValidHostname(e.hostname) ? [] : ['hostname'])];
+    if (fields.length) refused.push({ subject: clip(`${String(e.mac)},${String(e.hostname)}`), fields });
+    else lines.push(`${e.mac},${e.hostname}\n`);
+  }
+  return { text: lines.join(''), refused };
+}
+
 /** The hosts file dnsmasq reads with `--dhcp-hostsfile`: `mac,hostname` per line. */
 export interface DhcpHostsFile {
   readonly path: string;
-  write(entries: Array<{ mac: string; hostname: string }>): Promise<void>;
-  read(): Promise<Array<{ mac: string; hostname: string }>>;
+  /** Renders and writes atomically; returns the records the renderer refused (not written). */
+  write(entries: DhcpHost[]): Promise<RefusedHost[]>;
+  read(): Promise<DhcpHost[]>;
+  /** Removes temporary files an interrupted write left beside the file. Returns their names. */
+  removeStaleTemps(): Promise<string[]>;
 }
 
 export class FileDhcpHosts implements DhcpHostsFile {
   constructor(readonly path: string) {}
 
-  async write(entries: Array<{ mac: string; hostname: string }>): Promise<void> {
-    const body = entries.map((e) => `${e.mac},${e.hostname}\n`).join('');
-    await writeFileAtomic(this.path, body);
+  async write(entries: DhcpHost[]): Promise<RefusedHost[]> {
+    const { text, refused } = renderDhcpHosts(entries);
+    await writeFileAtomic(this.path, text);
+    return refused;
   }
 
-  async read(): Promise<Array<{ mac: string; hostname: string }>> {
+  async read(): Promise<DhcpHost[]> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
@@ -81,11 +115,35 @@ export class FileDhcpHosts implements DhcpHostsFile {
     }
     return parseDhcpHosts(text);
   }
+
+  /**
+   * `writeFileAtomic`'s temporary files (`.dhcp-hosts.conf.<hex>.tmp`) that a `kill -9`
+   * during a write left behind. Call once at start-up, before any write of this process.
+   */
+  async removeStaleTemps(): Promise<string[]> {
+    const dir = dirname(this.path);
+    const pattern = new RegExp(`^\\.${basename(this.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.[0-9a-f]+\\.tmp$`);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const removed: string[] = [];
+    for (const name of names.filter((n) => pattern.test(n))) {
+      const p = join(dir, name);
+      if (!(await stat(p)).isFile()) continue;
+      await unlink(p).catch(() => {});
+      removed.push(name);
+    }
+    return removed;
+  }
 }
 
 /** Parses `mac,hostname` lines; comments and blank lines are skipped. */
-export function parseDhcpHosts(text: string): Array<{ mac: string; hostname: string }> {
-  const out: Array<{ mac: string; hostname: string }> = [];
+export function parseDhcpHosts(text: string): DhcpHost[] {
+  const out: DhcpHost[] = [];
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (!line || line.startsWith('#')) continue;

@@ -26,6 +26,11 @@ export class DeviceRepository {
     return (await q.execute()).map(toDevice);
   }
 
+  async countPooled(db: MetalDb): Promise<number> {
+    const r = await db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'pooled').executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
   async boundTo(db: MetalDb, workerId: string): Promise<Device | null> {
     const r = await db.selectFrom('devices').selectAll().where('bound_worker_id', '=', workerId).executeTakeFirst();
     return r ? toDevice(r) : null;

@@ -38,7 +38,8 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
       schema: {
         tags: ['devices'],
         summary: "iPXE's device report: 11 fingerprint fields (no auth)",
-        description: 'Answers a valid, empty iPXE script (`#!ipxe`), so `chain` succeeds without side effects on the script.',
+        description:
+          'Answers a valid, empty iPXE script (`#!ipxe`), so `chain` succeeds without side effects on the script. A registration refused by the per-source rate limit or the pool cap is answered the reboot loop (`set menu-default reboot`), never an error page.',
         querystring: {
           type: 'object',
           required: ['mac'],
@@ -59,13 +60,16 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
       },
     },
     async (req, reply) => {
-      await s.devices.report(req.query, { client: req.ip });
-      return reply.type(IPXE).send('#!ipxe\n');
+      const { script } = await s.devices.report(req.query, { client: req.ip });
+      return reply.type(IPXE).send(script);
     },
   );
 
-  const enabledSchema = { type: 'object', properties: { enabled: { type: 'boolean' } } } as const;
-  app.get('/settings/auto-register', { schema: { tags: ['settings'], security, response: { 200: enabledSchema } } }, async () => ({ enabled: await s.settings.getAutoRegister() }));
+  const enabledSchema = {
+    type: 'object',
+    properties: { enabled: { type: 'boolean' }, closes_at: { type: 'string', description: 'when a registration window (IRONLENS_AUTO_REGISTER_WINDOW_MINUTES) runs: the moment auto-register closes by itself' } },
+  } as const;
+  app.get('/settings/auto-register', { schema: { tags: ['settings'], security, response: { 200: enabledSchema } } }, async () => s.settings.autoRegisterView());
   app.put<{ Body: { enabled: boolean } }>(
     '/settings/auto-register',
     {
@@ -76,7 +80,7 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
         response: { 200: enabledSchema, 422: detailSchema },
       },
     },
-    async (req) => ({ enabled: await s.settings.setAutoRegister(req.body.enabled, { client: req.ip }) }),
+    async (req) => s.settings.putAutoRegister(req.body.enabled, { client: req.ip }),
   );
 
   app.get<{ Querystring: { since?: number; limit?: number; mac?: string } }>(

@@ -1,9 +1,10 @@
 import type { Store } from '@ironlens/core';
-import { normalizeMac } from '../domain/identifiers';
+import { isIqn, isIscsiSep, isIscsiServer, isMenuItem, isMenuTimeout, isValidHostname, isValidMac, normalizeMac } from '../domain/identifiers';
 import type { Device, Disk, WorkerRecord } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
+import type { RenderRefusal } from './render-guard.service';
 
 /** The iPXE variables of one machine; `{}` means "no per-worker vars". */
 export interface BootVars {
@@ -74,9 +75,6 @@ export const DATA_PLANE_TTL_MS = 250;
 const NO_VARS_SCRIPT = '#!ipxe\n# no per-worker boot vars found\n';
 const NOTHING: Rendered = Object.freeze({ vars: Object.freeze({}), subject: null, script: NO_VARS_SCRIPT });
 
-function rendered(vars: BootVars, subject: string | null): Rendered {
-  return Object.freeze({ vars: Object.freeze(vars), subject, script: renderBootVarsScript({ vars, subject }) });
-}
 
 /** `f(v)` at once when `v` is at hand, after it settles otherwise: cache hits never wait a tick. */
 function then<T, R>(v: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise<R> {
@@ -107,7 +105,23 @@ export class BootVarsService {
     private readonly devices: DeviceRepository,
     private readonly dataPlane: DataPlaneLookup,
     private readonly timeouts: { bootMenuTimeout: number; autoBootTimeout: number },
+    /** Told about a record the renderer refused (a value outside its grammar). Default: nothing. */
+    private readonly onRefused: (r: RenderRefusal) => void = () => {},
   ) {}
+
+  /**
+   * The answer and its script. A record with a value outside its grammar (it got into the
+   * store some other way than the API) is not rendered: the machine gets "no vars", and the
+   * refusal is reported once per projection (the answer is cached with the record).
+   */
+  private rendered(vars: BootVars, subject: string | null): Rendered {
+    const fields = refusedBootVars({ vars, subject });
+    if (fields.length) {
+      this.onRefused({ subject: String(subject ?? 'unknown').slice(0, 200), fields });
+      return NOTHING;
+    }
+    return Object.freeze({ vars: Object.freeze(vars), subject, script: renderBootVarsScript({ vars, subject }) });
+  }
 
   /** Forget every cached lookup; called after each write of the ledger. */
   invalidate(): void {
@@ -242,7 +256,7 @@ export class BootVarsService {
     return then(this.device(mac), (d) => {
       if (!d) return NOTHING;
       if (d.state === 'bound' && d.bound_worker_id) return then(this.worker(d.bound_worker_id), (w) => (w.worker ? this.project(w) : NOTHING));
-      if (d.state === 'pooled') return rendered({ menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, mac);
+      if (d.state === 'pooled') return this.rendered({ menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, mac);
       return NOTHING;
     });
   }
@@ -272,16 +286,39 @@ export class BootVarsService {
     const menuDefault = w.default_os ?? w.boot.menu_default ?? 'reboot';
     vars.menu_default = menuDefault;
     vars.menu_timeout = menuDefault === 'reboot' ? this.timeouts.autoBootTimeout : (w.boot.menu_timeout ?? this.timeouts.bootMenuTimeout);
-    const answer = rendered(vars, w.hostname);
+    const answer = this.rendered(vars, w.hostname);
     entry.projection = { answer, agent, dataPlane: dp };
     return answer;
   }
 }
 
-/** The iPXE script form: `set` lines iPXE can chain. */
+/** The grammar of each value the script prints; `subject` goes into its comment line. */
+const BOOT_VAR_GRAMMAR: Record<keyof BootVars, (v: unknown) => boolean> = {
+  base_iqn: isIqn,
+  iscsi_server: isIscsiServer,
+  iscsi_sep: isIscsiSep,
+  menu_default: isMenuItem,
+  menu_timeout: isMenuTimeout,
+};
+
+/** The fields of an answer outside their grammar (`subject`: a hostname or a MAC); empty when it may be rendered. */
+export function refusedBootVars(a: BootVarsAnswer): string[] {
+  const out: string[] = [];
+  if (a.subject !== null && !isValidHostname(a.subject) && !isValidMac(a.subject)) out.push('subject');
+  for (const [k, v] of Object.entries(a.vars)) {
+    const ok = BOOT_VAR_GRAMMAR[k as keyof BootVars];
+    if (v !== undefined && !ok?.(v)) out.push(k);
+  }
+  return out;
+}
+
+/**
+ * The iPXE script form: `set` lines iPXE can chain. An answer with any value outside its
+ * grammar renders as "no vars" (never a line of its own: no newline, no command injection).
+ */
 export function renderBootVarsScript(a: BootVarsAnswer): string {
   const v = a.vars;
-  if (Object.keys(v).length === 0) return NO_VARS_SCRIPT;
+  if (Object.keys(v).length === 0 || refusedBootVars(a).length > 0) return NO_VARS_SCRIPT;
   const lines = ['#!ipxe', `# boot vars for ${a.subject ?? 'unknown'}`];
   if (v.base_iqn !== undefined) lines.push(`set base-iqn ${v.base_iqn}`);
   if (v.iscsi_server !== undefined) lines.push(`set iscsi-server ${v.iscsi_server}`);

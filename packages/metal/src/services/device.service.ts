@@ -1,11 +1,13 @@
-import { AppError, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
+import { renderBootVarsScript } from './boot-vars.service';
 import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { ReportGuard, ReportRefusal } from './report-guard.service';
 import type { RequestContext, SettingsService } from './settings.service';
 
 export interface DeviceDeclaration {
@@ -24,6 +26,15 @@ export interface BindOutcome {
 }
 
 export type BatchMode = 'manifest' | 'sequential';
+
+/** What a report did, and the iPXE script that answers it. */
+export interface ReportOutcome {
+  result: 'updated' | 'registered' | 'ignored' | 'limited';
+  script: string;
+}
+
+/** The answer to a report that was let in: a valid, empty iPXE script. */
+export const REPORT_OK_SCRIPT = '#!ipxe\n';
 
 type PairOutcome =
   | { kind: 'ok'; mac: string; worker_id: string; device: Device; worker_state: string; fingerprint_mismatch: { fields: string[] } | null }
@@ -74,6 +85,8 @@ export class DeviceService {
     private readonly dhcp: DhcpHostsService,
     private readonly bootVars: BootVarsService,
     private readonly ops: OperationsLog,
+    private readonly reportGuard: ReportGuard,
+    private readonly limits: { maxPooled: number; autoBootTimeout: number },
   ) {}
 
   private get db(): MetalDb {
@@ -88,7 +101,7 @@ export class DeviceService {
 
   async list(state?: string): Promise<Device[]> {
     const s = state && state !== 'all' ? state : undefined;
-    if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${JSON.stringify(state)}; use all, pooled, bound or revoked`);
+    if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${echo(state)}; use all, pooled, bound or revoked`);
     return this.devices.list(this.db, s as DeviceState | undefined);
   }
 
@@ -142,7 +155,7 @@ export class DeviceService {
       for (const e of entries) {
         const mac = normalizeMac(e?.mac);
         if (!mac) {
-          failed.push({ mac: e?.mac ?? null, error: `invalid MAC address: ${JSON.stringify(e?.mac ?? null)}` });
+          failed.push({ mac: typeof e?.mac === 'string' ? clip(e.mac) : (e?.mac ?? null), error: `invalid MAC address: ${echo(e?.mac ?? null)}` });
           continue;
         }
         const existing = seen.has(mac) ? ({ state: 'pooled' } as Device) : await this.devices.get(db, mac);
@@ -185,9 +198,11 @@ export class DeviceService {
   /**
    * §16.6: iPXE's report. Known device: non-empty fields overwrite the fingerprint,
    * last_seen moves. Revoked: ignored. Unknown: pooled only while auto-register is on.
-   * Returns what happened, for tests and logs; the route answers a bare iPXE script.
+   * A registration over the source's rate or into a full pool is refused: the machine is
+   * answered the reboot loop (`set menu-default reboot`, as a pooled machine is), never an
+   * error page, and the refusal is counted in the operations log.
    */
-  async report(q: Record<string, unknown>, ctx: RequestContext): Promise<'updated' | 'registered' | 'ignored'> {
+  async report(q: Record<string, unknown>, ctx: RequestContext): Promise<ReportOutcome> {
     const mac = requireMac(q.mac);
     const fp: Fingerprint = {};
     for (const k of REPORT_STRINGS) {
@@ -215,12 +230,21 @@ export class DeviceService {
         return 'updated' as const;
       }
       if (!autoRegister) return 'ignored' as const;
+      if (!this.reportGuard.admitRegistration(ctx.client)) return { refused: 'rate' as ReportRefusal, detail: {} };
+      if (this.limits.maxPooled > 0) {
+        const pooled = await this.devices.countPooled(db);
+        if (pooled >= this.limits.maxPooled) return { refused: 'pool_full' as ReportRefusal, detail: { pooled, max_pooled: this.limits.maxPooled } };
+      }
       await this.devices.insert(db, { mac, uuid, state: 'pooled', bound_worker_id: null, key_hash: null, source: 'ipxe', fingerprint: fp, first_seen: now, last_seen: now });
       await this.ops.append({ op: 'device.register', mac, source: 'ipxe', client: ctx.client }, trx);
       return 'registered' as const;
     });
+    if (typeof result === 'object') {
+      await this.reportGuard.refused(result.refused, ctx.client, result.detail);
+      return { result: 'limited', script: renderBootVarsScript({ vars: { menu_default: 'reboot', menu_timeout: this.limits.autoBootTimeout }, subject: mac }) };
+    }
     if (result === 'registered') this.bootVars.forgetDevice(mac);
-    return result;
+    return { result, script: REPORT_OK_SCRIPT };
   }
 
   /**
@@ -296,7 +320,7 @@ export class DeviceService {
       if (macs.length !== ids.length) throw new AppError('batch_invalid', `macs (${macs.length}) and worker_ids (${ids.length}) must have the same length`);
       return macs.map((mac, i) => ({ mac, worker_id: ids[i] }));
     }
-    if (mode !== 'manifest') throw new AppError('batch_invalid', `invalid mode: ${JSON.stringify(mode)}; use manifest or sequential`);
+    if (mode !== 'manifest') throw new AppError('batch_invalid', `invalid mode: ${echo(mode)}; use manifest or sequential`);
     return req.pairs ?? [];
   }
 
@@ -317,8 +341,8 @@ export class DeviceService {
    */
   private async classify(db: MetalDb, p: DeviceDeclaration & { worker_id: string }, dupMac: boolean, dupWorker: boolean): Promise<PairOutcome> {
     const mac = normalizeMac(p?.mac);
-    const worker_id = typeof p?.worker_id === 'string' ? p.worker_id.trim().toLowerCase() : '';
-    if (!mac) return { kind: 'invalid_mac', mac: p?.mac ?? null, worker_id, reason: 'invalid MAC address' };
+    const worker_id = typeof p?.worker_id === 'string' ? clip(p.worker_id.trim().toLowerCase()) : '';
+    if (!mac) return { kind: 'invalid_mac', mac: typeof p?.mac === 'string' ? clip(p.mac) : (p?.mac ?? null), worker_id, reason: 'invalid MAC address' };
     const d = await this.devices.get(db, mac);
     if (!d) return { kind: 'not_in_pool', mac, worker_id, reason: 'device not in pool' };
     if (d.state === 'revoked') return { kind: 'revoked', mac, worker_id, reason: 'device revoked' };

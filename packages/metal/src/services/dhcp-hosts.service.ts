@@ -1,17 +1,22 @@
 import { AppError, type OperationsLog, type Store } from '@ironlens/core';
-import type { DhcpHostsFile, DnsmasqReloader } from '../adapters/dnsmasq.adapter';
+import type { DhcpHost, DhcpHostsFile, DnsmasqReloader } from '../adapters/dnsmasq.adapter';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb } from '../repositories/tables';
+import type { RenderGuard } from './render-guard.service';
 
 /**
  * Keeps `dhcp-hosts.conf` equal to the store: render from the bound devices, write
  * atomically, reload dnsmasq. Calls are coalesced: a sync that has not started yet is
  * shared by every caller that arrives before it starts, and it renders whatever the
  * store holds at that moment, so the file always ends equal to the last commit.
+ * Records outside the MAC or hostname grammar are left out of the file and reported to the
+ * render guard. The first sync of the process first removes the temporary files an
+ * interrupted write (`kill -9`) left beside the file.
  */
 export class DhcpHostsService {
   private tail: Promise<void> = Promise.resolve();
   private queued: Promise<void> | null = null;
+  private tempsChecked = false;
 
   constructor(
     private readonly store: Store,
@@ -19,6 +24,7 @@ export class DhcpHostsService {
     private readonly file: DhcpHostsFile,
     private readonly reloader: DnsmasqReloader,
     private readonly ops: OperationsLog,
+    private readonly guard: RenderGuard,
   ) {}
 
   get path(): string {
@@ -40,9 +46,14 @@ export class DhcpHostsService {
   }
 
   private async render(): Promise<void> {
+    if (!this.tempsChecked) {
+      this.tempsChecked = true;
+      await this.file.removeStaleTemps().catch(() => []);
+    }
     const entries = await this.devices.dhcpHosts(this.store.db as unknown as MetalDb);
     try {
-      await this.file.write(entries);
+      const refused = await this.file.write(entries);
+      await this.guard.refused('dhcp-hosts', refused);
     } catch (err) {
       throw new AppError('dnsmasq_write_failed', `writing ${this.file.path} failed: ${(err as Error).message}`);
     }
@@ -56,7 +67,7 @@ export class DhcpHostsService {
   }
 
   /** What dnsmasq's file says now (for `/workers/{id}/status`). */
-  read(): Promise<Array<{ mac: string; hostname: string }>> {
+  read(): Promise<DhcpHost[]> {
     return this.file.read();
   }
 }

@@ -10,6 +10,7 @@ import type { DeviceRepository } from '../repositories/device.repository';
 import type { SettingsRepository } from '../repositories/settings.repository';
 import type { MetalDb } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
+import { type LayoutTexts, validateImportLayout } from './import-validation';
 
 /** The old deployment's files, relative to its root directory (seed 004 §2). */
 export const LAYOUT = {
@@ -101,6 +102,8 @@ export class LayoutService {
 
   async import(root: string, opts: { replace?: boolean } = {}): Promise<ImportSummary> {
     if (!existsSync(root)) throw new AppError('request_invalid', `no such directory: ${root}`);
+    // Every record passes the API's own grammars before anything is written (issue 13).
+    validateImportLayout(Object.fromEntries(Object.entries(LAYOUT).map(([k, rel]) => [k, this.read(root, rel)])) as unknown as LayoutTexts);
     const agentsDoc = (YAML.parse(this.read(root, LAYOUT.agents) ?? '') ?? {}) as { agents?: Record<string, Record<string, unknown>> };
     const workersDoc = (YAML.parse(this.read(root, LAYOUT.workers) ?? '') ?? {}) as { workers?: Record<string, Record<string, unknown>> };
     const devicesDoc = (YAML.parse(this.read(root, LAYOUT.devices) ?? '') ?? {}) as { devices?: Record<string, Record<string, unknown>> };

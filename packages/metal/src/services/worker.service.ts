@@ -1,5 +1,5 @@
-import { AppError, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
-import { isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
+import { AppError, clip, echo, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb } from '../repositories/tables';
@@ -40,8 +40,6 @@ export interface WorkerStorage {
   /** Deletes the worker's CD target, then its disk targets (seed §11 order). */
   removeTargets(worker: WorkerRecord, opts: DeleteOptions, ctx: RequestContext): Promise<void>;
 }
-
-const ARCH = /^[a-z0-9_-]{1,32}$/;
 
 function padWidth(count: number): number {
   return Math.max(2, String(count).length);
@@ -102,7 +100,7 @@ export class WorkerService {
 
   private validateArch(arch: string | null | undefined): string {
     const a = (arch ?? this.defaultArch).trim().toLowerCase();
-    if (!ARCH.test(a)) throw new AppError('request_invalid', `invalid arch: ${JSON.stringify(arch)}`);
+    if (!isValidArch(a)) throw new AppError('request_invalid', `invalid arch: ${echo(arch)}`);
     return a;
   }
 
@@ -173,7 +171,7 @@ export class WorkerService {
     if (macs && macs.length !== count) throw new AppError('batch_invalid', `macs has ${macs.length} entries, count is ${count}`);
     const width = padWidth(count);
     const ids = Array.from({ length: count }, (_, i) => `${prefix.trim().toLowerCase()}${String(i + 1).padStart(width, '0')}`);
-    for (const id of ids) if (!isValidId(id)) throw new AppError('worker_id_invalid', `name_prefix gives an invalid worker_id: ${JSON.stringify(id)}`);
+    for (const id of ids) if (!isValidId(id)) throw new AppError('worker_id_invalid', `name_prefix gives an invalid worker_id: ${echo(id)}`);
     const boot = this.validateBoot(input.boot);
     const arch = this.validateArch(input.arch);
 
@@ -190,7 +188,7 @@ export class WorkerService {
       }
       const mac = rawMac != null ? normalizeMac(rawMac) : null;
       if (rawMac != null && !mac) {
-        failed.push({ worker_id: workerId, hostname: workerId, mac: rawMac, error: `invalid MAC address: ${JSON.stringify(rawMac)}` });
+        failed.push({ worker_id: workerId, hostname: workerId, mac: typeof rawMac === 'string' ? clip(rawMac) : rawMac, error: `invalid MAC address: ${echo(rawMac)}` });
         continue;
       }
       try {

@@ -1,0 +1,102 @@
+/**
+ * `/devices/report` stays open, but bounded (issue 13): a per-source rate limit on new
+ * registrations, a cap on pooled devices, and an optional registration window. A refused
+ * report is answered the reboot loop, never an error page, and counted in the operations log.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { type MetalFixture, newMetalFixture } from '../testing/fixture';
+
+let f: MetalFixture | undefined;
+let clock = 1_800_000_000_000;
+const now = () => clock;
+const AUTH = { authorization: 'Bearer t0ken' };
+const inject = (method: string, url: string, payload?: unknown) => f!.app.inject({ method: method as 'GET', url, payload: payload as object, headers: AUTH });
+const report = (mac: string, from = '10.0.0.1') => f!.app.inject({ url: `/devices/report?mac=${mac}&manufacturer=QEMU`, remoteAddress: from });
+const mac = (i: number) => `52:54:00:00:01:${i.toString(16).padStart(2, '0')}`;
+const pooled = async () => ((await inject('GET', '/devices?state=pooled')).json() as { mac: string }[]).map((d) => d.mac);
+const limited = async () => ((await inject('GET', '/operations')).json().entries as Array<{ op: string; [k: string]: unknown }>).filter((e) => e.op === 'device.report.limited');
+const REBOOT = (m: string) => `#!ipxe\n# boot vars for ${m}\nset menu-default reboot\nset menu-timeout 1\n`;
+
+async function fixture(env: Record<string, string>) {
+  clock = 1_800_000_000_000;
+  f = await newMetalFixture({ IPXE_CP_TOKEN: 't0ken', ...env }, { now });
+}
+afterEach(async () => {
+  await f?.close();
+  f = undefined;
+});
+
+describe('per-source rate limit on registrations', () => {
+  it('answers the reboot loop past the limit, counts it, and lets other sources and known machines through', async () => {
+    await fixture({ IRONLENS_REPORT_REGISTER_PER_MINUTE: '3' });
+    for (let i = 1; i <= 3; i++) expect((await report(mac(i))).body).toBe('#!ipxe\n');
+    for (let i = 4; i <= 6; i++) {
+      const r = await report(mac(i));
+      expect(r.statusCode).toBe(200);
+      expect(r.headers['content-type']).toMatch(/^text\/plain/);
+      expect(r.body).toBe(REBOOT(mac(i)));
+    }
+    expect(await pooled()).toEqual([mac(1), mac(2), mac(3)]);
+    // One entry per minute and source: the first refusal; the next ones are counted into the next entry.
+    expect(await limited()).toEqual([expect.objectContaining({ reason: 'rate', refused: 1, client: '10.0.0.1', status: 'refused' })]);
+    clock += 61_000;
+    expect((await report(mac(7))).body).toBe('#!ipxe\n'); // a minute refilled the bucket
+    for (let i = 8; i <= 10; i++) await report(mac(i));
+    expect((await report(mac(11))).body).toBe(REBOOT(mac(11)));
+    expect((await limited()).map((e) => e.refused)).toEqual([1, 3]);
+    // Another source is not limited by this one; a known machine's report never is.
+    expect((await report(mac(20), '10.0.0.2')).body).toBe('#!ipxe\n');
+    for (let i = 0; i < 20; i++) expect((await report(mac(1))).body).toBe('#!ipxe\n');
+  });
+
+  it('is off with 0', async () => {
+    await fixture({ IRONLENS_REPORT_REGISTER_PER_MINUTE: '0' });
+    for (let i = 1; i <= 150; i++) expect((await report(mac(i))).body).toBe('#!ipxe\n');
+    expect(await pooled()).toHaveLength(150);
+  });
+
+  it('defaults to 120 a minute per source', async () => {
+    await fixture({});
+    for (let i = 1; i <= 120; i++) expect((await report(mac(i))).body, String(i)).toBe('#!ipxe\n');
+    expect((await report(mac(121))).body).toBe(REBOOT(mac(121)));
+  });
+});
+
+describe('cap on pooled devices', () => {
+  it('registers nothing while the pool is full, and again once a device leaves it', async () => {
+    await fixture({ IRONLENS_REPORT_MAX_POOLED: '2' });
+    expect((await report(mac(1), '10.0.0.1')).body).toBe('#!ipxe\n');
+    expect((await report(mac(2), '10.0.0.2')).body).toBe('#!ipxe\n');
+    expect((await report(mac(3), '10.0.0.3')).body).toBe(REBOOT(mac(3)));
+    expect(await pooled()).toEqual([mac(1), mac(2)]);
+    expect(await limited()).toEqual([expect.objectContaining({ reason: 'pool_full', refused: 1, pooled: 2, max_pooled: 2, client: '10.0.0.3' })]);
+    expect((await inject('POST', '/workers', { worker_id: 'w1', mac: mac(1) })).statusCode).toBe(200);
+    expect((await report(mac(3), '10.0.0.3')).body).toBe('#!ipxe\n');
+    expect(await pooled()).toEqual([mac(2), mac(3)]);
+  });
+});
+
+describe('registration window', () => {
+  it('closes auto-register by itself after the window, and reopens it when turned on again', async () => {
+    await fixture({ IRONLENS_AUTO_REGISTER_WINDOW_MINUTES: '10' });
+    expect((await inject('GET', '/settings/auto-register')).json()).toEqual({ enabled: true, closes_at: '2027-01-15T08:10:00+00:00' });
+    clock += 9 * 60_000;
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    clock += 60_000;
+    expect((await report(mac(2))).body).toBe('#!ipxe\n');
+    expect(await pooled()).toEqual([mac(1)]);
+    expect((await inject('GET', '/settings/auto-register')).json()).toEqual({ enabled: false });
+    const closed = ((await inject('GET', '/operations')).json().entries as Array<{ op: string; reason?: string; enabled?: boolean }>).filter((e) => e.op === 'settings.auto_register');
+    expect(closed).toEqual([expect.objectContaining({ enabled: false, old_enabled: true, reason: 'window_closed' })]);
+    const put = await inject('PUT', '/settings/auto-register', { enabled: true });
+    expect(put.json()).toEqual({ enabled: true, closes_at: '2027-01-15T08:20:00+00:00' });
+    expect((await report(mac(2))).body).toBe('#!ipxe\n');
+    expect(await pooled()).toEqual([mac(1), mac(2)]);
+  });
+
+  it('is off by default: auto-register stays on', async () => {
+    await fixture({});
+    clock += 365 * 24 * 3600_000;
+    expect((await inject('GET', '/settings/auto-register')).json()).toEqual({ enabled: true });
+  });
+});
