@@ -27,7 +27,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freeTcpPort } from '@ironlens/core/testing';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootScriptOf, bootVarsPath, hostnameOf, macOf, REPORT_TEXT, reportPath } from './bench/fleet';
@@ -65,17 +65,6 @@ function check(): void {
   for (const s of SERVERS) if (!['nginx', 'bare-node', 'fastify-floor', 'ironlens'].includes(s)) throw new Error(`BENCH_SERVERS: unknown ${s}`);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Server {
   port: number;
@@ -233,7 +222,7 @@ async function main(): Promise<void> {
     // A prefix of its own outside `work` (0700): nginx's worker runs as `nobody` when we are root.
     const prefix = mkdtempSync(join(tmpdir(), 'ironlens-bench-nginx-'));
     cleanups.push(() => rmSync(prefix, { recursive: true, force: true }));
-    const nginx = await startNginx(prefix, await freePort(), { bootVars: bootScriptOf(1), report: REPORT_TEXT });
+    const nginx = await startNginx(prefix, await freeTcpPort(), { bootVars: bootScriptOf(1), report: REPORT_TEXT });
     servers.nginx = { port: nginx.port, pid: nginx.child.pid ?? 0 };
   }
   if (SERVERS.includes('bare-node')) servers['bare-node'] = await startNodeChild('bare-node-server.ts', 'bare node server', { BENCH_WORKERS: String(WORKERS) });

@@ -10,36 +10,9 @@ import { Store } from '@ironlens/core';
 import { buildMetalApp, createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
 import { BENCH_MIGRATIONS } from './seed';
 
-/**
- * Experiment, off by default (`BENCH_EXPERIMENT_STMT_CACHE=1`): what a prepared-statement
- * cache in the store would give. Kysely's SQLite driver prepares every statement anew;
- * this reuses better-sqlite3 statements by SQL text. Not a fix: a measurement for the
- * store's owner.
- */
-async function cachePreparedStatements(): Promise<void> {
-  const { default: Database } = await import('better-sqlite3');
-  const proto = Database.prototype as unknown as { prepare(sql: string): unknown };
-  const prepare = proto.prepare;
-  const caches = new WeakMap<object, Map<string, unknown>>();
-  proto.prepare = function (this: object, sql: string) {
-    let cache = caches.get(this);
-    if (!cache) {
-      cache = new Map();
-      caches.set(this, cache);
-    }
-    let stmt = cache.get(sql);
-    if (!stmt) {
-      stmt = prepare.call(this, sql);
-      cache.set(sql, stmt);
-    }
-    return stmt;
-  };
-}
-
 async function main(): Promise<void> {
   const dir = process.env.BENCH_DATA_DIR;
   if (!dir) throw new Error('BENCH_DATA_DIR is not set');
-  if (process.env.BENCH_EXPERIMENT_STMT_CACHE === '1') await cachePreparedStatements();
   const store = await Store.open({ file: join(dir, 'ironlens.db'), migrations: BENCH_MIGRATIONS });
   const config = metalConfigFromEnv({ IPXE_CP_DNSMASQ_RELOAD: 'false', IPXE_CP_TOKEN: process.env.BENCH_TOKEN ?? 'bench-token' }, dir);
   const services = createMetalServices({ store, config });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { freeTcpPort } from '@ironlens/agent/testing';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { describeAddress, isLoopback } from './address';
 import { main, parseArgs } from './main';
 import { openStore, serve } from './serve';
@@ -17,6 +17,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'ironlens-cli-'));
 });
 afterEach(() => {
+  vi.unstubAllEnvs();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -127,7 +128,7 @@ describe('ironlens serve', () => {
       expect(lines.find((l) => l.startsWith('provisioning API on'))).toBe(`provisioning API on 127.0.0.2:${bootPort} (http://127.0.0.2:${bootPort}; docs at /docs, /redoc)`);
       expect(lines).toContain(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches 127.0.0.2:${bootPort}`);
       expect(lines.find((l) => l.startsWith('console on'))).toBe(
-        `console on 127.0.0.1:${consolePort} (http://127.0.0.1:${consolePort}/kind/; kind API at /kind/api/v1, no token: IRONLENS_CONSOLE_TOKEN is not set)`,
+        `console on 127.0.0.1:${consolePort} (http://127.0.0.1:${consolePort}/kind/; kind API at /kind/api/v1, cluster manager at /api/cluster; no token: IRONLENS_CONSOLE_TOKEN is not set)`,
       );
       expect(await (await fetch(`${running.urls.console}/healthz`)).json()).toEqual({ status: 'ok' });
     } finally {
@@ -139,6 +140,23 @@ describe('ironlens serve', () => {
     expect(quiet.some((l) => l.includes('IPXE_CP_TOKEN'))).toBe(false);
     expect(quiet.find((l) => l.startsWith('console on'))).toContain('bearer token required (IRONLENS_CONSOLE_TOKEN)');
     expect(quiet.join('\n')).not.toContain('console-token');
+  });
+
+  it('serves the cluster manager at seed 000’s paths on the console listener, behind IRONLENS_CONSOLE_TOKEN', async () => {
+    const token = 'console-token-for-clusters';
+    const running = await serve({ ...env(), IRONLENS_BOOT_LISTEN: 'off', IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_TOKEN: token });
+    try {
+      const anonymous = await fetch(`${running.urls.console}/api/cluster/clusters`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('content-type')).toContain('application/problem+json');
+      expect((await anonymous.json()).code).toBe('auth_required');
+      const auth = { headers: { authorization: `Bearer ${token}` } };
+      const list = await fetch(`${running.urls.console}/api/cluster/clusters`, auth);
+      expect(await list.json()).toEqual({ items: [] });
+      expect((await (await fetch(`${running.urls.console}/api/v1/versions`, auth)).json()).llm_d).toBe('v0.10.0');
+    } finally {
+      await running.close();
+    }
   });
 
   it('maps flags onto the environment names', () => {
@@ -174,27 +192,6 @@ describe('ironlens import / export', () => {
     writeFileSync(join(old, 'state/settings.json'), '{"auto_register": false}\n');
     writeFileSync(join(old, 'state/operations.jsonl'), '{"id":1,"ts":"2026-07-27T14:20:00+00:00","op":"create_worker","status":"started","worker_id":"worker-01","client":"172.18.0.1"}\n');
     writeFileSync(join(old, 'dnsmasq/dhcp-hosts.conf'), '00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
-
-    const out: string[] = [];
-    const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((s: string) => out.push(String(s)) > 0) as typeof process.stdout.write;
-    let code: number;
-    const data = ['--data-dir', join(dir, 'data')];
-    const savedReload = process.env.IPXE_CP_DNSMASQ_RELOAD;
-    process.env.IPXE_CP_DNSMASQ_RELOAD = 'false';
-    try {
-      try {
-        code = await main(['import', old, ...data]);
-      } finally {
-        process.stdout.write = write;
-      }
-      expect(code).toBe(0);
-      expect(JSON.parse(out.join(''))).toMatchObject({ agents: 1, workers: 2, devices: 2, bindings_from_dhcp_hosts: 1, operations: 1 });
-      expect(await main(['import', old, ...data])).toBe(1); // refuses to import over a ledger
-    } finally {
-      if (savedReload === undefined) delete process.env.IPXE_CP_DNSMASQ_RELOAD;
-      else process.env.IPXE_CP_DNSMASQ_RELOAD = savedReload;
-    }
 
     const running = await serve(env());
     try {

@@ -1,13 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
+import { clustersMigrations, clustersPlugin, createClusterServices } from '@ironlens/clusters';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
 
-export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations];
+export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations];
 
 /** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
 export function dataDirFrom(env: Env): string {
@@ -63,10 +64,13 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const store = await openStore(env);
   const apps: FastifyInstance[] = [];
   let kindClose: (() => Promise<void>) | undefined;
+  let clustersClose: (() => Promise<void>) | undefined;
   const close = async () => {
     for (const app of apps.splice(0)) await app.close();
     if (kindClose) await kindClose();
     kindClose = undefined;
+    if (clustersClose) await clustersClose();
+    clustersClose = undefined;
     await store.close();
   };
 
@@ -74,7 +78,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     const reloader = reloaderFor(metalConfig, exec);
     if (reloader instanceof DetectingReloader) log((await reloader.detect()).summary);
     else log(`dnsmasq reload: ${reloader.describe}`);
-    const metal = createMetalServices({ store, config: metalConfig, reloader });
+    const metal = createMetalServices({ store, config: metalConfig, reloader, env });
     // Repair: a crash between a commit and the file write is healed by rendering again.
     await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
 
@@ -96,11 +100,15 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
       apps.push(app);
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist: webDistDir, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
+      // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
+      const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
+      clustersClose = clusters.close;
+      await app.register(clustersPlugin, { services: clusters, token });
       app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
       app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
       urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
       const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
-      log(`console on ${boundAddress(app)} (${urls.console}/kind/; kind API at /kind/api/v1, ${access})`);
+      log(`console on ${boundAddress(app)} (${urls.console}/kind/; kind API at /kind/api/v1, cluster manager at /api/cluster; ${access})`);
       if (!token && !isLoopback((app.server.address() as AddressInfo).address)) {
         log('warning: the console listens beyond this machine without IRONLENS_CONSOLE_TOKEN: anyone who reaches it can take cluster-admin kubeconfigs');
       }

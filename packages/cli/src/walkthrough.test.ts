@@ -60,7 +60,6 @@ beforeAll(async () => {
     IRONLENS_AGENT_LISTEN: '127.0.0.1:0',
     IRONLENS_LOG_LEVEL: 'silent',
   });
-  process.env.IRONLENS_WALKTHROUGH_AGENT_TOKEN = AGENT_TOKEN;
   cp = await serve({
     IRONLENS_DATA_DIR: join(dir, 'data'),
     IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
@@ -68,6 +67,8 @@ beforeAll(async () => {
     IPXE_CP_TOKEN: CP_TOKEN,
     IPXE_CP_DNSMASQ_RELOAD: 'false',
     IPXE_CP_AGENT_TIMEOUT: '3',
+    // What `${IPXE_AGENT_WALKTHROUGH_TOKEN}` in an agent token expands to (IPXE_CP_AGENT_TOKEN_ENV allows IPXE_AGENT_*).
+    IPXE_AGENT_WALKTHROUGH_TOKEN: AGENT_TOKEN,
   });
   base = cp.urls.boot;
 });
@@ -87,7 +88,7 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
   });
 
   it('13.3: probes and registers the agent; the token is never returned', async () => {
-    const probe = await api('POST', '/agents/probe', { base_url: `${agent.url}/`, token: '${IRONLENS_WALKTHROUGH_AGENT_TOKEN}' });
+    const probe = await api('POST', '/agents/probe', { base_url: `${agent.url}/`, token: '${IPXE_AGENT_WALKTHROUGH_TOKEN}' });
     expect(probe.status).toBe(200);
     expect(probe.json).toMatchObject({ role: { disk: true, cd: true }, tags: ['storage', 'stgt'], backend: 'stgt', base_iqn: BASE_IQN, iscsi_server: '127.0.0.1' });
     expect((await api('POST', '/agents/probe', { base_url: agent.url, token: 'wrong' })).status).toBe(502);
@@ -97,7 +98,7 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
     const created = await api('POST', '/agents', {
       id: 'Storage-STGT-01',
       base_url: `${agent.url}/`,
-      token: '${IRONLENS_WALKTHROUGH_AGENT_TOKEN}',
+      token: '${IPXE_AGENT_WALKTHROUGH_TOKEN}',
       iscsi_server: '192.168.80.3',
       role: { disk: true, cd: true },
       tags: ['storage', 'stgt'],
@@ -110,7 +111,7 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
     const live = await api('GET', '/agents?live=true');
     expect(live.json[0]).toMatchObject({ id: 'storage-stgt-01', health: 'ok', capabilities: { backend: 'stgt', base_iqn: BASE_IQN } });
     expect(live.text).not.toContain(AGENT_TOKEN);
-    expect(live.text).not.toContain('IRONLENS_WALKTHROUGH_AGENT_TOKEN');
+    expect(live.text).not.toContain('IPXE_AGENT_WALKTHROUGH_TOKEN');
     // Editing with an empty token keeps the stored one: the agent still answers.
     const put = await api('PUT', '/agents/storage-stgt-01', { base_url: agent.url, token: '', iscsi_server: '192.168.80.3', role: { disk: true, cd: true }, tags: ['storage', 'stgt'] });
     expect(put.status).toBe(200);

@@ -1,3 +1,11 @@
 // The cluster manager (seed 000): cluster registration and llm-d preparation (this folder)
 // and the Kubespray bootstrap over SSH (./bootstrap).
-export {};
+export * from './bootstrap';
+export { clustersMigrations } from './repositories/clusters.migrations';
+export { type ClusterServices, type ClusterServicesDeps, type ClustersConfig, clustersConfigFromEnv, createClusterServices, CLUSTER_JOB_KINDS } from './wiring';
+export { clustersPlugin, type ClustersPluginOptions } from './plugin';
+export { PROBLEM_CONTENT_TYPE, type ProblemBody, problemErrorOptions, problemValidation, renderProblem } from './http/problem';
+export { loadStackProfile, STACK_PROFILE_PATH, type StackProfile, stackProfile } from './profile';
+export type { ClusterService, RegisterClusterInput } from './services/cluster.service';
+export type { ClusterRecord, ProxyConfig, HfTokenSecretRef } from './domain';
+export { type Kube, type KubeConnector, ClientNodeKube, clientNodeConnector, KubeApiError, KubeUnreachableError } from './adapters/kube.adapter';

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CREATE_CLUSTER_JOB } from './services/kind-jobs.service';
 import { newTestPanel, startTagsFixture, type TestPanel } from './testing/panel';
 import { processAlive as alive } from '@ironlens/core';
+import { waitUntil } from '@ironlens/core/testing';
 
 const panels: TestPanel[] = [];
 async function panel(opts: Parameters<typeof newTestPanel>[0] = {}) {
@@ -16,13 +17,7 @@ afterEach(async () => {
   for (const p of panels.splice(0)) await p.close();
 });
 
-async function until(fn: () => Promise<boolean> | boolean, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (fn: () => Promise<boolean> | boolean, ms = 10_000) => waitUntil('the condition', fn, ms, 10);
 
 const create = (p: TestPanel, payload: unknown) => p.app.inject({ method: 'POST', url: '/api/v1/clusters', payload: payload as object });
 

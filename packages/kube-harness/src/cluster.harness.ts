@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { ensureKubeBinaries, type BuildOptions, type KubeBinaries } from './binaries.builder';
-import { FakeKubeletSummary } from './kubelet-summary.stand-in';
+import { FakeKubeletSummary, type SummaryPodRef } from './kubelet-summary.stand-in';
 import { FakeKonnectivityServer } from './konnectivity.stand-in';
 import { FakePrometheus, type Sample } from './prometheus.stand-in';
 import { Pki, type CertPair } from './pki.generator';
@@ -78,6 +78,14 @@ export interface KubeHarness {
    * Rejections throw an ApiError with `.code` (HTTP status) and `.body`.
    */
   apply(objects: Array<KubernetesObject | ApplyTarget>, opts?: { fieldManager?: string; force?: boolean }): Promise<KubernetesObject[]>;
+  /**
+   * Makes the Prometheus stand-in reachable the way a cluster's own Prometheus is: through the
+   * API server's service proxy (`/api/v1/namespaces/{ns}/services/{name}:web/proxy/api/v1/query`).
+   * A one-replica Deployment (kwok "runs" it and gives it a pod IP) behind a Service labelled
+   * `app.kubernetes.io/name=prometheus` (port `web`, 9090); the endpoints controller fills the
+   * Endpoints, and the API server's egress splices `<pod IP>:9090` to the stand-in on loopback.
+   */
+  exposePrometheus(opts?: { namespace?: string; name?: string }): Promise<{ namespace: string; name: string; port: string; podIP: string }>;
   stop(): Promise<void>;
 }
 
@@ -336,21 +344,39 @@ async function startOnce(opts: StartKubeClusterOptions): Promise<KubeHarness> {
     if (kwok.exit !== undefined) throw new Error(`kwok exited (${kwok.exit}):\n${sup.tail(kwok)}`);
     log(`control plane ready (${Date.now() - t0} ms); kubeconfig ${kubeconfigPath}`);
 
+    let podCache: { at: number; byNode: Promise<Map<string, SummaryPodRef[]>> } | undefined;
     kubelet = new FakeKubeletSummary({
       cert: serving.cert, // replaced per fixture load by a cert whose SANs are the node IPs
       key: serving.key,
       clientCa: pki.ca.cert,
+      // One pod list serves every node's summary for a second: a scrape of 1,000 nodes would
+      // otherwise make the stand-in send 1,000 list calls (and TLS handshakes) of its own.
       podsForNode: async (nodeName) => {
-        const list = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` });
-        return list.items
-          .filter((p) => p.status?.phase === 'Running')
-          .map((p) => ({
-            name: p.metadata!.name!,
-            namespace: p.metadata!.namespace!,
-            uid: p.metadata!.uid!,
-            containers: (p.spec?.containers ?? []).map((c) => c.name),
-            startTime: p.status?.startTime ? new Date(p.status.startTime).toISOString() : undefined,
-          }));
+        if (!podCache || Date.now() - podCache.at > 1000) {
+          const at = Date.now();
+          const byNode = core.listPodForAllNamespaces({ fieldSelector: 'status.phase=Running' }).then((list) => {
+            const m = new Map<string, SummaryPodRef[]>();
+            for (const p of list.items) {
+              const n = p.spec?.nodeName;
+              if (!n) continue;
+              const refs = m.get(n) ?? [];
+              refs.push({
+                name: p.metadata!.name!,
+                namespace: p.metadata!.namespace!,
+                uid: p.metadata!.uid!,
+                containers: (p.spec?.containers ?? []).map((c) => c.name),
+                startTime: p.status?.startTime ? new Date(p.status.startTime).toISOString() : undefined,
+              });
+              m.set(n, refs);
+            }
+            return m;
+          });
+          podCache = { at, byNode };
+          byNode.catch(() => {
+            if (podCache?.byNode === byNode) podCache = undefined;
+          });
+        }
+        return (await podCache.byNode).get(nodeName) ?? [];
       },
     });
     prometheus = new FakePrometheus();
@@ -428,6 +454,54 @@ async function startOnce(opts: StartKubeClusterOptions): Promise<KubeHarness> {
         const readyMs = Date.now() - started;
         log(`${plan.length} fixture node(s) Ready in ${readyMs} ms`);
         return { nodes: plan, readyMs };
+      },
+      async exposePrometheus(o = {}) {
+        const namespace = o.namespace ?? 'monitoring';
+        const name = o.name ?? 'prometheus';
+        const labels = { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': name };
+        await core.createNamespace({ body: { metadata: { name: namespace } } }).catch((e: { code?: number }) => {
+          if (e.code !== 409) throw e;
+        });
+        await harness.apply([
+          {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name, namespace, labels },
+            spec: {
+              replicas: 1,
+              selector: { matchLabels: labels },
+              template: {
+                metadata: { labels },
+                spec: {
+                  tolerations: [{ operator: 'Exists' }],
+                  containers: [{ name: 'prometheus', image: 'quay.io/prometheus/prometheus:v3.5.0', ports: [{ name: 'web', containerPort: 9090 }] }],
+                },
+              },
+            },
+          } as ApplyTarget,
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name, namespace, labels },
+            spec: { selector: labels, ports: [{ name: 'web', port: 9090, targetPort: 9090, protocol: 'TCP' }] },
+          } as ApplyTarget,
+        ]);
+        let podIP = '';
+        await waitFor(
+          `prometheus pod in ${namespace} Running with an IP and in the Service's Endpoints`,
+          async () => {
+            const pods = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${name}` });
+            const pod = pods.items.find((p) => p.status?.phase === 'Running' && p.status?.podIP);
+            if (!pod) return false;
+            podIP = pod.status!.podIP!;
+            const eps = await core.readNamespacedEndpoints({ name, namespace }).catch(() => undefined);
+            return !!eps?.subsets?.some((ss) => ss.addresses?.some((a) => a.ip === podIP));
+          },
+          { timeoutMs: 60_000, proc: kwok, sup, intervalMs: 250 },
+        );
+        const port = Number(new URL(prometheus!.url).port);
+        konnectivity.route(`${podIP}:9090`, { host: ip, port });
+        return { namespace, name, port: 'web', podIP };
       },
       async stop() {
         raw.close();

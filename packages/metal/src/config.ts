@@ -11,6 +11,8 @@ export type ReloadMethod =
 
 /** The boot control plane's configuration; environment names are the old deployment's. */
 export interface MetalConfig {
+  /** `IRONLENS_DATA_DIR`: the store, rendered files, and the secret key file when `IRONLENS_SECRET_KEY` is not set. */
+  dataDir: string;
   /** `IPXE_CP_TOKEN`: bearer token; empty turns auth off. */
   token: string | undefined;
   /** `IPXE_CP_AUTO_REGISTER`: start-up default of auto-register. Default is `true`. */
@@ -25,6 +27,13 @@ export interface MetalConfig {
   agentTimeoutMs: number;
   /** `IRONLENS_AGENT_DISK_TIMEOUT` (seconds): deadline of disk and CD creation, which may copy a whole master where reflink is not available. Default is 1800 s. */
   agentDiskTimeoutMs: number;
+  /**
+   * `IPXE_CP_AGENT_TOKEN_ENV`: the environment variables an agent token may name as `${NAME}`,
+   * comma-separated, a trailing `*` matching any rest. Default is `IPXE_AGENT_*`.
+   */
+  agentTokenEnv: string[];
+  /** `IPXE_CP_AGENT_ALLOW_LINK_LOCAL`: let agent calls reach link-local and cloud metadata addresses. Default is `false`. */
+  agentAllowLinkLocal: boolean;
   /** `IPXE_CP_DNSMASQ_HOSTS_FILE`. Default is `<data dir>/dnsmasq/dhcp-hosts.conf`. */
   dnsmasqHostsFile: string;
   reload: ReloadMethod;
@@ -71,6 +80,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
   const agentTimeout = Number(envString(env, 'IPXE_CP_AGENT_TIMEOUT', '10'));
   if (!Number.isFinite(agentTimeout) || agentTimeout <= 0) throw new Error('IPXE_CP_AGENT_TIMEOUT must be a positive number of seconds');
   return {
+    dataDir,
     token: envOptional(env, 'IPXE_CP_TOKEN'),
     autoRegisterDefault: envBool(env, 'IPXE_CP_AUTO_REGISTER', true),
     bootMenuTimeout: envInt(env, 'IPXE_CP_BOOT_MENU_TIMEOUT', 5000),
@@ -78,6 +88,11 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     defaultArch: envString(env, 'IPXE_CP_DEFAULT_ARCH', 'x86_64'),
     agentTimeoutMs: Math.round(agentTimeout * 1000),
     agentDiskTimeoutMs: Math.round(envNumber(env, 'IRONLENS_AGENT_DISK_TIMEOUT', 1800) * 1000),
+    agentTokenEnv: envString(env, 'IPXE_CP_AGENT_TOKEN_ENV', 'IPXE_AGENT_*')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+    agentAllowLinkLocal: envBool(env, 'IPXE_CP_AGENT_ALLOW_LINK_LOCAL', false),
     dnsmasqHostsFile: envString(env, 'IPXE_CP_DNSMASQ_HOSTS_FILE', join(dataDir, 'dnsmasq', 'dhcp-hosts.conf')),
     reload,
     reportRegisterPerMinute: envInt(env, 'IRONLENS_REPORT_REGISTER_PER_MINUTE', 120),

@@ -1,4 +1,4 @@
-import { type Exec, OperationsLog, type Store, exec as realExec } from '@ironlens/core';
+import { type Exec, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import { DetectingReloader } from './adapters/dnsmasq-detect.adapter';
 import type { MetalConfig } from './config';
@@ -11,18 +11,19 @@ import { DeviceService } from './services/device.service';
 import { DhcpHostsService } from './services/dhcp-hosts.service';
 import { SettingsService } from './services/settings.service';
 import { WorkerService } from './services/worker.service';
-import { type AgentApi, HttpAgentApi } from './adapters/agent-client';
+import type { StorageAgents } from './adapters/storage-agent';
+import { HttpStorageAgents } from './adapters/storage-agent.http';
 import { AgentRepository } from './repositories/agent.repository';
+import type { MetalStore } from './repositories/tables';
 import { AgentService } from './services/agent.service';
 import { StorageService } from './services/storage.service';
 import { LayoutService } from './services/layout.service';
 import { RenderGuard, type WarnFn } from './services/render-guard.service';
 import { ReportGuard } from './services/report-guard.service';
 
+/** What the routes get: services only, never the store (the services own every transaction). */
 export interface MetalServices {
   config: MetalConfig;
-  store: Store;
-  ops: OperationsLog;
   settings: SettingsService;
   devices: DeviceService;
   workers: WorkerService;
@@ -35,7 +36,7 @@ export interface MetalServices {
 }
 
 export interface MetalDeps {
-  store: Store;
+  store: MetalStore;
   config: MetalConfig;
   /** Command runner for adapters. Default is the real `execFile` runner. */
   exec?: Exec;
@@ -43,7 +44,11 @@ export interface MetalDeps {
   reloader?: DnsmasqReloader;
   hostsFile?: DhcpHostsFile;
   /** How the control plane talks to storage agents. Default is HTTP with `agentTimeoutMs`. */
-  agentApi?: AgentApi;
+  storageAgents?: StorageAgents;
+  /** Where `${NAME}` in agent tokens and `IRONLENS_SECRET_KEY` are read. Default is `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Seals agent tokens at rest. Default is `SecretBox.fromEnv(env, config.dataDir)`. */
+  secrets?: SecretBox;
   /** Where warnings go (records a renderer refused, …). Default is stderr. */
   warn?: WarnFn;
   /** The clock of the registration window and the report rate limit. Default is `Date.now`. */
@@ -70,10 +75,11 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now);
   const guard = new RenderGuard(ops, deps.warn);
   const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard);
-  const agentRepo = new AgentRepository();
+  const agentRepo = new AgentRepository(deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir));
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
-  const agents = new AgentService(store, agentRepo, deps.agentApi ?? new HttpAgentApi(config.agentTimeoutMs), ops, () => bootVars?.invalidate());
+  const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
+  const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate());
   bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
@@ -81,8 +87,6 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
   return {
     config,
-    store,
-    ops,
     settings,
     devices,
     workers,

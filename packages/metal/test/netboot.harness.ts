@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { exec } from '@ironlens/core';
+import { sleep } from '@ironlens/core/testing';
 
 /**
  * The pieces of the netboot end-to-end test that leave the process: a private network
@@ -10,7 +11,6 @@ import { exec } from '@ironlens/core';
  * stopped by pid (process group), never by name.
  */
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Fails (never skips) when the test cannot run here, naming what is missing. */
 export function requireNetbootTools(): void {
@@ -161,21 +161,6 @@ export class Netns {
 export function killAllSync(): void {
   for (const d of RUNNING) killGroup(d.pid, 'SIGKILL');
   RUNNING.clear();
-}
-
-/** Polls `read()` until `test` holds; throws with `what` and the last value on timeout. */
-export async function waitFor<T>(what: string, read: () => T | Promise<T>, test: (v: T) => boolean, timeoutMs = 10_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T = await read();
-  while (!test(last)) {
-    if (Date.now() > deadline) {
-      const shown = typeof last === 'string' ? last.slice(-1500) : JSON.stringify(last)?.slice(0, 1500);
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${shown}`);
-    }
-    await sleep(everyMs);
-    last = await read();
-  }
-  return last;
 }
 
 export interface HttpAnswer {

@@ -2,8 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { exec } from '@ironlens/core';
-import { artifactPath } from '@ironlens/core/testing';
+import { artifactPath, sleep } from '@ironlens/core/testing';
 import { parseTgtadmShow, TgtadmTargets } from '../adapters/tgtadm.adapter';
+
+export { freeTcpPort } from '@ironlens/core/testing';
 
 export interface StartTgtdOptions {
   /** tgtd's control port (`-C`): its socket is /var/run/tgtd/socket.<port>. Must not be in use. */
@@ -29,7 +31,6 @@ export interface RunningTgtd {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const socketFiles = (port: number) => [`/var/run/tgtd/socket.${port}`, `/var/run/tgtd/socket.${port}.lock`];
 
 async function answers(port: number): Promise<boolean> {
@@ -105,18 +106,6 @@ function assertBindable(portal: string): Promise<void> {
   });
 }
 
-/** A TCP port that was free on `host` a moment ago (for an iSCSI portal in a test). */
-export function freeTcpPort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A tgtd control port in 20000–32767 (tgtd refuses more) whose socket does not exist, so no test meets the host's tgtd or another test's. */
 export function unusedControlPort(): number {

@@ -1,2 +1,2 @@
-export { isoSeconds, type OperationEntry, type OperationInput, OperationsLog, operationsMigrations } from './operations';
-export { redact } from './redact';
+export { isoSeconds, type OperationEntry, type OperationInput, OperationsLog, type OperationsTable, type OperationsTables, operationsMigrations } from './operations';
+export { isSecretKey, redact, redactUrlCredentials } from './redact';

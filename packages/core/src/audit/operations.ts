@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type Generated, type Kysely, sql } from 'kysely';
 import type { NamedMigration, Store } from '../store';
 import { redact } from './redact';
 
@@ -48,10 +48,30 @@ export function isoSeconds(d = new Date()): string {
   return d.toISOString().replace(/\.\d{3}Z$/, '+00:00');
 }
 
-type Db = Store['db'];
+/** The operations table as stored: a package's table interface adds it to its own. */
+export interface OperationsTable {
+  id: Generated<number>;
+  ts: string;
+  op: string;
+  status: string;
+  mac: string | null;
+  worker_id: string | null;
+  data: string;
+}
+export interface OperationsTables {
+  operations: OperationsTable;
+}
+
+/** The store or an open transaction of any package whose tables include `operations`. */
+// biome-ignore lint/suspicious/noExplicitAny: any package's table interface (it includes `operations`).
+type Db = Kysely<any>;
 
 export class OperationsLog {
-  constructor(private readonly store: Store) {}
+  private readonly db: Kysely<OperationsTables>;
+
+  constructor(store: Store) {
+    this.db = store.db;
+  }
 
   /** Appends entries; pass a transaction to make them part of it. */
   async append(entries: OperationInput | OperationInput[], trx?: Db): Promise<void> {
@@ -63,12 +83,12 @@ export class OperationsLog {
       for (const k of Object.keys(rest)) if (rest[k] === undefined) delete rest[k];
       return { ts, op, status, mac, worker_id, data: JSON.stringify(rest) };
     });
-    await (trx ?? this.store.db).insertInto('operations').values(rows).execute();
+    await ((trx as Kysely<OperationsTables> | undefined) ?? this.db).insertInto('operations').values(rows).execute();
   }
 
   async list(q: { since?: number; limit?: number; mac?: string }): Promise<{ next_cursor: number; entries: OperationEntry[] }> {
     const since = q.since ?? 0;
-    let query = this.store.db
+    let query = this.db
       .selectFrom('operations')
       .selectAll()
       .where('id', '>', since)
@@ -76,7 +96,7 @@ export class OperationsLog {
       .limit(q.limit ?? 1000);
     if (q.mac) query = query.where('mac', '=', q.mac);
     const rows = await query.execute();
-    const entries = rows.map((r: any) => {
+    const entries = rows.map((r) => {
       const e: OperationEntry = { id: r.id, ts: r.ts, op: r.op, status: r.status };
       if (r.worker_id != null) e.worker_id = r.worker_id;
       if (r.mac != null) e.mac = r.mac;
@@ -89,7 +109,7 @@ export class OperationsLog {
 
   /** Imports entries with their original id and ts (used by `ironlens import`). */
   async importRaw(entries: OperationEntry[], trx?: Db): Promise<void> {
-    const db = trx ?? this.store.db;
+    const db: Kysely<OperationsTables> = trx ?? this.db;
     for (const e of entries) {
       const { id, ts, op, status, mac = null, worker_id = null, ...rest } = redact(e);
       await db
@@ -99,8 +119,13 @@ export class OperationsLog {
     }
   }
 
+  /** Removes every entry (`ironlens import --replace`); pass a transaction to make it part of it. */
+  async deleteAll(trx?: Db): Promise<void> {
+    await ((trx as Kysely<OperationsTables> | undefined) ?? this.db).deleteFrom('operations').execute();
+  }
+
   async count(): Promise<number> {
-    const r = await this.store.db.selectFrom('operations').select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+    const r = await this.db.selectFrom('operations').select(sql<number>`count(*)`.as('n')).executeTakeFirst();
     return Number(r?.n ?? 0);
   }
 }

@@ -1,13 +1,50 @@
-/** Keys whose values never enter the operations log or a log line. */
-const SECRET_KEY = /token|secret|password|passwd|private[_-]?key|kubeconfig|authorization|credential/i;
+/**
+ * Words that make a key name a secret when the key ends with them: `token`, `agent_token`,
+ * `consoleToken`, `client_secret`, `password`, `kubeconfig`, `authorization`. A key that
+ * only starts with such a word names something else (`token_rotated` is a boolean, a
+ * `kubeconfig_path` a path) and is kept.
+ */
+const SECRET_WORDS = new Set(['token', 'tokens', 'secret', 'secrets', 'password', 'passwords', 'passwd', 'passphrase', 'credential', 'credentials', 'authorization', 'kubeconfig', 'cookie']);
+/** `<word>_key` is a secret for these words (`private_key`, `api_key`); a bare `key` is not. */
+const SECRET_KEY_QUALIFIERS = new Set(['private', 'api', 'secret', 'access']);
+/** The same names written as one word. */
+const SECRET_COMPOUNDS = new Set(['privatekey', 'apikey', 'accesskey', 'secretkey']);
 
-/** A deep copy of `value` with every secret-looking key replaced by "[redacted]". */
+/** The words of a key: `agentToken`, `agent_token`, `agent-token` all give `agent`, `token`. */
+function wordsOf(key: string): string[] {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+/** True when a field of this name holds a secret (see {@link SECRET_WORDS}). */
+export function isSecretKey(key: string): boolean {
+  const words = wordsOf(key);
+  const last = words.at(-1);
+  if (last === undefined) return false;
+  if (SECRET_WORDS.has(last) || SECRET_COMPOUNDS.has(last)) return true;
+  return last === 'key' && words.length > 1 && SECRET_KEY_QUALIFIERS.has(words[words.length - 2]);
+}
+
+/** `scheme://user:password@host/…` with the user info replaced; other text unchanged. */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1[redacted]@');
+}
+
+/**
+ * A deep copy of `value` with every secret-named field replaced by "[redacted]" (empty
+ * values kept, so a log still shows that none was given), and credentials in URLs
+ * (`http://user:pass@host`) removed from every string.
+ */
 export function redact<T>(value: T): T {
+  if (typeof value === 'string') return redactUrlCredentials(value) as T;
   if (Array.isArray(value)) return value.map((v) => redact(v)) as T;
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      out[k] = SECRET_KEY.test(k) ? (v == null || v === '' ? v : '[redacted]') : redact(v);
+      out[k] = isSecretKey(k) ? (v == null || v === '' ? v : '[redacted]') : redact(v);
     }
     return out as T;
   }

@@ -24,7 +24,3 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
 
-/** Shorthand: `fail('worker_not_found', 'worker not found: w1')`. */
-export function fail(code: ErrorCode, message?: string, extra?: Record<string, unknown>): never {
-  throw new AppError(code, message, extra);
-}

@@ -1,12 +1,12 @@
 /**
  * The error catalog: every failure a client can cause has a stable snake_case code
  * `<noun>_<condition>`, an HTTP status and a default message. Codes are never renamed
- * once shipped; docs/errors.md lists them all (a test keeps the two in step).
+ * once shipped; docs/errors.md lists them all, and every code is used by some source (a test
+ * keeps the three in step).
  */
 export const errorCatalog = {
   // generic
   request_invalid: { status: 400, message: 'request is invalid' },
-  request_unprocessable: { status: 422, message: 'request body failed validation' },
   auth_required: { status: 401, message: 'missing or invalid bearer token' },
   route_not_found: { status: 404, message: 'not found' },
   internal_error: { status: 500, message: 'internal error' },
@@ -29,7 +29,6 @@ export const errorCatalog = {
   worker_exists: { status: 409, message: 'worker already exists' },
   hostname_taken: { status: 409, message: 'hostname already exists' },
   worker_bound: { status: 409, message: 'worker is already bound to a device' },
-  worker_binding_missing: { status: 404, message: 'worker has no MAC binding' },
   menu_item_invalid: { status: 400, message: 'menu_default is not a menu item' },
   menu_timeout_invalid: { status: 400, message: 'menu_timeout must be a non-negative integer' },
   os_invalid: { status: 400, message: 'os must be one of windows, ubuntu, debian, centos, esxi' },
@@ -82,16 +81,49 @@ export const errorCatalog = {
   kind_kubeconfig_not_found: { status: 404, message: 'no saved kubeconfig for this cluster' },
   kind_cluster_busy: { status: 409, message: 'a creation job for this cluster is still running' },
   kind_delete_failed: { status: 500, message: 'deleting the cluster failed' },
-  kind_unavailable: { status: 503, message: 'kind is not available' },
 
   // ---- cluster manager (packages/clusters, seed 000) ----
+  validation_failed: { status: 422, message: 'the request does not match the schema' },
+  cluster_not_found: { status: 404, message: 'cluster not found' },
+  invalid_kubeconfig: { status: 422, message: 'the uploaded file is not a UTF-8 YAML kubeconfig' },
+  invalid_cluster_name: { status: 422, message: 'cluster name must not be blank' },
+  invalid_proxy_config: { status: 422, message: 'proxy must be a JSON ProxyConfigDTO; mode custom needs a proxy URL' },
+  invalid_gateway_provider: { status: 422, message: 'gatewayProvider must be envoy-ai-gateway, istio, agentgateway or gke' },
+  invalid_gateway_namespace: { status: 422, message: 'gatewayNamespace must be a DNS label prefix of at most 63 characters' },
+  invalid_gateway_port: { status: 422, message: 'gatewayPort must be a NodePort in 30000-32767' },
+  gateway_port_in_use: { status: 422, message: 'gatewayPort is already the nodePort of another Service' },
+  cluster_name_conflict: { status: 409, message: 'a cluster with that name already exists' },
+  cluster_request_failed: { status: 502, message: 'the cluster API server could not be reached (504 when the request timed out)' },
+  cluster_gateway_cleanup_failed: { status: 502, message: 'the gateway namespace of the cluster could not be deleted; the record is kept' },
+  cluster_has_available_deployments: { status: 409, message: 'the cluster still has available llm-d-lens deployments' },
+  cluster_has_storage_volumes: { status: 409, message: 'the cluster still has llm-d-lens persistent volume claims' },
+  cluster_session_inactive: { status: 404, message: 'the cluster session is not active' },
+  secret_already_exists: { status: 409, message: 'the secret already exists; rotate it with PUT hf-token-secret' },
+  invalid_secret_token: { status: 422, message: 'the token must not be empty' },
+  invalid_secret_coordinates: { status: 422, message: 'secret namespace and name must be DNS names (and known)' },
+  invalid_planning_resource: { status: 422, message: 'resource must be version, nodes, deviceclasses, resourceslices or runtimeclasses' },
+  invalid_accelerator: { status: 422, message: 'accelerators must be nvidia or intel' },
+
 
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
+  bootstrap_host_invalid: { status: 422, message: 'a host spec is not an IPv4 address, a range or a host name' },
+  bootstrap_too_many_hosts: { status: 422, message: 'the host specs expand to more than 256 hosts' },
+  bootstrap_host_keys_mismatch: { status: 422, message: 'the host-key pins do not cover exactly the expanded hosts' },
+  bootstrap_control_plane_missing: { status: 422, message: 'at least one node must have the control-plane role' },
+  bootstrap_node_invalid: { status: 422, message: 'a node is invalid' },
+  bootstrap_proxy_invalid: { status: 422, message: 'the proxy configuration is invalid' },
+  bootstrap_register_invalid: { status: 422, message: 'the cluster to register is invalid' },
+  bootstrap_register_unavailable: { status: 503, message: 'cluster registration is not available here' },
+  bootstrap_not_found: { status: 404, message: 'bootstrap job not found' },
 
   // ---- hardening ----
   path_invalid: { status: 400, message: 'file name cannot be resolved (symlink loop, or too long)' },
   import_invalid: { status: 400, message: 'a record of the imported file layout is invalid (the import changed nothing)' },
   path_not_found: { status: 404, message: 'a directory in the file name does not exist' },
+  agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
+  agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
+  agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
+  agent_address_forbidden: { status: 400, message: 'the agent address is link-local or a cloud metadata service' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -1,3 +1,3 @@
-export { AppError, fail, isAppError } from './app-error';
+export { AppError, isAppError } from './app-error';
 export { type ErrorCode, errorCatalog } from './catalog';
 export { clip, clipStrings, ECHO_MAX, echo } from './echo';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAppError } from '../errors';
 import { Store } from '../store';
+import { waitUntil } from '../testing';
 import { execStreaming } from './exec-streaming';
 import { JobsRepository, jobsMigrations } from './job.repository';
 import { JobCancelledError, type JobContext, JobRunner, type JobRunnerOptions } from './job.runner';
@@ -41,13 +42,7 @@ function gate() {
   return { p, open };
 }
 
-async function until(fn: () => Promise<boolean> | boolean, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (fn: () => Promise<boolean> | boolean, ms = 5000) => waitUntil('the job to get there', fn, ms, 10);
 
 describe('JobRunner', () => {
   it('persists every transition of a successful job: queued, running with stage and percent, success with result', async () => {

@@ -19,22 +19,28 @@ export interface StoreOptions {
  * The one store for every subsystem. Embedded default: SQLite (better-sqlite3, WAL).
  * Queries go through Kysely so a PostgreSQL dialect can take over; SQLite-only SQL is not
  * used outside this file.
+ *
+ * `DB` is the table interface the caller queries (`Store<MetalDatabase>`), so the compiler
+ * checks every query against it. It is a claim about the migrations passed to `open`, which
+ * create those tables. Default is `any` (untyped), for callers that have no table types yet.
  */
-export class Store {
-  readonly db: KyselyType<any>;
+// biome-ignore lint/suspicious/noExplicitAny: the default keeps untyped callers compiling.
+export class Store<DB = any> {
+  readonly db: KyselyType<DB>;
 
   private constructor(sqlite: Database.Database) {
-    this.db = new Kysely<any>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }) });
+    this.db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }) });
   }
 
-  static async open(opts: StoreOptions): Promise<Store> {
+  // biome-ignore lint/suspicious/noExplicitAny: see the class comment.
+  static async open<DB = any>(opts: StoreOptions): Promise<Store<DB>> {
     if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
     const sqlite = new Database(opts.file);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    const store = new Store(sqlite);
+    const store = new Store<DB>(sqlite);
     await store.migrate(opts.migrations);
     return store;
   }
@@ -46,7 +52,8 @@ export class Store {
       seen.add(m.name);
     }
     const migrator = new Migrator({
-      db: this.db,
+      // Migrations run before the tables exist: they see the store untyped.
+      db: this.db as KyselyType<unknown>,
       allowUnorderedMigrations: true,
       provider: {
         getMigrations: async () => Object.fromEntries(migrations.map((m) => [m.name, m])),
@@ -60,7 +67,7 @@ export class Store {
   }
 
   /** Runs `fn` in one transaction: all of its writes land, or none do. */
-  transaction<T>(fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(fn);
   }
 

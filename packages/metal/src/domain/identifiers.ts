@@ -56,17 +56,6 @@ export function isValidArch(value: unknown): value is string {
   return typeof value === 'string' && ARCH.test(value);
 }
 
-/** `iqn.YYYY-MM.reverse.domain[:suffix]`, lower-case, `[a-z0-9.:-]`, at most 223 bytes (RFC 3720): the agent's grammar. */
-const BASE_IQN = /^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
-const IQN_SUFFIX = /^[a-z0-9]([a-z0-9.:-]*[a-z0-9])?$/;
-
-export function isIqn(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length > 223) return false;
-  const colon = value.indexOf(':');
-  if (colon === -1) return BASE_IQN.test(value);
-  return BASE_IQN.test(value.slice(0, colon)) && IQN_SUFFIX.test(value.slice(colon + 1));
-}
-
 /**
  * An iSCSI portal address as the API takes it (`iscsi_server`) or derives it from an agent's
  * URL: a host name, IPv4 or IPv6 literal, optional port. No space, `$` or line break can
@@ -146,4 +135,47 @@ export function parseIntLoose(input: unknown): number | null {
   if (/^0x[0-9a-f]+$/i.test(s)) return Number.parseInt(s.slice(2), 16);
   if (/^\d+$/.test(s)) return Number.parseInt(s, 10);
   return null;
+}
+
+/**
+ * iSCSI names, as the storage agent defines them (packages/agent `domain/names.ts`; a test
+ * keeps the two grammars in step): `iqn.YYYY-MM.reverse.domain` for a base, then `:` and a
+ * suffix of `[a-z0-9.:-]`. Every IQN an agent answers passes through here before it is stored
+ * or reaches `/boot-vars`.
+ */
+const BASE_IQN = /^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+const IQN_SUFFIX = /^[a-z0-9]([a-z0-9.:-]*[a-z0-9])?$/;
+/** RFC 3720: an iSCSI name is at most 223 bytes. */
+export const IQN_MAX_LENGTH = 223;
+
+export function isBaseIqn(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= IQN_MAX_LENGTH && BASE_IQN.test(value);
+}
+
+export function isIqn(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length > IQN_MAX_LENGTH) return false;
+  const colon = value.indexOf(':');
+  if (colon === -1) return BASE_IQN.test(value);
+  return BASE_IQN.test(value.slice(0, colon)) && IQN_SUFFIX.test(value.slice(colon + 1));
+}
+
+/**
+ * A file in an agent's image directory: one path component of `[A-Za-z0-9._-]`, not hidden
+ * (masters start with `_tpl_`).
+ */
+const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
+
+export function isFileName(value: unknown): value is string {
+  return typeof value === 'string' && FILE_NAME.test(value);
+}
+
+/**
+ * The absolute path of `fileName` on an agent: `/` then components of `[A-Za-z0-9._-]`
+ * (none `.` or `..`), ending in `fileName` itself.
+ */
+export function isBackingPathOf(value: unknown, fileName: string): value is string {
+  if (typeof value !== 'string' || value.length > 4096 || !value.startsWith('/')) return false;
+  const parts = value.slice(1).split('/');
+  if (parts.some((p) => p === '' || p === '.' || p === '..' || !/^[A-Za-z0-9._-]+$/.test(p))) return false;
+  return parts[parts.length - 1] === fileName;
 }

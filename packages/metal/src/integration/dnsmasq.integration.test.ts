@@ -8,7 +8,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exec } from '@ironlens/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@ironlens/core/testing';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PidFileReloader } from '../adapters/dnsmasq.adapter';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
@@ -23,17 +24,7 @@ const NET = '192.168.214';
 let dir: string;
 let dnsmasq: ChildProcess | undefined;
 let f: MetalFixture;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ip = (...args: string[]) => exec(['ip', ...args]);
-
-async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (check()) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const log = () => (existsSync(join(dir, 'dnsmasq.log')) ? readFileSync(join(dir, 'dnsmasq.log'), 'utf8') : '');
 // dnsmasq's line for a successful read is `…: read /path/dhcp-hosts.conf`; a failure says `cannot read …`.
@@ -82,16 +73,22 @@ beforeAll(async () => {
     ],
     { stdio: 'ignore' },
   );
-  await waitFor('dnsmasq pid file', () => existsSync(join(dir, 'dnsmasq.pid')) && readFileSync(join(dir, 'dnsmasq.pid'), 'utf8').trim() !== '');
-  await waitFor('dnsmasq to read its hosts file', () => readsOfHostsFile() >= 1);
+  await waitUntil('dnsmasq pid file', () => existsSync(join(dir, 'dnsmasq.pid')) && readFileSync(join(dir, 'dnsmasq.pid'), 'utf8').trim() !== '');
+  await waitUntil('dnsmasq to read its hosts file', () => readsOfHostsFile() >= 1);
+}, 60_000);
+
+// Each test gets its own ledger (a new store), rendered to the hosts file dnsmasq reads.
+beforeEach(async () => {
   f = await newMetalFixture(
     { IPXE_CP_DNSMASQ_HOSTS_FILE: join(dir, 'dhcp-hosts.conf') },
     { reloader: new PidFileReloader(join(dir, 'dnsmasq.pid')) },
   );
-}, 60_000);
+});
+afterEach(async () => {
+  await f?.close();
+});
 
 afterAll(async () => {
-  await f?.close();
   if (dnsmasq?.pid) {
     const pid = Number(readFileSync(join(dir, 'dnsmasq.pid'), 'utf8').trim());
     if (pid > 1) process.kill(pid, 'SIGTERM');
@@ -102,16 +99,20 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Binds the client's MAC to `worker` and waits until dnsmasq has read the new hosts file. */
+async function bindClientTo(worker: string): Promise<void> {
+  const before = readsOfHostsFile();
+  const ctx = { client: 'test' };
+  await f.services.devices.register({ mac: CLIENT_MAC }, ctx);
+  await f.services.workers.create({ worker_id: worker }, ctx);
+  await f.services.devices.bind(CLIENT_MAC, worker, false, ctx);
+  expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${CLIENT_MAC},${worker}\n`);
+  await waitUntil('dnsmasq to re-read the hosts file', () => readsOfHostsFile() > before);
+}
+
 describe('real dnsmasq and a DHCP client', () => {
   it('re-reads dhcp-hosts.conf after a bind, and the client receives the bound hostname', async () => {
-    const before = readsOfHostsFile();
-    const ctx = { client: 'test' };
-    await f.services.devices.register({ mac: CLIENT_MAC }, ctx);
-    await f.services.workers.create({ worker_id: 'rack1-node07' }, ctx);
-    await f.services.devices.bind(CLIENT_MAC, 'rack1-node07', false, ctx);
-    expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${CLIENT_MAC},rack1-node07\n`);
-    await waitFor('dnsmasq to re-read the hosts file', () => readsOfHostsFile() > before);
-
+    await bindClientTo('rack1-node07');
     const opts = await dhcpClient();
     expect(opts.hostname).toBe('rack1-node07');
     expect(opts.ip).toMatch(new RegExp(`^${NET.replace(/\./g, '\\.')}\\.\\d+$`));
@@ -119,10 +120,12 @@ describe('real dnsmasq and a DHCP client', () => {
   });
 
   it('stops handing out the hostname once the device is unbound', async () => {
+    await bindClientTo('rack1-node08');
+    expect((await dhcpClient()).hostname).toBe('rack1-node08');
     const before = readsOfHostsFile();
     await f.services.devices.unbind(CLIENT_MAC, { client: 'test' });
     expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe('');
-    await waitFor('dnsmasq to re-read the hosts file', () => readsOfHostsFile() > before);
+    await waitUntil('dnsmasq to re-read the hosts file', () => readsOfHostsFile() > before);
     const opts = await dhcpClient();
     expect(opts.ip).toBeDefined();
     expect(opts.hostname).toBeUndefined();

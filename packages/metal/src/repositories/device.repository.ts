@@ -74,4 +74,9 @@ export class DeviceRepository {
       .orderBy('workers.hostname')
       .execute();
   }
+
+  /** Every device (`ironlens import --replace`). */
+  async deleteAll(db: MetalDb): Promise<void> {
+    await db.deleteFrom('devices').execute();
+  }
 }

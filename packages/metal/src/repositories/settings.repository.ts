@@ -20,4 +20,9 @@ export class SettingsRepository {
       .onConflict((oc) => oc.column('key').doUpdateSet({ value: v }))
       .execute();
   }
+
+  /** Every setting (`ironlens import --replace`). */
+  async deleteAll(db: MetalDb): Promise<void> {
+    await db.deleteFrom('settings').execute();
+  }
 }

@@ -1,3 +1,4 @@
+import type { OperationsTables, Store } from '@ironlens/core';
 import type { Kysely, Transaction } from 'kysely';
 
 export interface WorkersTable {
@@ -55,5 +56,11 @@ export interface MetalTables {
   settings: SettingsTable;
 }
 
+/** Every table the boot control plane's store holds: its own and the operations log. */
+export type MetalDatabase = MetalTables & OperationsTables;
+
+/** The store, typed by the metal tables. */
+export type MetalStore = Store<MetalDatabase>;
+
 /** A handle on the metal tables: the store itself or an open transaction. */
-export type MetalDb = Kysely<MetalTables> | Transaction<MetalTables>;
+export type MetalDb = Kysely<MetalDatabase> | Transaction<MetalDatabase>;

@@ -111,4 +111,10 @@ export class WorkerRepository {
     await db.deleteFrom('disks').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('workers').where('worker_id', '=', workerId).execute();
   }
+
+  /** Every worker and its disks (`ironlens import --replace`). */
+  async deleteAll(db: MetalDb): Promise<void> {
+    await db.deleteFrom('disks').execute();
+    await db.deleteFrom('workers').execute();
+  }
 }

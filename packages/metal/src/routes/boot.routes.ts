@@ -4,7 +4,14 @@ import { detailSchema, security } from './schemas';
 
 const IPXE = 'text/plain; charset=utf-8';
 
+/** The paths iPXE calls, open by design (seed §1.3, §5, §16.6), and the settings and operations log beside them. */
 export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
+  ipxeRoutes(app, s);
+  settingsAndOperationsRoutes(app, s);
+}
+
+/** `/healthz`, `/boot-vars`, `/devices/report`: what a booting machine calls, without a token. */
+function ipxeRoutes(app: FastifyInstance, s: MetalServices): void {
   app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
 
   app.get<{ Querystring: { mac?: string; hostname?: string; format?: string } }>(
@@ -64,7 +71,10 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
       return reply.type(IPXE).send(script);
     },
   );
+}
 
+/** §12, §16.5: the auto-register switch and the operations log. */
+function settingsAndOperationsRoutes(app: FastifyInstance, s: MetalServices): void {
   const enabledSchema = {
     type: 'object',
     properties: { enabled: { type: 'boolean' }, closes_at: { type: 'string', description: 'when a registration window (IRONLENS_AUTO_REGISTER_WINDOW_MINUTES) runs: the moment auto-register closes by itself' } },

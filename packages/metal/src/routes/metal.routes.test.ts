@@ -306,7 +306,13 @@ describe('operations log (§12)', () => {
     expect(rest.entries.map((e: { id: number }) => e.id)).toEqual([3]);
     expect(rest.entries[0]).toMatchObject({ op: 'device.register', status: 'ok', client: '127.0.0.1' });
     expect(rest.entries[0].ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
+    // Secrets that do reach the log's writer: an agent token (set, then rotated) and
+    // credentials in an agent URL. The writer keeps `token_rotated`, a plain field.
+    expect((await inject('POST', '/agents', { id: 'ag1', base_url: 'http://admin:s3cret-url@127.0.0.1:9', token: 's3cret-agent', role: { disk: true } })).statusCode).toBe(201);
+    expect((await inject('PUT', '/agents/ag1', { base_url: 'http://admin:s3cret-url@127.0.0.1:9', token: 's3cret-rotated' })).statusCode).toBe(200);
     const all = JSON.stringify((await inject('GET', '/operations')).json());
-    expect(all).not.toContain('t0ken');
+    for (const secret of ['t0ken', 's3cret-agent', 's3cret-rotated', 's3cret-url']) expect(all).not.toContain(secret);
+    expect(all).toContain('"token_rotated":true');
+    expect(all).toContain('http://[redacted]@127.0.0.1:9');
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AgentInput } from '../services/agent.service';
-import type { DiskRequest } from '../services/storage.service';
+import type { DirectCdRequest, DirectDiskRequest, DiskRequest } from '../services/storage.service';
 import type { MetalServices } from '../wiring';
 import { errorResponses, nullableString, security, workerSchema } from './schemas';
 
@@ -41,7 +41,13 @@ const diskBody = {
 
 /** Seed 004 §6, §7.1–7.4, §10, §14, §15: everything that needs a storage agent. */
 export function storageRoutes(app: FastifyInstance, s: MetalServices): void {
-  const st = s.storage;
+  agentRoutes(app, s);
+  lunRoutes(app, s);
+  workerDiskRoutes(app, s);
+}
+
+/** §6: the agent registry and its probe. */
+function agentRoutes(app: FastifyInstance, s: MetalServices): void {
   const ag = s.agents;
   const agentTags = ['agents'];
   app.get<{ Querystring: { live?: boolean } }>(
@@ -61,17 +67,21 @@ export function storageRoutes(app: FastifyInstance, s: MetalServices): void {
   app.put<{ Params: { agent_id: string }; Body: AgentInput }>('/agents/:agent_id', { schema: { tags: agentTags, security, body: agentBody, response: { 200: agentView, ...errorResponses } } }, async (req) =>
     ag.update(req.params.agent_id, req.body, { client: req.ip }),
   );
+}
 
+/** §14, §15: direct LUN management on one agent, and the masters of all. */
+function lunRoutes(app: FastifyInstance, s: MetalServices): void {
+  const st = s.storage;
   const lunTags = ['luns'];
   app.get<{ Params: { agent_id: string } }>('/agents/:agent_id/luns', { schema: { tags: lunTags, security } }, async (req) => st.listLuns(req.params.agent_id));
-  app.post<{ Params: { agent_id: string }; Body: Record<string, unknown> }>(
+  app.post<{ Params: { agent_id: string }; Body: DirectDiskRequest }>(
     '/agents/:agent_id/luns/disk',
-    { schema: { tags: lunTags, security, body: { type: 'object', required: ['iqn'], properties: { iqn: { type: 'string' }, filename: nullableString, master: nullableString, size: nullableString } } } },
+    { schema: { tags: lunTags, security, body: { type: 'object', required: ['iqn'], properties: { iqn: { type: 'string' }, filename: { type: 'string' }, master: { type: 'string' }, size: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, initiator: { type: 'string' } } } } },
     async (req) => st.createLunDisk(req.params.agent_id, req.body, { client: req.ip }),
   );
-  app.post<{ Params: { agent_id: string }; Body: Record<string, unknown> }>(
+  app.post<{ Params: { agent_id: string }; Body: DirectCdRequest }>(
     '/agents/:agent_id/luns/cd',
-    { schema: { tags: lunTags, security, body: { type: 'object', required: ['iso'], properties: { iso: { type: 'string' }, iqn: nullableString } } } },
+    { schema: { tags: lunTags, security, body: { type: 'object', required: ['iso'], properties: { iso: { type: 'string' }, iqn: { type: 'string' }, initiator: { type: 'string' } } } } },
     async (req) => st.createLunCd(req.params.agent_id, req.body, { client: req.ip }),
   );
   app.delete<{ Params: { agent_id: string }; Querystring: { iqn: string; delete_file?: boolean; ignore_missing?: boolean } }>(
@@ -88,7 +98,11 @@ export function storageRoutes(app: FastifyInstance, s: MetalServices): void {
   app.post<{ Params: { agent_id: string } }>('/agents/:agent_id/luns/scan', { schema: { tags: lunTags, security } }, async (req) => st.scan(req.params.agent_id, { client: req.ip }));
 
   app.get('/masters', { schema: { tags: ['masters'], security, summary: 'Master images on every enabled disk agent' } }, async (req) => st.masters({ client: req.ip }));
+}
 
+/** §7.1–7.4, §10: workers' system disks, and the ledger against what the agents hold. */
+function workerDiskRoutes(app: FastifyInstance, s: MetalServices): void {
+  const st = s.storage;
   const tags = ['workers'];
   app.post<{ Params: { worker_id: string }; Body: DiskRequest }>(
     '/workers/:worker_id/luns/disk',

@@ -1,9 +1,10 @@
-import { AppError, isUniqueViolation, type OperationsLog, type Store } from '@ironlens/core';
-import { type AgentApi, type AgentEndpoint, type AgentRequestOptions, agentErrorText, passThrough } from '../adapters/agent-client';
+import { AppError, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
+import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
+import { checkTokenEnv, expandToken } from '../domain/agent-token';
 import { isValidId } from '../domain/identifiers';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import { type DataPlaneLookup, LIO_SEP, STGT_SEP } from './boot-vars.service';
 import type { RequestContext } from './settings.service';
 
@@ -17,27 +18,25 @@ export interface AgentInput {
   enabled?: boolean | null;
 }
 
-export interface Capabilities {
-  backend?: string;
-  fs_type?: string;
-  cd?: boolean;
-  persistent?: string;
-  base_iqn?: string;
-  clone?: string;
-  empty_disk?: string;
-  [k: string]: unknown;
-}
+export type Capabilities = AgentCapabilities;
 
-/** An agent as the API shows it: never its token. */
+/** An agent as the API shows it: never its token, nor credentials in its URL. */
 export type AgentView = Omit<Agent, 'token'> & { health?: string; capabilities?: Capabilities | null; error?: string };
+
+/** How the agent service reads tokens: which `${NAME}`s it may expand, from which environment. */
+export interface AgentTokenPolicy {
+  /** Patterns of allowed names (`IPXE_CP_AGENT_TOKEN_ENV`). */
+  allowedEnv: readonly string[];
+  /** Default is `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
 
 const CAPS_TTL_MS = 60_000;
 const CAPS_FAILURE_TTL_MS = 10_000;
 
-/** `${NAME}` placeholders are expanded from the environment when the token is used. */
-export function expandToken(token: string | null | undefined, env: NodeJS.ProcessEnv = process.env): string | null {
-  if (!token) return null;
-  return token.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => env[name] ?? '');
+/** An agent's failure while probing: the answer is a 502 that says why. */
+function isAgentFailure(err: unknown): err is AppError {
+  return err instanceof AgentUnreachableError || err instanceof AgentFailedError || err instanceof AgentAnswerInvalidError || err instanceof AgentTokenRejectedError;
 }
 
 export function normalizeBaseUrl(input: unknown): string {
@@ -59,30 +58,38 @@ export function iscsiServerOf(a: Pick<Agent, 'iscsi_server' | 'base_url'>): stri
 
 /**
  * The agent registry (seed §6) and the way to talk to an agent. Tokens are stored as
- * given (possibly `${ENV}`), expanded only when used, never returned.
+ * given (possibly `${NAME}`, for names the token policy allows), expanded only when used,
+ * sent only to the agent's own `base_url`, never returned.
  */
 export class AgentService implements DataPlaneLookup {
   private readonly caps = new Map<string, { at: number; caps: Capabilities | null; error?: string }>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly repo: AgentRepository,
-    private readonly api: AgentApi,
+    private readonly agents: StorageAgents,
     private readonly ops: OperationsLog,
+    private readonly tokens: AgentTokenPolicy,
     private readonly onChange: () => void = () => {},
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   static view(a: Agent): AgentView {
     const { token: _token, ...rest } = a;
-    return rest;
+    return { ...rest, base_url: redactUrlCredentials(a.base_url) };
   }
 
-  endpoint(a: Agent): AgentEndpoint {
-    return { id: a.id, base_url: a.base_url, token: expandToken(a.token) };
+  private expand(token: string | null, whose: string): string | null {
+    return expandToken(token, this.tokens.env ?? process.env, this.tokens.allowedEnv, whose);
+  }
+
+  /** A client for a registered agent: its own token, to its own base_url. */
+  client(a: Agent): StorageAgent {
+    const ep: AgentEndpoint = { id: a.id, base_url: a.base_url, token: this.expand(a.token, `the token of agent ${a.id}`) };
+    return this.agents.connect(ep);
   }
 
   async require(id: string): Promise<Agent> {
@@ -103,12 +110,11 @@ export class AgentService implements DataPlaneLookup {
       agents.map(async (a) => {
         const v = AgentService.view(a);
         if (!a.enabled) return { ...v, health: 'disabled', capabilities: null };
-        const ep = this.endpoint(a);
         try {
-          const h = await this.api.request(ep, 'GET', '/healthz', { auth: false });
-          if (h.status !== 200) return { ...v, health: 'error', capabilities: null, error: `healthz answered ${h.status}` };
+          await this.client(a).health();
         } catch (err) {
-          return { ...v, health: 'unreachable', capabilities: null, error: (err as AppError).message };
+          if (err instanceof AgentFailedError) return { ...v, health: 'error', capabilities: null, error: `healthz answered ${err.agentStatus}` };
+          return { ...v, health: 'unreachable', capabilities: null, error: (err as Error).message };
         }
         try {
           const caps = await this.fetchCapabilities(a);
@@ -125,7 +131,9 @@ export class AgentService implements DataPlaneLookup {
     const iscsi = typeof input.iscsi_server === 'string' && input.iscsi_server.trim() !== '' ? input.iscsi_server.trim() : null;
     if (iscsi && !/^[A-Za-z0-9.:[\]-]{1,253}$/.test(iscsi)) throw new AppError('request_invalid', `invalid iscsi_server: ${JSON.stringify(input.iscsi_server)}`);
     const tags = (input.tags ?? []).map((t) => String(t).trim()).filter(Boolean);
-    const token = typeof input.token === 'string' && input.token !== '' ? input.token : oldToken;
+    const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
+    checkTokenEnv(given, this.tokens.allowedEnv);
+    const token = given ?? oldToken;
     return {
       id,
       base_url,
@@ -146,8 +154,8 @@ export class AgentService implements DataPlaneLookup {
     const agent = this.validate(input, id, null);
     try {
       await this.store.transaction(async (trx) => {
-        if (await this.repo.get(trx as unknown as MetalDb, id)) throw new AppError('agent_exists', `agent already exists: ${id}`);
-        await this.repo.insert(trx as unknown as MetalDb, agent);
+        if (await this.repo.get(trx, id)) throw new AppError('agent_exists', `agent already exists: ${id}`);
+        await this.repo.insert(trx, agent);
         await this.ops.append({ op: 'agent.register', agent: id, base_url: agent.base_url, client: ctx.client }, trx);
       });
     } catch (err) {
@@ -162,10 +170,10 @@ export class AgentService implements DataPlaneLookup {
   async update(idInput: string, input: AgentInput, ctx: RequestContext): Promise<AgentView> {
     const id = String(idInput).toLowerCase();
     const agent = await this.store.transaction(async (trx) => {
-      const old = await this.repo.get(trx as unknown as MetalDb, id);
+      const old = await this.repo.get(trx, id);
       if (!old) throw new AppError('agent_not_found', `agent not found: ${id}`);
       const next = this.validate(input, id, old.token);
-      await this.repo.update(trx as unknown as MetalDb, next);
+      await this.repo.update(trx, next);
       await this.ops.append({ op: 'agent.update', agent: id, base_url: next.base_url, enabled: next.enabled, token_rotated: next.token !== old.token, client: ctx.client }, trx);
       return next;
     });
@@ -178,34 +186,39 @@ export class AgentService implements DataPlaneLookup {
     this.onChange();
   }
 
-  /** §6.2: a preview that writes nothing. 502 when the agent cannot be reached or refuses. */
+  /**
+   * §6.2: a preview that writes nothing. 502 when the agent cannot be reached or refuses.
+   * With `agent_id` and no token, that agent's stored token is used, and only when
+   * `base_url` is the agent's own (400 `agent_token_misdirected` otherwise).
+   */
   async probe(input: { base_url: string; token?: string | null; agent_id?: string | null }) {
     const base_url = normalizeBaseUrl(input.base_url);
-    let token = typeof input.token === 'string' && input.token !== '' ? input.token : null;
-    if (!token && input.agent_id) token = (await this.repo.get(this.db, String(input.agent_id).toLowerCase()))?.token ?? null;
-    const ep: AgentEndpoint = { id: input.agent_id ?? 'probe', base_url, token: expandToken(token) };
-    const fail = (why: string) => new AppError('agent_bad_gateway', `agent probe failed: ${why}`);
-    let h: { status: number };
-    try {
-      h = await this.api.request(ep, 'GET', '/healthz', { auth: false });
-    } catch (err) {
-      throw fail((err as AppError).message);
+    const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
+    let token: string | null;
+    if (given !== null || !input.agent_id) {
+      token = this.expand(given, 'the token');
+    } else {
+      const stored = await this.require(input.agent_id);
+      if (stored.base_url !== base_url) {
+        throw new AppError('agent_token_misdirected', `the stored token of agent ${stored.id} is only sent to its own base_url; give a token to probe ${redactUrlCredentials(base_url)}`);
+      }
+      token = this.expand(stored.token, `the token of agent ${stored.id}`);
     }
-    if (h.status !== 200) throw fail(`/healthz answered ${h.status}`);
-    let c: { status: number; body: unknown };
+    const agent = this.agents.connect({ id: input.agent_id ?? 'probe', base_url, token });
+    let caps: Capabilities;
     try {
-      c = await this.api.request<Capabilities>(ep, 'GET', '/capabilities');
+      await agent.health();
+      caps = await agent.capabilities();
     } catch (err) {
-      throw fail((err as AppError).message);
+      if (isAgentFailure(err)) throw new AppError('agent_bad_gateway', `agent probe failed: ${err.message}`);
+      throw err;
     }
-    if (c.status !== 200 || !c.body || typeof c.body !== 'object') throw fail(`/capabilities answered ${c.status}: ${agentErrorText(c.body)}`);
-    const caps = c.body as Capabilities;
     const backend = caps.backend === 'lio' ? 'lio' : 'stgt';
     return {
-      base_url,
+      base_url: redactUrlCredentials(base_url),
       role: { disk: true, cd: caps.cd === true },
       tags: ['storage', backend],
-      iscsi_server: new URL(base_url).hostname.replace(/^\[|\]$/g, ''),
+      iscsi_server: iscsiServerOf({ iscsi_server: null, base_url }),
       enabled: true,
       backend,
       fs_type: caps.fs_type,
@@ -225,10 +238,9 @@ export class AgentService implements DataPlaneLookup {
       throw new AppError('agent_unreachable', hit.error ?? `agent ${a.id} unreachable`, { agent: a.id, error: hit.error ?? 'unreachable' });
     }
     try {
-      const res = await this.api.request<Capabilities>(this.endpoint(a), 'GET', '/capabilities');
-      if (res.status !== 200 || !res.body || typeof res.body !== 'object') throw passThrough(a.id, res);
-      this.caps.set(a.id, { at: now, caps: res.body });
-      return res.body;
+      const caps = await this.client(a).capabilities();
+      this.caps.set(a.id, { at: now, caps });
+      return caps;
     } catch (err) {
       this.caps.set(a.id, { at: now, caps: null, error: (err as Error).message });
       throw err;
@@ -251,17 +263,5 @@ export class AgentService implements DataPlaneLookup {
       sep = backend === 'lio' ? LIO_SEP : STGT_SEP;
     }
     return { iscsi_server: iscsiServerOf(a), iscsi_sep: sep };
-  }
-
-  /** Calls an agent and passes its error through (status + `{"agent","error"}`). */
-  async call<T>(a: Agent, method: string, path: string, opts: AgentRequestOptions = {}): Promise<T> {
-    const res = await this.api.request<T>(this.endpoint(a), method, path, opts);
-    if (res.status < 200 || res.status >= 300) throw passThrough(a.id, res);
-    return res.body;
-  }
-
-  /** Like `call` but returns the raw answer, for callers that treat some statuses as fine. */
-  raw<T>(a: Agent, method: string, path: string, opts: AgentRequestOptions = {}) {
-    return this.api.request<T>(this.endpoint(a), method, path, opts);
   }
 }

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DeviceRepository } from '../repositories/device.repository';
 import { WorkerRepository } from '../repositories/worker.repository';
-import { BootVarsService, DATA_PLANE_TTL_MS, type DataPlane, LIO_SEP, renderBootVarsScript, STGT_SEP } from './boot-vars.service';
+import { BootVarsService, DATA_PLANE_TTL_MS, type DataPlane, LIO_SEP, STGT_SEP } from './boot-vars.service';
 import { FakeAgent } from '../testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
@@ -41,8 +41,14 @@ afterEach(async () => {
 describe('/boot-vars through the cache', () => {
   it('answers the rendered projection, the same text again from the cache, and the same vars as JSON', async () => {
     await fleet(['storage', 'stgt']);
-    const vars = { base_iqn: BASE_IQN, iscsi_server: '10.0.0.10', iscsi_sep: STGT_SEP, menu_default: 'ubuntu', menu_timeout: 5000 };
-    const expected = renderBootVarsScript({ vars, subject: 'w1' });
+    const expected = `#!ipxe
+# boot vars for w1
+set base-iqn iqn.2026-07.com.controller
+set iscsi-server 10.0.0.10
+set iscsi-sep :::1:
+set menu-default ubuntu
+set menu-timeout 5000
+`;
     expect(await text()).toBe(expected);
     expect(await text()).toBe(expected);
     for (const spelling of [MAC.replace(/:/g, ''), MAC.replace(/:/g, '-').toUpperCase(), '0200.0000.0001']) {
@@ -53,7 +59,7 @@ describe('/boot-vars through the cache', () => {
     // An unknown hostname falls back to the MAC's bound worker (seed §5); too long to be cached, same answer.
     expect(await text(`mac=${MAC}&hostname=${'w'.repeat(100)}`)).toBe(expected);
     expect(await text(`hostname=${'w'.repeat(100)}`)).toBe('#!ipxe\n# no per-worker boot vars found\n');
-    expect(await json()).toEqual(vars);
+    expect(await json()).toEqual({ base_iqn: BASE_IQN, iscsi_server: '10.0.0.10', iscsi_sep: ':::1:', menu_default: 'ubuntu', menu_timeout: 5000 });
     const r = await f.app.inject({ url: `/boot-vars?mac=${MAC}&hostname=w1&format=xml` });
     expect(r.statusCode).toBe(422);
   });
@@ -67,10 +73,12 @@ describe('/boot-vars through the cache', () => {
 
     expect((await api('PUT', '/agents/a1', { base_url: agent.url, iscsi_server: '10.0.0.99', role: { disk: true }, tags: ['storage', 'lio'] })).statusCode).toBe(200);
     expect(await json()).toMatchObject({ iscsi_server: '10.0.0.99', iscsi_sep: LIO_SEP });
+    expect(await text()).toBe('#!ipxe\n# boot vars for w1\nset base-iqn iqn.2026-07.com.controller\nset iscsi-server 10.0.0.99\nset iscsi-sep ::::\nset menu-default ubuntu\nset menu-timeout 1234\n');
 
     await api('DELETE', `/devices/${MAC}/bind`);
     expect(await json()).toEqual({});
     expect(await json(`mac=${MAC}`)).toEqual({ menu_default: 'reboot', menu_timeout: 1 });
+    expect(await text(`mac=${MAC}`)).toBe(`#!ipxe\n# boot vars for ${MAC}\nset menu-default reboot\nset menu-timeout 1\n`);
 
     await api('POST', `/devices/${MAC2}/bind?worker_id=w1`);
     expect(await json()).toEqual({});

@@ -1,8 +1,7 @@
-import type { Store } from '@ironlens/core';
 import { isIqn, isIscsiSep, isIscsiServer, isMenuItem, isMenuTimeout, isValidHostname, isValidMac, normalizeMac } from '../domain/identifiers';
 import type { Device, Disk, WorkerRecord } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { RenderRefusal } from './render-guard.service';
 
@@ -100,7 +99,7 @@ export class BootVarsService {
   private generation = 0;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly workers: WorkerRepository,
     private readonly devices: DeviceRepository,
     private readonly dataPlane: DataPlaneLookup,
@@ -142,7 +141,7 @@ export class BootVarsService {
   }
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   /** `normalizeMac`, remembered per spelling of MAC length (a pure function: nothing to invalidate). */

@@ -1,8 +1,8 @@
-import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
 import { renderBootVarsScript } from './boot-vars.service';
@@ -78,7 +78,7 @@ const cleanUuid = (s: unknown): string | null => {
  */
 export class DeviceService {
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly devices: DeviceRepository,
     private readonly workers: WorkerRepository,
     private readonly settings: SettingsService,
@@ -90,7 +90,7 @@ export class DeviceService {
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   private async requireDevice(db: MetalDb, mac: string): Promise<Device> {
@@ -134,10 +134,10 @@ export class DeviceService {
     const mac = requireMac(decl.mac);
     const device = this.newDevice(decl, mac, 'manual');
     await this.store.transaction(async (trx) => {
-      const existing = await this.devices.get(trx as unknown as MetalDb, mac);
+      const existing = await this.devices.get(trx, mac);
       if (existing?.state === 'revoked') throw new AppError('device_revoked', `device is revoked and cannot be registered again: ${mac}`);
       if (existing) throw new AppError('device_exists', `device already exists: ${mac}`);
-      await this.devices.insert(trx as unknown as MetalDb, device);
+      await this.devices.insert(trx, device);
       await this.ops.append({ op: 'device.register', mac, source: 'manual', client: ctx.client }, trx);
     });
     this.bootVars.invalidate();
@@ -150,7 +150,7 @@ export class DeviceService {
     const skipped: Array<{ mac: string; reason: string }> = [];
     const failed: Array<{ mac: unknown; error: string }> = [];
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const seen = new Set<string>();
       for (const e of entries) {
         const mac = normalizeMac(e?.mac);
@@ -183,7 +183,7 @@ export class DeviceService {
   async revoke(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
     const out = await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state === 'revoked') throw new AppError('device_revoked', `device already revoked: ${mac}`);
       if (d.state === 'bound') throw new AppError('device_bound', `device is bound to ${d.bound_worker_id}; unbind it first: ${mac}`);
@@ -217,7 +217,7 @@ export class DeviceService {
     const now = isoSeconds();
     const autoRegister = await this.settings.getAutoRegister();
     const result = await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const d = await this.devices.get(db, mac);
       if (d?.state === 'revoked') return 'ignored' as const;
       if (d) {
@@ -281,7 +281,7 @@ export class DeviceService {
     const mac = requireMac(macInput);
     const workerId = requireWorkerId(workerIdInput);
     const outcome = await this.store.transaction(async (trx) => {
-      const o = await this.bindInTrx(trx as unknown as MetalDb, mac, workerId, force);
+      const o = await this.bindInTrx(trx, mac, workerId, force);
       if (o.changed) {
         const audit: OperationInput[] = [{ op: 'device.bind', mac, worker_id: workerId, force, old_worker_id: o.old_worker_id, old_device_mac: o.old_device_mac, client: ctx.client }];
         if (o.old_device_mac) audit.push({ op: 'device.unbind', mac: o.old_device_mac, worker_id: workerId, reason: 'rebind', client: ctx.client });
@@ -300,7 +300,7 @@ export class DeviceService {
   async unbind(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
     const device = await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state !== 'bound') throw new AppError('device_not_bound', `device is not bound: ${mac}`);
       await this.devices.update(db, mac, { state: 'pooled', bound_worker_id: null });
@@ -402,7 +402,7 @@ export class DeviceService {
     const skipped: unknown[] = [];
     const failed: unknown[] = [];
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const seen = new Set<string>();
       const audit: OperationInput[] = [];
       for (const p of pairs) {

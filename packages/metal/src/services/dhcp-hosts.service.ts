@@ -1,7 +1,7 @@
-import { AppError, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, type OperationsLog } from '@ironlens/core';
 import type { DhcpHost, DhcpHostsFile, DnsmasqReloader } from '../adapters/dnsmasq.adapter';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalStore } from '../repositories/tables';
 import type { RenderGuard } from './render-guard.service';
 
 /**
@@ -19,7 +19,7 @@ export class DhcpHostsService {
   private tempsChecked = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly devices: DeviceRepository,
     private readonly file: DhcpHostsFile,
     private readonly reloader: DnsmasqReloader,
@@ -50,7 +50,7 @@ export class DhcpHostsService {
       this.tempsChecked = true;
       await this.file.removeStaleTemps().catch(() => []);
     }
-    const entries = await this.devices.dhcpHosts(this.store.db as unknown as MetalDb);
+    const entries = await this.devices.dhcpHosts(this.store.db);
     try {
       const refused = await this.file.write(entries);
       await this.guard.refused('dhcp-hosts', refused);

@@ -111,7 +111,7 @@ async function refusal(files: Record<string, string>, opts: { replace?: boolean 
   return err;
 }
 async function ledger() {
-  return { workers: await f.services.workers.list(), devices: await f.services.devices.list(), agents: await f.services.agents.list(), ops: await f.services.ops.count() };
+  return { workers: await f.services.workers.list(), devices: await f.services.devices.list(), agents: await f.services.agents.list(), ops: (await f.services.operations({})).entries.length };
 }
 
 beforeEach(async () => {

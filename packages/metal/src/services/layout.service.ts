@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppError, type OperationEntry, type OperationsLog, type Store, writeFileAtomic } from '@ironlens/core';
+import { AppError, type OperationEntry, type OperationsLog, writeFileAtomic } from '@ironlens/core';
 import YAML from 'yaml';
 import { parseDhcpHosts } from '../adapters/dnsmasq.adapter';
 import { isValidId, normalizeMac } from '../domain/identifiers';
@@ -8,7 +8,7 @@ import type { Agent, Device, WorkerRecord } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { SettingsRepository } from '../repositories/settings.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { type LayoutTexts, validateImportLayout } from './import-validation';
 
@@ -39,7 +39,7 @@ export interface ImportSummary {
  */
 export class LayoutService {
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly workers: WorkerRepository,
     private readonly devices: DeviceRepository,
     private readonly agents: AgentRepository,
@@ -48,7 +48,7 @@ export class LayoutService {
   ) {}
 
   async export(root: string): Promise<Record<string, number>> {
-    const db = this.store.db as unknown as MetalDb;
+    const db = this.store.db;
     const [agents, workers, devices, settings, hosts] = await Promise.all([
       this.agents.list(db),
       this.workers.list(db),
@@ -168,12 +168,15 @@ export class LayoutService {
 
     let fromHosts = 0;
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const existing = (await this.workers.list(db)).length + (await this.devices.list(db)).length + (await this.agents.list(db)).length;
       if (existing > 0 && !opts.replace) throw new AppError('store_not_empty', 'the store already holds a ledger; import into an empty data directory, or pass --replace');
       if (opts.replace) {
-        for (const t of ['devices', 'disks', 'workers', 'agents', 'settings'] as const) await db.deleteFrom(t).execute();
-        await (trx as unknown as import('kysely').Kysely<{ operations: { id: number } }>).deleteFrom('operations').execute();
+        await this.devices.deleteAll(db);
+        await this.workers.deleteAll(db);
+        await this.agents.deleteAll(db);
+        await this.settings.deleteAll(db);
+        await this.ops.deleteAll(db);
       }
       for (const a of agents) await this.agents.insert(db, a);
       for (const w of workers) await this.workers.insert(db, w);

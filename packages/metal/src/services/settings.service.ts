@@ -1,6 +1,6 @@
-import { isoSeconds, type OperationsLog, type Store } from '@ironlens/core';
+import { isoSeconds, type OperationsLog } from '@ironlens/core';
 import type { SettingsRepository } from '../repositories/settings.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 
 export interface RequestContext {
   /** The client's address, for the operations log. */
@@ -25,7 +25,7 @@ export class SettingsService {
   private closesAt: number | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly repo: SettingsRepository,
     private readonly ops: OperationsLog,
     private readonly autoRegisterDefault: boolean,
@@ -34,7 +34,7 @@ export class SettingsService {
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   async getAutoRegister(): Promise<boolean> {
@@ -76,7 +76,7 @@ export class SettingsService {
     const old = this.autoRegister;
     const closesAt = enabled && this.windowMinutes > 0 ? this.now() + this.windowMinutes * 60_000 : undefined;
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       await this.repo.set(db, 'auto_register', enabled);
       if (this.windowMinutes > 0) await this.repo.set(db, AUTO_REGISTER_UNTIL, closesAt === undefined ? null : isoSeconds(new Date(closesAt)));
       const window = closesAt === undefined ? {} : { closes_at: isoSeconds(new Date(closesAt)) };
@@ -84,11 +84,5 @@ export class SettingsService {
     });
     this.autoRegister = enabled;
     this.closesAt = closesAt;
-  }
-
-  /** Forget the cached value (after an import). */
-  reset(): void {
-    this.autoRegister = undefined;
-    this.closesAt = undefined;
   }
 }

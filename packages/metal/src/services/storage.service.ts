@@ -1,10 +1,10 @@
-import { passThrough } from '../adapters/agent-client';
-import { AppError, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, type OperationInput, type OperationsLog } from '@ironlens/core';
+import type { AgentTarget, CreateCdRequest, CreateDiskRequest, CreatedLun } from '../adapters/storage-agent';
 import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { type AgentService, iscsiServerOf } from './agent.service';
 import type { BootVarsService } from './boot-vars.service';
@@ -20,18 +20,10 @@ export interface DiskRequest {
   disk_agent?: string | null;
 }
 
-interface AgentDiskAnswer {
-  iqn: string;
-  backing: string;
-  filename?: string;
-  clone?: string | null;
-}
-
-interface AgentLun {
-  iqn: string;
-  tid?: number;
-  luns?: Array<{ backing?: string }>;
-}
+/** `POST /agents/<id>/luns/disk` (§14): the agent's own request, passed on. */
+export type DirectDiskRequest = Omit<CreateDiskRequest, 'timeoutMs'>;
+/** `POST /agents/<id>/luns/cd` (§14). */
+export type DirectCdRequest = Omit<CreateCdRequest, 'timeoutMs'>;
 
 /**
  * The iSCSI initiator name a worker's machine logs in with: boot.ipxe sets `initiator-iqn`
@@ -48,7 +40,7 @@ function initiatorOf(baseIqn: string, hostname: string): string {
  */
 export class StorageService implements WorkerStorage {
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly agents: AgentService,
     private readonly agentRepo: AgentRepository,
     private readonly workers: WorkerRepository,
@@ -61,55 +53,50 @@ export class StorageService implements WorkerStorage {
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   // ---- §14: direct LUN management, passed through --------------------------------------
 
-  async listLuns(agentId: string): Promise<unknown> {
-    return this.agents.call(await this.agents.require(agentId), 'GET', '/luns');
+  async listLuns(agentId: string): Promise<AgentTarget[]> {
+    return this.agents.client(await this.agents.require(agentId)).listLuns();
   }
 
-  createLunDisk(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
-    return this.createLun(agentId, 'disk', body, ctx);
-  }
-
-  createLunCd(agentId: string, body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
-    return this.createLun(agentId, 'cd', body, ctx);
-  }
-
-  /** `POST /luns/<role>` on an agent that has that role; the answer is passed through. */
-  private async createLun(agentId: string, role: 'disk' | 'cd', body: Record<string, unknown>, ctx: RequestContext): Promise<unknown> {
-    const a = await this.agents.require(agentId);
-    if (!a.role[role]) throw new AppError('agent_role_missing', `agent ${a.id} not configured for ${role} role`);
-    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', `/luns/${role}`, { body, timeoutMs: this.diskTimeoutMs });
-    await this.ops.append({ op: `agent.create_${role}`, agent: a.id, iqn: out?.iqn, via: 'luns', client: ctx.client });
+  async createLunDisk(agentId: string, body: DirectDiskRequest, ctx: RequestContext): Promise<CreatedLun> {
+    const a = await this.requireRole(agentId, 'disk');
+    const out = await this.agents.client(a).createDisk({ ...body, timeoutMs: this.diskTimeoutMs });
+    await this.ops.append({ op: 'agent.create_disk', agent: a.id, iqn: out.iqn, via: 'luns', client: ctx.client });
     return out;
   }
 
-  async deleteLun(agentId: string, q: { iqn: string; delete_file?: boolean; ignore_missing?: boolean }, ctx: RequestContext): Promise<unknown> {
+  async createLunCd(agentId: string, body: DirectCdRequest, ctx: RequestContext): Promise<CreatedLun> {
+    const a = await this.requireRole(agentId, 'cd');
+    const out = await this.agents.client(a).createCd({ ...body, timeoutMs: this.diskTimeoutMs });
+    await this.ops.append({ op: 'agent.create_cd', agent: a.id, iqn: out.iqn, via: 'luns', client: ctx.client });
+    return out;
+  }
+
+  private async requireRole(agentId: string, role: 'disk' | 'cd'): Promise<Agent> {
+    const a = await this.agents.require(agentId);
+    if (!a.role[role]) throw new AppError('agent_role_missing', `agent ${a.id} not configured for ${role} role`);
+    return a;
+  }
+
+  async deleteLun(agentId: string, q: { iqn: string; delete_file?: boolean; ignore_missing?: boolean }, ctx: RequestContext) {
     const a = await this.agents.require(agentId);
     const deleteFile = q.delete_file === true;
-    const { missing, body } = await this.deleteOnAgent(a, q.iqn, deleteFile, q.ignore_missing === true);
-    if (missing) {
+    const outcome = await this.agents.client(a).deleteTarget({ iqn: q.iqn, deleteFile, ignoreMissing: q.ignore_missing === true });
+    if (outcome === 'missing') {
       await this.ops.append({ op: 'agent.delete_lun', agent: a.id, iqn: q.iqn, ignored_missing: true, client: ctx.client });
       return { deleted: q.iqn, delete_file: deleteFile, ignored_missing: true };
     }
     await this.ops.append({ op: 'agent.delete_lun', agent: a.id, iqn: q.iqn, delete_file: deleteFile, client: ctx.client });
-    return body;
+    return { deleted: q.iqn, delete_file: deleteFile };
   }
 
-  /** `DELETE /luns` on an agent: "iqn not found" is tolerated when asked, any other error passed through. */
-  private async deleteOnAgent(a: Agent, iqn: string, deleteFile: boolean, ignoreMissing: boolean): Promise<{ missing: boolean; body: unknown }> {
-    const res = await this.agents.raw<unknown>(a, 'DELETE', '/luns', { query: { iqn, delete_file: deleteFile } });
-    if (res.status === 404 && ignoreMissing) return { missing: true, body: null };
-    if (res.status < 200 || res.status >= 300) throw passThrough(a.id, res);
-    return { missing: false, body: res.body };
-  }
-
-  async scan(agentId: string, ctx: RequestContext): Promise<unknown> {
+  async scan(agentId: string, ctx: RequestContext) {
     const a = await this.agents.require(agentId);
-    const out = await this.agents.call(a, 'POST', '/luns/scan');
+    const out = await this.agents.client(a).scan();
     await this.ops.append({ op: 'agent.scan', agent: a.id, client: ctx.client });
     return out;
   }
@@ -122,9 +109,7 @@ export class StorageService implements WorkerStorage {
       agents.map(async (a) => {
         const base = { agent: a.id, iscsi_server: iscsiServerOf(a) };
         try {
-          const out = await this.agents.call<{ masters: unknown[] } | unknown[]>(a, 'GET', '/masters');
-          const masters = Array.isArray(out) ? out : (out?.masters ?? []);
-          return { ...base, masters };
+          return { ...base, masters: await this.agents.client(a).masters() };
         } catch (err) {
           const msg = err instanceof AppError ? String(err.extra.error ?? err.message) : (err as Error).message;
           await this.ops.append({ op: 'master.list', status: 'failed', agent: a.id, error: msg, client: ctx.client });
@@ -181,25 +166,26 @@ export class StorageService implements WorkerStorage {
     const filename = `${w.worker_id}.${os}.img`;
     // Only the worker may log in: boot.ipxe sets its initiator name to ${base-iqn}:${hostname}.
     const initiator = initiatorOf(base, w.hostname);
-    const body = req.type === 'master' ? { iqn, filename, master: req.name, initiator } : { iqn, filename, size: req.size, initiator };
-    let out: AgentDiskAnswer;
+    const source = req.type === 'master' ? { master: String(req.name) } : { size: String(req.size) };
+    const agent = this.agents.client(a);
+    let out: CreatedLun;
     try {
-      out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/disk', { body, timeoutMs: this.diskTimeoutMs });
+      out = await agent.createDisk({ iqn, filename, ...source, initiator, timeoutMs: this.diskTimeoutMs });
     } catch (err) {
       await this.ops.append({ op: 'agent.create_disk', status: 'failed', worker_id: w.worker_id, agent: a.id, iqn, error: (err as Error).message, client: ctx.client });
       throw err;
     }
     const disk: Disk = {
       agent: a.id,
-      iqn: out?.iqn ?? iqn,
-      filename: out?.filename ?? filename,
-      backing: out?.backing ?? '',
+      iqn: out.iqn,
+      filename: out.filename,
+      backing: out.backing,
       os,
       source: req.type === 'master' ? { type: 'master', name: String(req.name) } : { type: 'empty', size: String(req.size) },
     };
     try {
       await this.store.transaction(async (trx) => {
-        const db = trx as unknown as MetalDb;
+        const db = trx;
         const current = await this.workers.get(db, w.worker_id);
         if (!current) throw new AppError('worker_not_found', `worker not found: ${w.worker_id}`);
         if (current.disks.some((d) => d.os === os)) throw new AppError('disk_exists', `worker ${w.worker_id} already has a ${os} system disk`);
@@ -208,12 +194,15 @@ export class StorageService implements WorkerStorage {
           state: current.state === 'registered' ? 'ready' : current.state,
           ...(extra.setDefault ? { default_os: os } : {}),
         });
-        const audit: OperationInput[] = [{ op: 'agent.create_disk', status: 'ok', worker_id: w.worker_id, agent: a.id, iqn: disk.iqn, os, clone: out?.clone ?? null, client: ctx.client }];
+        const audit: OperationInput[] = [{ op: 'agent.create_disk', status: 'ok', worker_id: w.worker_id, agent: a.id, iqn: disk.iqn, os, clone: out.clone ?? null, client: ctx.client }];
         await this.ops.append(audit, trx);
       });
     } catch (err) {
-      const undo = await this.agents.raw(a, 'DELETE', '/luns', { query: { iqn: disk.iqn, delete_file: true } }).catch((e: Error) => ({ status: 0, body: e.message }));
-      if (undo.status < 200 || undo.status >= 300) {
+      const undone = await agent.deleteTarget({ iqn: disk.iqn, deleteFile: true, ignoreMissing: true }).then(
+        () => true,
+        () => false,
+      );
+      if (!undone) {
         const left = `target ${disk.iqn} and file ${disk.backing || disk.filename} on agent ${a.id}`;
         await this.ops.append({ op: 'agent.create_disk', status: 'orphaned', worker_id: w.worker_id, agent: a.id, iqn: disk.iqn, left_behind: left, client: ctx.client }).catch(() => {});
         if (err instanceof AppError) throw new AppError(err.code, `${err.message}; rollback failed, left behind: ${left}`, err.extra, err.status);
@@ -274,7 +263,7 @@ export class StorageService implements WorkerStorage {
       if (ignoreMissing) return 'missing';
       throw new AppError('agent_not_found', `agent not found: ${agentId} (holds ${iqn})`);
     }
-    return (await this.deleteOnAgent(a, iqn, deleteFile, ignoreMissing)).missing ? 'missing' : 'deleted';
+    return this.agents.client(a).deleteTarget({ iqn, deleteFile, ignoreMissing });
   }
 
   /** §7.4: delete one system disk; clears default_os (and a same-name menu_default). */
@@ -287,7 +276,7 @@ export class StorageService implements WorkerStorage {
     if (!disk) throw new AppError('disk_not_found', `worker ${workerId} has no ${os} system disk`);
     const outcome = await this.deleteTarget(disk.agent, disk.iqn, q.delete_file === true, q.ignore_missing_target === true);
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       await this.workers.removeDisk(db, workerId, os);
       const left = (await this.workers.disksOf(db, workerId)).length;
       const patch: Parameters<WorkerRepository['update']>[2] = {};
@@ -315,10 +304,9 @@ export class StorageService implements WorkerStorage {
     const a = candidates[0];
     const base = await this.baseIqn(a);
     const iqn = `${base}:${hostname}.windows.iso`;
-    const body = { iso, iqn, initiator: initiatorOf(base, hostname) };
-    const out = await this.agents.call<AgentDiskAnswer>(a, 'POST', '/luns/cd', { body, timeoutMs: this.diskTimeoutMs });
-    await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out?.iqn ?? iqn, iso, client: ctx.client });
-    return { agent: a.id, iqn: out?.iqn ?? iqn, iso, backing: out?.backing ?? '' };
+    const out = await this.agents.client(a).createCd({ iso, iqn, initiator: initiatorOf(base, hostname), timeoutMs: this.diskTimeoutMs });
+    await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out.iqn, iso, client: ctx.client });
+    return { agent: a.id, iqn: out.iqn, iso, backing: out.backing };
   }
 
   async removeCd(cd: Cd): Promise<void> {
@@ -331,14 +319,14 @@ export class StorageService implements WorkerStorage {
       // The ISO is shared install media: its file is never deleted with a worker.
       const outcome = await this.deleteTarget(w.cd.agent, w.cd.iqn, false, opts.ignoreMissingTarget);
       await this.store.transaction(async (trx) => {
-        await this.workers.update(trx as unknown as MetalDb, w.worker_id, { cd: null });
+        await this.workers.update(trx, w.worker_id, { cd: null });
         await this.ops.append({ op: 'agent.delete_cd', worker_id: w.worker_id, agent: w.cd?.agent, iqn: w.cd?.iqn, target: outcome, client: ctx.client }, trx);
       });
     }
     for (const d of w.disks) {
       const outcome = await this.deleteTarget(d.agent, d.iqn, opts.deleteDisk, opts.ignoreMissingTarget);
       await this.store.transaction(async (trx) => {
-        await this.workers.removeDisk(trx as unknown as MetalDb, w.worker_id, d.os);
+        await this.workers.removeDisk(trx, w.worker_id, d.os);
         await this.ops.append({ op: 'agent.delete_disk', worker_id: w.worker_id, agent: d.agent, iqn: d.iqn, os: d.os, delete_file: opts.deleteDisk, target: outcome, client: ctx.client }, trx);
       });
     }
@@ -351,11 +339,11 @@ export class StorageService implements WorkerStorage {
     const worker = await this.view(workerId);
     const lines = await this.dhcp.read();
     const line = lines.find((l) => l.hostname === worker.hostname);
-    const byAgent = new Map<string, Promise<AgentLun[]>>();
+    const byAgent = new Map<string, Promise<AgentTarget[]>>();
     const lunsOf = (agentId: string) => {
       let p = byAgent.get(agentId);
       if (!p) {
-        p = (async () => this.agents.call<AgentLun[]>(await this.agents.require(agentId), 'GET', '/luns'))();
+        p = this.listLuns(agentId);
         byAgent.set(agentId, p);
       }
       return p;
@@ -363,8 +351,8 @@ export class StorageService implements WorkerStorage {
     const check = async (agentId: string, iqn: string) => {
       try {
         const luns = await lunsOf(agentId);
-        const t = (Array.isArray(luns) ? luns : []).find((l) => l.iqn === iqn);
-        return t ? { exists: true, target: { iqn: t.iqn, luns: (t.luns ?? []).map((l) => ({ backing: l.backing })) } } : { exists: false, target: null };
+        const t = luns.find((l) => l.iqn === iqn);
+        return t ? { exists: true, target: { iqn: t.iqn, luns: t.luns.map((l) => ({ backing: l.backing })) } } : { exists: false, target: null };
       } catch (err) {
         return { exists: null, target: null, error: (err as Error).message };
       }

@@ -1,8 +1,8 @@
-import { AppError, clip, echo, type OperationInput, type OperationsLog, type Store } from '@ironlens/core';
+import { AppError, clip, echo, type OperationInput, type OperationsLog } from '@ironlens/core';
 import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
 import type { DeviceService } from './device.service';
@@ -52,7 +52,7 @@ function padWidth(count: number): number {
  */
 export class WorkerService {
   constructor(
-    private readonly store: Store,
+    private readonly store: MetalStore,
     private readonly workers: WorkerRepository,
     private readonly devices: DeviceRepository,
     private readonly deviceService: DeviceService,
@@ -64,7 +64,7 @@ export class WorkerService {
   ) {}
 
   private get db(): MetalDb {
-    return this.store.db as unknown as MetalDb;
+    return this.store.db;
   }
 
   async view(db: MetalDb, workerId: string): Promise<WorkerView> {
@@ -81,13 +81,6 @@ export class WorkerService {
 
   async get(workerIdInput: string): Promise<WorkerView> {
     return this.view(this.db, requireWorkerId(workerIdInput));
-  }
-
-  async getRecord(workerIdInput: string): Promise<WorkerRecord> {
-    const id = requireWorkerId(workerIdInput);
-    const w = await this.workers.get(this.db, id);
-    if (!w) throw new AppError('worker_not_found', `worker not found: ${id}`);
-    return w;
   }
 
   private validateBoot(boot: Boot | null | undefined): Boot {
@@ -146,7 +139,7 @@ export class WorkerService {
     try {
       await this.store.transaction(async (trx) => {
         const audit: OperationInput[] = [];
-        await this.insertInTrx(trx as unknown as MetalDb, record, mac, ctx, audit);
+        await this.insertInTrx(trx, record, mac, ctx, audit);
         await this.ops.append(audit, trx);
       });
     } catch (err) {
@@ -194,7 +187,7 @@ export class WorkerService {
       try {
         await this.store.transaction(async (trx) => {
           const audit: OperationInput[] = [];
-          await this.insertInTrx(trx as unknown as MetalDb, { worker_id: workerId, hostname: workerId, arch, state: 'registered', default_os: null, boot, disks: [], cd: null }, mac, ctx, audit);
+          await this.insertInTrx(trx, { worker_id: workerId, hostname: workerId, arch, state: 'registered', default_os: null, boot, disks: [], cd: null }, mac, ctx, audit);
           await this.ops.append(audit, trx);
         });
         if (mac) bound++;
@@ -215,7 +208,7 @@ export class WorkerService {
     const workerId = requireWorkerId(workerIdInput);
     const mac = requireMac(macInput);
     const result = await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const w = await this.workers.get(db, workerId);
       if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
       const current = await this.devices.boundTo(db, workerId);
@@ -251,7 +244,7 @@ export class WorkerService {
     const menuDefault = has('menu_default') ? (empty(body.menu_default) ? null : requireMenuItem(body.menu_default)) : undefined;
     const menuTimeout = has('menu_timeout') ? (empty(body.menu_timeout) ? null : requireMenuTimeout(body.menu_timeout)) : undefined;
     await this.store.transaction(async (trx) => {
-      const db = trx as unknown as MetalDb;
+      const db = trx;
       const w = await this.workers.get(db, workerId);
       if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
       if (os) {
@@ -275,7 +268,7 @@ export class WorkerService {
     const w = await this.workers.get(this.db, workerId);
     if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
     const unbound = await this.store.transaction(async (trx) => {
-      const macs = await this.devices.unbindWorker(trx as unknown as MetalDb, workerId);
+      const macs = await this.devices.unbindWorker(trx, workerId);
       await this.ops.append(
         macs.map((mac) => ({ op: 'device.unbind', mac, worker_id: workerId, via: 'worker.delete', client: ctx.client })),
         trx,
@@ -285,7 +278,7 @@ export class WorkerService {
     this.bootVars.invalidate();
     await this.storage.removeTargets(w, opts, ctx);
     await this.store.transaction(async (trx) => {
-      await this.workers.delete(trx as unknown as MetalDb, workerId);
+      await this.workers.delete(trx, workerId);
       await this.ops.append({ op: 'worker.delete', worker_id: workerId, hostname: w.hostname, delete_disk: opts.deleteDisk, client: ctx.client }, trx);
     });
     this.bootVars.invalidate();

@@ -7,6 +7,7 @@ import type { DnsmasqReloader } from '../adapters/dnsmasq.adapter';
 import { buildMetalApp } from '../app';
 import { type MetalConfig, metalConfigFromEnv } from '../config';
 import { metalMigrations } from '../repositories/metal.migrations';
+import type { MetalDatabase, MetalStore } from '../repositories/tables';
 import { createMetalServices, type MetalDeps, type MetalServices } from '../wiring';
 
 /** A reloader that counts reloads and can be told to fail: for tests of the service layer. */
@@ -22,7 +23,7 @@ export class CountingReloader implements DnsmasqReloader {
 
 export interface MetalFixture {
   dir: string;
-  store: Store;
+  store: MetalStore;
   services: MetalServices;
   app: FastifyInstance;
   reloader: CountingReloader;
@@ -33,7 +34,7 @@ export interface MetalFixture {
 /** A real SQLite file in a temp dir, real services, the real app; `inject()` ready. */
 export async function newMetalFixture(env: Record<string, string> = {}, deps: Partial<MetalDeps> = {}): Promise<MetalFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'ironlens-metal-'));
-  const store = await Store.open({ file: join(dir, 'ironlens.db'), migrations: [...operationsMigrations, ...metalMigrations] });
+  const store = await Store.open<MetalDatabase>({ file: join(dir, 'ironlens.db'), migrations: [...operationsMigrations, ...metalMigrations] });
   const config = metalConfigFromEnv({ IPXE_CP_DNSMASQ_RELOAD: 'true', ...env }, dir);
   const reloader = new CountingReloader();
   const services = createMetalServices({ store, config, reloader, ...deps });

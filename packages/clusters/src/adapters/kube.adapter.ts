@@ -1,0 +1,502 @@
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Agent } from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+import type {
+  V1DaemonSet,
+  V1Deployment,
+  V1Namespace,
+  V1Node,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1Secret,
+  V1Service,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
+import type { ProxyConfig } from '../domain';
+import { proxyUrlFor } from './proxy-settings';
+
+/** The API server answered with an error status. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeApiError';
+  }
+}
+
+/** The API server could not be reached (connection refused, TLS, proxy…) or did not answer in time. */
+export class KubeUnreachableError extends Error {
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+    this.name = 'KubeUnreachableError';
+  }
+}
+
+export interface KubeObjectRef {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; [k: string]: unknown };
+  [k: string]: unknown;
+}
+
+/** One namespaced object found in a namespace. */
+export interface NamespacedItem {
+  resource: string;
+  group: string;
+  name: string;
+  /** Secret type, ServiceAccount name… whatever helps to tell Kubernetes' own objects apart. */
+  type?: string;
+  annotations?: Record<string, string>;
+}
+
+export interface ApiResourceRef {
+  group: string;
+  version: string;
+  resource: string;
+  kind: string;
+}
+
+/**
+ * What the cluster manager needs from one cluster's API server. One instance per cluster
+ * registration (kubeconfig + proxy settings); `ClientNodeKube` is the real one.
+ */
+export interface Kube {
+  readonly server: string;
+  /** `GET /readyz` within `timeoutMs`; never throws. */
+  readyz(timeoutMs: number): Promise<boolean>;
+  version(): Promise<{ major: string; minor: string; gitVersion: string }>;
+  /** Raw JSON of a read-only path (planning discovery); throws on failure. */
+  getJson<T = unknown>(path: string): Promise<T>;
+
+  getNamespace(name: string): Promise<V1Namespace | null>;
+  createNamespace(name: string, labels: Record<string, string>): Promise<void>;
+  /** Deletes a namespace; false when it did not exist. */
+  deleteNamespace(name: string): Promise<boolean>;
+  /** Every namespaced, listable object in a namespace, over all served resource types. */
+  listNamespaceContents(namespace: string): Promise<NamespacedItem[]>;
+
+  getSecret(namespace: string, name: string): Promise<V1Secret | null>;
+  /** Creates a secret; a KubeApiError 409 when it exists. */
+  createSecret(secret: V1Secret): Promise<void>;
+  deleteSecret(namespace: string, name: string): Promise<boolean>;
+  listSecrets(): Promise<V1Secret[]>;
+
+  listNodes(): Promise<V1Node[]>;
+  getNode(name: string): Promise<V1Node | null>;
+  setUnschedulable(name: string, value: boolean): Promise<V1Node>;
+  /** The kubelet Summary API through the API server's node proxy. */
+  nodeSummary(name: string, timeoutMs?: number): Promise<KubeletSummary>;
+
+  listNamespaces(): Promise<V1Namespace[]>;
+  listDeployments(labelSelector?: string): Promise<V1Deployment[]>;
+  listDaemonSets(labelSelector?: string): Promise<V1DaemonSet[]>;
+  listStatefulSets(): Promise<V1StatefulSet[]>;
+  listPods(opts?: { namespace?: string; labelSelector?: string; fieldSelector?: string }): Promise<V1Pod[]>;
+  listServices(labelSelector?: string): Promise<V1Service[]>;
+  listPvcs(labelSelector?: string): Promise<V1PersistentVolumeClaim[]>;
+  deletePvc(namespace: string, name: string): Promise<boolean>;
+  deletePv(name: string): Promise<boolean>;
+  getDaemonSet(namespace: string, name: string): Promise<V1DaemonSet | null>;
+  deleteDaemonSet(namespace: string, name: string): Promise<boolean>;
+  /** resource.k8s.io/v1 lists (empty when the API group is not served). */
+  listResourceSlices(): Promise<ResourceSliceLike[]>;
+  listResourceClaims(): Promise<ResourceClaimLike[]>;
+  /** Is a CRD present and Established? */
+  crdEstablished(name: string): Promise<boolean>;
+
+  /** Server-side apply (`application/apply-patch+yaml`, the body sent verbatim as JSON). */
+  apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef>;
+  /** GET through the API server's service proxy: `/api/v1/namespaces/{ns}/services/{name}:{port}/proxy{path}`. */
+  serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown>;
+  close(): void;
+}
+
+export interface KubeletSummary {
+  node: { nodeName: string; fs?: { capacityBytes?: number; usedBytes?: number; availableBytes?: number } };
+}
+
+export interface ResourceSliceLike {
+  metadata: { name: string };
+  spec: { driver: string; nodeName?: string; devices?: Array<{ name: string; capacity?: Record<string, { value: string }> }> };
+}
+
+export interface ResourceClaimLike {
+  metadata: { name: string; namespace: string };
+  status?: { allocation?: { devices?: { results?: Array<{ driver: string; pool: string; device: string }> } } };
+}
+
+export interface KubeConnectOptions {
+  proxy: ProxyConfig;
+  /** Default per-request timeout. */
+  timeoutMs: number;
+  /** Where `system` proxy settings come from. Default is `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Opens one cluster's API from its kubeconfig text. */
+export type KubeConnector = (kubeconfig: string, opts: KubeConnectOptions) => Kube;
+
+/** Parses a kubeconfig the way the client does; throws when it has no usable current cluster. */
+export function parseKubeConfig(text: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(text);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('no current context/cluster');
+  if (!cluster.server) throw new Error('the current cluster has no server');
+  const u = new URL(cluster.server);
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('the server must be an http(s) URL');
+  if (!kc.getCurrentUser()) throw new Error('the current context has no user');
+  return kc;
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * The real Kube over `@kubernetes/client-node`: the library parses the kubeconfig, runs its
+ * authentication (client certificates, tokens, exec and auth-provider plugins), and builds the
+ * TLS agent — through an HTTP CONNECT proxy (`proxy-url`) when the cluster's proxy settings ask
+ * for one, which the library only does when `proxyUrl` is set on the cluster. The agent is made
+ * once per connection with keep-alive, so the many calls of an overview reuse their TLS sessions.
+ * REST paths are typed by this interface; the library's generated clients are not used because
+ * they rebuild an agent per request and re-serialize bodies (server-side apply must be verbatim).
+ */
+export class ClientNodeKube implements Kube {
+  readonly server: string;
+  private readonly kc: KubeConfig;
+  private agent?: Agent;
+  private readonly timeoutMs: number;
+  private discovery?: Promise<ApiResourceRef[]>;
+
+  constructor(kubeconfig: string, opts: KubeConnectOptions) {
+    const kc = parseKubeConfig(kubeconfig);
+    const current = kc.getCurrentCluster()!;
+    const proxyUrl = proxyUrlFor(current.server, opts.proxy, opts.env ?? process.env);
+    // The client honours a cluster's `proxyUrl` (kubeconfig `proxy-url`), nothing else.
+    const clusters = kc.clusters.map((c) => (c.name === current.name ? { ...c, proxyUrl } : c));
+    kc.loadFromOptions({ clusters, users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext });
+    // One keep-alive agent per connection instead of one per request.
+    const holder = kc as unknown as { createAgent: (cluster: unknown, o: Record<string, unknown>) => Agent };
+    const original = holder.createAgent.bind(kc);
+    holder.createAgent = (cluster, o) => {
+      this.agent ??= original(cluster, { ...o, keepAlive: true, maxSockets: 64 });
+      return this.agent;
+    };
+    this.kc = kc;
+    this.server = current.server.replace(/\/+$/, '');
+    this.timeoutMs = opts.timeoutMs;
+  }
+
+  close(): void {
+    this.agent?.destroy();
+  }
+
+  private async request(
+    method: string,
+    path: string,
+    o: { body?: unknown; contentType?: string; timeoutMs?: number } = {},
+  ): Promise<{ status: number; text: string }> {
+    const opts: RequestOptions & { headers: Record<string, string> } = { headers: {} };
+    try {
+      await this.kc.applyToHTTPSOptions(opts as never);
+    } catch (e) {
+      throw new KubeUnreachableError(`${this.server}: the kubeconfig's credentials cannot be used: ${(e as Error).message}`, false);
+    }
+    const url = new URL(this.server + path);
+    const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    const headers: Record<string, string> = { accept: 'application/json', ...(opts.headers as Record<string, string>) };
+    if (body !== undefined) {
+      headers['content-type'] = o.contentType ?? 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(body));
+    }
+    const timeoutMs = o.timeoutMs ?? this.timeoutMs;
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      let done = false;
+      let req: ReturnType<typeof send> | undefined;
+      const fail = (e: Error, timedOut: boolean) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        reject(new KubeUnreachableError(`${this.server}: ${timedOut ? `no answer within ${timeoutMs} ms` : e.message}`, timedOut));
+      };
+      const timer = setTimeout(() => {
+        fail(new Error('timeout'), true);
+        req?.destroy();
+      }, timeoutMs);
+      try {
+        req = send(url, { ...opts, method, headers, agent: opts.agent }, (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            done = true;
+            clearTimeout(timer);
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', (e) => fail(e, false));
+        });
+        req.on('error', (e) => fail(e, false));
+        req.end(body);
+      } catch (e) {
+        // A kubeconfig whose certificate or key cannot be loaded fails here, before any packet.
+        fail(e as Error, false);
+      }
+    });
+  }
+
+  private async json<T>(method: string, path: string, o: { body?: unknown; contentType?: string; timeoutMs?: number } = {}): Promise<T> {
+    const r = await this.request(method, path, o);
+    if (r.status >= 200 && r.status < 300) return (r.text ? JSON.parse(r.text) : {}) as T;
+    let reason = '';
+    let message = r.text.slice(0, 500);
+    try {
+      const s = JSON.parse(r.text) as { reason?: string; message?: string };
+      reason = s.reason ?? '';
+      message = s.message ?? message;
+    } catch {
+      // not a Status object
+    }
+    throw new KubeApiError(r.status, reason, `${method} ${path.split('?')[0]}: ${r.status} ${message}`);
+  }
+
+  /** GET that maps 404 to null. */
+  private async getOrNull<T>(path: string): Promise<T | null> {
+    try {
+      return await this.json<T>('GET', path);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return null;
+      throw e;
+    }
+  }
+
+  private async deleteOrFalse(path: string, body?: unknown): Promise<boolean> {
+    try {
+      await this.json('DELETE', path, body ? { body } : {});
+      return true;
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return false;
+      throw e;
+    }
+  }
+
+  private async list<T>(path: string, q: Record<string, string | undefined> = {}): Promise<T[]> {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(q)) if (v) params.set(k, v);
+    const qs = params.toString();
+    return (await this.json<{ items?: T[] }>('GET', qs ? `${path}?${qs}` : path)).items ?? [];
+  }
+
+  async readyz(timeoutMs: number): Promise<boolean> {
+    try {
+      const r = await this.request('GET', '/readyz', { timeoutMs });
+      return r.status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  version(): Promise<{ major: string; minor: string; gitVersion: string }> {
+    return this.json('GET', '/version');
+  }
+
+  getJson<T = unknown>(path: string): Promise<T> {
+    return this.json<T>('GET', path);
+  }
+
+  getNamespace(name: string): Promise<V1Namespace | null> {
+    return this.getOrNull(`/api/v1/namespaces/${enc(name)}`);
+  }
+
+  async createNamespace(name: string, labels: Record<string, string>): Promise<void> {
+    await this.json('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } } });
+  }
+
+  deleteNamespace(name: string): Promise<boolean> {
+    return this.deleteOrFalse(`/api/v1/namespaces/${enc(name)}`);
+  }
+
+  private apiResources(): Promise<ApiResourceRef[]> {
+    this.discovery ??= (async () => {
+      const out: ApiResourceRef[] = [];
+      const core = await this.json<{ resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }> }>('GET', '/api/v1');
+      for (const r of core.resources) if (r.namespaced && r.verbs.includes('list') && !r.name.includes('/')) out.push({ group: '', version: 'v1', resource: r.name, kind: r.kind });
+      const groups = await this.json<{ groups: Array<{ name: string; preferredVersion: { groupVersion: string } }> }>('GET', '/apis');
+      const lists = await Promise.all(
+        groups.groups.map((g) =>
+          this.json<{ resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }> }>('GET', `/apis/${g.preferredVersion.groupVersion}`).then(
+            (l) => ({ g, l }),
+          ),
+        ),
+      );
+      for (const { g, l } of lists) {
+        for (const r of l.resources) {
+          if (r.namespaced && r.verbs.includes('list') && !r.name.includes('/')) {
+            out.push({ group: g.name, version: g.preferredVersion.groupVersion.split('/')[1], resource: r.name, kind: r.kind });
+          }
+        }
+      }
+      return out;
+    })();
+    const p = this.discovery;
+    // A failed discovery is not cached.
+    p.catch(() => {
+      if (this.discovery === p) this.discovery = undefined;
+    });
+    return p;
+  }
+
+  async listNamespaceContents(namespace: string): Promise<NamespacedItem[]> {
+    const resources = await this.apiResources();
+    const lists = await Promise.all(
+      resources.map(async (r) => {
+        const base = r.group ? `/apis/${r.group}/${r.version}` : '/api/v1';
+        const items = await this.list<{ metadata: { name: string; annotations?: Record<string, string> }; type?: string }>(
+          `${base}/namespaces/${enc(namespace)}/${r.resource}`,
+        );
+        return items.map((i) => ({ resource: r.resource, group: r.group, name: i.metadata.name, type: i.type, annotations: i.metadata.annotations }));
+      }),
+    );
+    return lists.flat();
+  }
+
+  getSecret(namespace: string, name: string): Promise<V1Secret | null> {
+    return this.getOrNull(`/api/v1/namespaces/${enc(namespace)}/secrets/${enc(name)}`);
+  }
+
+  async createSecret(secret: V1Secret): Promise<void> {
+    await this.json('POST', `/api/v1/namespaces/${enc(secret.metadata!.namespace!)}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', ...secret } });
+  }
+
+  deleteSecret(namespace: string, name: string): Promise<boolean> {
+    return this.deleteOrFalse(`/api/v1/namespaces/${enc(namespace)}/secrets/${enc(name)}`);
+  }
+
+  listSecrets(): Promise<V1Secret[]> {
+    return this.list('/api/v1/secrets');
+  }
+
+  listNodes(): Promise<V1Node[]> {
+    return this.list('/api/v1/nodes');
+  }
+
+  getNode(name: string): Promise<V1Node | null> {
+    return this.getOrNull(`/api/v1/nodes/${enc(name)}`);
+  }
+
+  setUnschedulable(name: string, value: boolean): Promise<V1Node> {
+    return this.json('PATCH', `/api/v1/nodes/${enc(name)}`, { body: { spec: { unschedulable: value ? true : null } }, contentType: 'application/merge-patch+json' });
+  }
+
+  nodeSummary(name: string, timeoutMs?: number): Promise<KubeletSummary> {
+    return this.json('GET', `/api/v1/nodes/${enc(name)}/proxy/stats/summary?only_cpu_and_memory=false`, { timeoutMs });
+  }
+
+  listNamespaces(): Promise<V1Namespace[]> {
+    return this.list('/api/v1/namespaces');
+  }
+
+  listDeployments(labelSelector?: string): Promise<V1Deployment[]> {
+    return this.list('/apis/apps/v1/deployments', { labelSelector });
+  }
+
+  listDaemonSets(labelSelector?: string): Promise<V1DaemonSet[]> {
+    return this.list('/apis/apps/v1/daemonsets', { labelSelector });
+  }
+
+  listStatefulSets(): Promise<V1StatefulSet[]> {
+    return this.list('/apis/apps/v1/statefulsets');
+  }
+
+  listPods(o: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {}): Promise<V1Pod[]> {
+    const path = o.namespace ? `/api/v1/namespaces/${enc(o.namespace)}/pods` : '/api/v1/pods';
+    return this.list(path, { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector });
+  }
+
+  listServices(labelSelector?: string): Promise<V1Service[]> {
+    return this.list('/api/v1/services', { labelSelector });
+  }
+
+  listPvcs(labelSelector?: string): Promise<V1PersistentVolumeClaim[]> {
+    return this.list('/api/v1/persistentvolumeclaims', { labelSelector });
+  }
+
+  deletePvc(namespace: string, name: string): Promise<boolean> {
+    return this.deleteOrFalse(`/api/v1/namespaces/${enc(namespace)}/persistentvolumeclaims/${enc(name)}`);
+  }
+
+  deletePv(name: string): Promise<boolean> {
+    return this.deleteOrFalse(`/api/v1/persistentvolumes/${enc(name)}`);
+  }
+
+  getDaemonSet(namespace: string, name: string): Promise<V1DaemonSet | null> {
+    return this.getOrNull(`/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`);
+  }
+
+  deleteDaemonSet(namespace: string, name: string): Promise<boolean> {
+    return this.deleteOrFalse(`/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`, { propagationPolicy: 'Background' });
+  }
+
+  private async listOptionalGroup<T>(path: string): Promise<T[]> {
+    try {
+      return await this.list<T>(path);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return [];
+      throw e;
+    }
+  }
+
+  listResourceSlices(): Promise<ResourceSliceLike[]> {
+    return this.listOptionalGroup('/apis/resource.k8s.io/v1/resourceslices');
+  }
+
+  listResourceClaims(): Promise<ResourceClaimLike[]> {
+    return this.listOptionalGroup('/apis/resource.k8s.io/v1/resourceclaims');
+  }
+
+  async crdEstablished(name: string): Promise<boolean> {
+    const crd = await this.getOrNull<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${enc(name)}`,
+    );
+    return !!crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  }
+
+  async apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef> {
+    const path = await this.objectPath(obj);
+    const q = new URLSearchParams({ fieldManager, force: String(force) });
+    return this.json('PATCH', `${path}?${q}`, { body: obj, contentType: 'application/apply-patch+yaml' });
+  }
+
+  /** The REST path of an object, from discovery of its group/version. */
+  private async objectPath(obj: KubeObjectRef): Promise<string> {
+    const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
+    const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    const list = await this.gvResources(base);
+    const r = list.find((x) => x.kind === obj.kind && !x.name.includes('/'));
+    if (!r) throw new KubeApiError(404, 'NotFound', `${obj.apiVersion} ${obj.kind} is not served by this cluster`);
+    const ns = r.namespaced ? `/namespaces/${enc(obj.metadata.namespace ?? 'default')}` : '';
+    return `${base}${ns}/${r.name}/${enc(obj.metadata.name)}`;
+  }
+
+  private readonly gvCache = new Map<string, Promise<Array<{ name: string; kind: string; namespaced: boolean }>>>();
+  private gvResources(base: string): Promise<Array<{ name: string; kind: string; namespaced: boolean }>> {
+    let p = this.gvCache.get(base);
+    if (!p) {
+      p = this.json<{ resources: Array<{ name: string; kind: string; namespaced: boolean }> }>('GET', base).then((r) => r.resources);
+      this.gvCache.set(base, p);
+      p.catch(() => this.gvCache.delete(base));
+    }
+    return p;
+  }
+
+  serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown> {
+    return this.json('GET', `/api/v1/namespaces/${enc(namespace)}/services/${enc(service)}:${enc(port)}/proxy${path}`, { timeoutMs });
+  }
+}
+
+export const clientNodeConnector: KubeConnector = (kubeconfig, opts) => new ClientNodeKube(kubeconfig, opts);

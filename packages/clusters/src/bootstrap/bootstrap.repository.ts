@@ -1,0 +1,154 @@
+import type { NamedMigration, Store } from '@ironlens/core';
+import type { Kysely } from 'kysely';
+import type { NodeRole } from './nodes';
+
+/** How a node logs in, as recorded (never the credential itself). */
+export type NodeAuth = 'private_key' | 'password' | 'ironlens_key';
+
+/** What the store keeps of a node: no private key, no password. */
+export interface StoredNode {
+  host: string;
+  port: number;
+  roles: NodeRole[];
+  username: string;
+  auth: NodeAuth;
+}
+
+/** `none` until the job ends with a kubeconfig; `held` (sealed) until the first read takes it; then `delivered`. */
+export type KubeconfigState = 'none' | 'held' | 'delivered';
+
+export interface BootstrapRecord {
+  id: string;
+  jobId: string;
+  nodes: StoredNode[];
+  register: { name: string; description?: string } | null;
+  kubeconfigState: KubeconfigState;
+  clusterId: string | null;
+  createdAt: string;
+}
+
+interface BootstrapJobsTable {
+  id: string;
+  job_id: string;
+  nodes: string;
+  register_name: string | null;
+  register_description: string | null;
+  kubeconfig_sealed: string | null;
+  kubeconfig_state: KubeconfigState;
+  cluster_id: string | null;
+  created_at: string;
+}
+
+interface Tables {
+  bootstrap_jobs: BootstrapJobsTable;
+}
+
+/**
+ * One row per bootstrap job beside core's `jobs` row (status, phase as its stage, log tail,
+ * error): the public id, the nodes without credentials, the register request, and the admin
+ * kubeconfig sealed with `SecretBox` until it is handed out. Text ids, no autoincrement, so the
+ * schema moves to PostgreSQL unchanged.
+ */
+export const bootstrapMigrations: NamedMigration[] = [
+  {
+    name: 'bootstrap-0001-jobs',
+    async up(db) {
+      await db.schema
+        .createTable('bootstrap_jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('job_id', 'text', (c) => c.notNull().unique())
+        .addColumn('nodes', 'text', (c) => c.notNull())
+        .addColumn('register_name', 'text')
+        .addColumn('register_description', 'text')
+        .addColumn('kubeconfig_sealed', 'text')
+        .addColumn('kubeconfig_state', 'text', (c) => c.notNull().defaultTo('none'))
+        .addColumn('cluster_id', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('bootstrap_jobs_created').on('bootstrap_jobs').columns(['created_at', 'id']).execute();
+    },
+  },
+];
+
+function toRecord(r: BootstrapJobsTable): BootstrapRecord {
+  return {
+    id: r.id,
+    jobId: r.job_id,
+    nodes: JSON.parse(r.nodes) as StoredNode[],
+    register: r.register_name == null ? null : r.register_description == null ? { name: r.register_name } : { name: r.register_name, description: r.register_description },
+    kubeconfigState: r.kubeconfig_state,
+    clusterId: r.cluster_id ?? null,
+    createdAt: r.created_at,
+  };
+}
+
+/** The only SQL of the bootstrap. */
+export class BootstrapRepository {
+  private readonly db: Kysely<Tables>;
+
+  constructor(store: Store) {
+    this.db = store.db as unknown as Kysely<Tables>;
+  }
+
+  async create(r: { id: string; jobId: string; nodes: StoredNode[]; register: { name: string; description?: string } | null }): Promise<void> {
+    await this.db
+      .insertInto('bootstrap_jobs')
+      .values({
+        id: r.id,
+        job_id: r.jobId,
+        nodes: JSON.stringify(r.nodes),
+        register_name: r.register?.name ?? null,
+        register_description: r.register?.description ?? null,
+        kubeconfig_sealed: null,
+        kubeconfig_state: 'none',
+        cluster_id: null,
+        created_at: new Date().toISOString(),
+      })
+      .execute();
+  }
+
+  async get(id: string): Promise<BootstrapRecord | undefined> {
+    const r = await this.db.selectFrom('bootstrap_jobs').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? toRecord(r) : undefined;
+  }
+
+  /** Newest first. */
+  async list(limit = 200): Promise<BootstrapRecord[]> {
+    const rows = await this.db.selectFrom('bootstrap_jobs').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(toRecord);
+  }
+
+  async holdKubeconfig(id: string, sealed: string): Promise<void> {
+    await this.db.updateTable('bootstrap_jobs').set({ kubeconfig_sealed: sealed, kubeconfig_state: 'held' }).where('id', '=', id).execute();
+  }
+
+  async setClusterId(id: string, clusterId: string): Promise<void> {
+    await this.db.updateTable('bootstrap_jobs').set({ cluster_id: clusterId }).where('id', '=', id).execute();
+  }
+
+  /**
+   * Takes the held kubeconfig exactly once: the update only matches while the sealed value is
+   * still there, so of two readers racing, one gets it and the other gets undefined.
+   */
+  async takeKubeconfig(id: string): Promise<string | undefined> {
+    const r = await this.db.selectFrom('bootstrap_jobs').select('kubeconfig_sealed').where('id', '=', id).where('kubeconfig_state', '=', 'held').executeTakeFirst();
+    const sealed = r?.kubeconfig_sealed;
+    if (!sealed) return undefined;
+    const u = await this.db
+      .updateTable('bootstrap_jobs')
+      .set({ kubeconfig_sealed: null, kubeconfig_state: 'delivered' })
+      .where('id', '=', id)
+      .where('kubeconfig_sealed', '=', sealed)
+      .executeTakeFirst();
+    return Number(u.numUpdatedRows) === 1 ? sealed : undefined;
+  }
+
+  /** Deletes the rows whose core job was pruned, sealed kubeconfig included. */
+  async pruneOrphans(): Promise<number> {
+    const r = await (this.db as unknown as Kysely<Tables & { jobs: { id: string } }>)
+      .deleteFrom('bootstrap_jobs')
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'bootstrap_jobs.job_id'))))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+}

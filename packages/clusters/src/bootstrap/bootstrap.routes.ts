@@ -1,0 +1,92 @@
+import { installBearerGuard, installErrorHandling } from '@ironlens/core';
+import type { FastifyInstance } from 'fastify';
+import {
+  HostKeysRequest,
+  HostKeysResponse,
+  IdParams,
+  ListResponse,
+  PreflightRequest,
+  PreflightResponse,
+  Problem,
+  PublicKeyResponse,
+  StartRequest,
+  StartResponse,
+  StatusResponse,
+} from './bootstrap.schemas';
+import type { BootstrapService } from './bootstrap.service';
+import { PROBLEM_CONTENT_TYPE, renderProblem, renderValidationProblem } from './problem';
+
+export interface BootstrapServices {
+  bootstrap: BootstrapService;
+}
+
+export interface BootstrapPluginOptions {
+  services: BootstrapServices;
+  /** Bearer token (`IRONLENS_CONSOLE_TOKEN`): when set, every route answers 401 without it. Default: unset, open. */
+  token?: string;
+}
+
+const tags = ['cluster bootstrap'];
+const problems = { 401: Problem, 404: Problem, 422: Problem, 503: Problem };
+
+/**
+ * The Kubespray bootstrap API at seed 000's paths (`/api/cluster/bootstrap…`), errors as
+ * `application/problem+json`. Thin: schema, one service call, status.
+ */
+export async function bootstrapPlugin(app: FastifyInstance, opts: BootstrapPluginOptions): Promise<void> {
+  const { bootstrap } = opts.services;
+  installErrorHandling(app, renderProblem, { contentType: PROBLEM_CONTENT_TYPE, renderValidation: renderValidationProblem });
+  if (opts.token) {
+    installBearerGuard(app, {
+      token: opts.token,
+      publicPaths: () => false,
+      render: renderProblem,
+    });
+    app.addHook('onSend', async (_req, reply, payload) => {
+      if (reply.statusCode === 401) reply.type(PROBLEM_CONTENT_TYPE);
+      return payload;
+    });
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, security: [{ bearer: [] }] };
+    });
+  }
+
+  app.post<{ Body: HostKeysRequest }>(
+    '/api/cluster/bootstrap/host-keys',
+    { schema: { tags, summary: 'Read the SSH host keys of the expanded hosts, without authenticating', body: HostKeysRequest, response: { 200: HostKeysResponse, ...problems } } },
+    (req) => bootstrap.hostKeys(req.body.nodes),
+  );
+
+  app.post<{ Body: PreflightRequest }>(
+    '/api/cluster/bootstrap/preflight',
+    { schema: { tags, summary: 'Check every node over its pinned key: ssh, sudo, hostname, os, existing Kubernetes, memory', body: PreflightRequest, response: { 200: PreflightResponse, ...problems } } },
+    (req) => bootstrap.preflight(req.body),
+  );
+
+  app.get('/api/cluster/bootstrap/ssh-public-key', { schema: { tags, summary: "ironlens' own SSH public key (ed25519)", response: { 200: PublicKeyResponse, ...problems } } }, () =>
+    bootstrap.publicKey(),
+  );
+
+  app.get('/api/cluster/bootstrap', { schema: { tags, summary: 'Bootstrap jobs, newest first (no secrets)', response: { 200: ListResponse, ...problems } } }, () => bootstrap.list());
+
+  app.post<{ Body: StartRequest }>(
+    '/api/cluster/bootstrap',
+    { schema: { tags, summary: 'Start a Kubespray bootstrap job', body: StartRequest, response: { 200: StartResponse, ...problems } } },
+    (req) => bootstrap.start(req.body),
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/api/cluster/bootstrap/:id',
+    { schema: { tags, summary: 'A bootstrap job: phase, log tail, error; the kubeconfig once', params: IdParams, response: { 200: StatusResponse, ...problems } } },
+    (req) => bootstrap.status(req.params.id),
+  );
+
+  app.post<{ Params: IdParams }>(
+    '/api/cluster/bootstrap/:id/cancel',
+    { schema: { tags, summary: 'Cancel a bootstrap job (any phase)', params: IdParams, response: { 204: { type: 'null' }, ...problems } } },
+    async (req, reply) => {
+      await bootstrap.cancel(req.params.id);
+      return reply.status(204).send();
+    },
+  );
+}

@@ -1,0 +1,235 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppError, type Job, type JobRunner, type OperationsLog, type SecretBox } from '@ironlens/core';
+import { type BootstrapJob, type BootstrapPhase, kubeconfigPurpose, PHASES } from './bootstrap.job';
+import type { BootstrapRepository, NodeAuth, StoredNode } from './bootstrap.repository';
+import { expandTargets, MAX_EXPANDED_HOSTS } from './host-spec';
+import { type BootstrapProxy, NO_PROXY, PROXY_URL } from './inventory';
+import type { IronlensKey } from './ironlens-key';
+import type { Kubespray } from './kubespray.adapter';
+import { type BootstrapNodeInput, type HostKeyPin, resolveNodes } from './nodes';
+import type { PreflightResult, PreflightService } from './preflight.service';
+import { Redactor } from './redact';
+import type { ClusterRegistrar } from './registrar';
+import { mapLimit, type SshHosts } from './ssh.adapter';
+
+/** The core job kind of a bootstrap. */
+export const BOOTSTRAP_JOB_KIND = 'clusters.bootstrap';
+/** What a failed job says when ironlens stopped while it ran. */
+export const INTERRUPTED_BY_RESTART = 'interrupted by a restart';
+/** The log tail a status read returns. */
+export const LOG_TAIL_BYTES = 32 * 1024;
+
+export type HostKeyItem = { host: string; port: number; algorithm: string; fingerprint: string } | { host: string; port: number; error: string };
+
+export interface BootstrapStartRequest {
+  nodes: BootstrapNodeInput[];
+  hostKeys: HostKeyPin[];
+  proxy?: BootstrapProxy;
+  register?: { name: string; description?: string };
+}
+
+export interface BootstrapStatus {
+  id: string;
+  phase: BootstrapPhase;
+  logTail: string;
+  error: string | null;
+  /** The admin kubeconfig, on the first read that sees the job ended with one; null after. */
+  kubeconfig: string | null;
+  /** The registered cluster's id when `register` was given and it succeeded; null otherwise. */
+  clusterId: string | null;
+}
+
+export interface BootstrapSummary {
+  id: string;
+  phase: BootstrapPhase;
+  error: string | null;
+  nodes: Array<{ host: string; port: number; roles: string[]; username: string }>;
+  register: { name: string; description?: string } | null;
+  clusterId: string | null;
+  kubeconfigDelivered: boolean;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export interface BootstrapServiceDeps {
+  repo: BootstrapRepository;
+  runner: JobRunner;
+  preflight: PreflightService;
+  ssh: SshHosts;
+  job: BootstrapJob;
+  kubespray: Kubespray;
+  key: IronlensKey;
+  box: SecretBox;
+  registrar?: ClusterRegistrar;
+  operations?: OperationsLog;
+  sshTimeoutMs: number;
+  /** `<dataDir>/bootstrap/jobs`. */
+  jobsDir: string;
+}
+
+function phaseOf(job: Job | undefined): BootstrapPhase {
+  if (!job) return 'failed';
+  if (job.status === 'success') return 'succeeded';
+  if (job.status === 'failed' || job.status === 'cancelled') return job.status;
+  if (job.status === 'running' && job.stage && (PHASES as readonly string[]).includes(job.stage)) return job.stage as BootstrapPhase;
+  return 'queued';
+}
+
+/** The last `bytes` bytes of the log, starting at a line. */
+export function logTail(lines: string[], bytes: number): string {
+  const text = lines.join('\n');
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= bytes) return text;
+  // Cut at a line start, so no half line (or half character) leads the tail.
+  const cut = buf.subarray(buf.length - bytes).toString('utf8');
+  const nl = cut.indexOf('\n');
+  return nl >= 0 ? cut.slice(nl + 1) : cut;
+}
+
+function checkProxy(proxy: BootstrapProxy | undefined): void {
+  if (proxy?.mode !== 'custom') return;
+  if (!proxy.httpProxy && !proxy.httpsProxy) throw new AppError('bootstrap_proxy_invalid', 'mode custom needs httpProxy or httpsProxy');
+  for (const [k, v] of [['httpProxy', proxy.httpProxy], ['httpsProxy', proxy.httpsProxy]] as const) {
+    if (v && !PROXY_URL.test(v)) throw new AppError('bootstrap_proxy_invalid', `${k} must be an http(s) URL`);
+  }
+  if (proxy.noProxy && !NO_PROXY.test(proxy.noProxy)) throw new AppError('bootstrap_proxy_invalid', 'noProxy holds characters a host list cannot');
+}
+
+/** Host keys, preflight, and the durable bootstrap jobs. */
+export class BootstrapService {
+  constructor(private readonly deps: BootstrapServiceDeps) {}
+
+  /** Reads every expanded host's key without authenticating, 16 at once, in input order. */
+  async hostKeys(nodes: Array<{ host: string; port?: number }>): Promise<{ items: HostKeyItem[] }> {
+    const targets = expandTargets(nodes, MAX_EXPANDED_HOSTS);
+    const items = await mapLimit(targets, 16, async (t): Promise<HostKeyItem> => {
+      try {
+        const key = await this.deps.ssh.scanHostKey(t.host, t.port, { timeoutMs: this.deps.sshTimeoutMs });
+        return { host: t.host, port: t.port, algorithm: key.algorithm, fingerprint: key.fingerprint };
+      } catch (err) {
+        return { host: t.host, port: t.port, error: (err as Error).message };
+      }
+    });
+    return { items };
+  }
+
+  async preflight(req: { nodes: BootstrapNodeInput[]; hostKeys: HostKeyPin[] }): Promise<PreflightResult> {
+    const nodes = resolveNodes(req.nodes, req.hostKeys);
+    return this.deps.preflight.run(nodes, { timeoutMs: this.deps.sshTimeoutMs });
+  }
+
+  publicKey(): { publicKey: string } {
+    return { publicKey: this.deps.key.publicKey };
+  }
+
+  /** Validates like preflight (422s before anything connects), records the job, starts it in the background. */
+  async start(req: BootstrapStartRequest): Promise<{ bootstrapId: string }> {
+    const nodes = resolveNodes(req.nodes, req.hostKeys);
+    checkProxy(req.proxy);
+    let register: { name: string; description?: string } | undefined;
+    if (req.register) {
+      const name = req.register.name?.trim() ?? '';
+      if (name === '') throw new AppError('bootstrap_register_invalid', 'register.name must not be blank');
+      if (!this.deps.registrar) throw new AppError('bootstrap_register_unavailable');
+      register = req.register.description ? { name, description: req.register.description } : { name };
+    }
+    const id = `bootstrap-${randomBytes(6).toString('hex')}`;
+    const stored: StoredNode[] = nodes.map((n) => ({
+      host: n.host,
+      port: n.port,
+      roles: n.roles,
+      username: n.username,
+      auth: (n.privateKey ? 'private_key' : n.password ? 'password' : 'ironlens_key') satisfies NodeAuth,
+    }));
+    const proxyUrls = [req.proxy?.httpProxy, req.proxy?.httpsProxy].map((u) => (u ? /:\/\/([^@/]*)@/.exec(u)?.[1] : undefined));
+    const redactor = new Redactor([...nodes.flatMap((n) => [n.privateKey, n.password]), ...proxyUrls]);
+    const run = { id, nodes, proxy: req.proxy, register, redactor };
+    // The job row holds no credential: the input is the stored nodes only.
+    const job = await this.deps.runner.start({ kind: BOOTSTRAP_JOB_KIND, subject: id, input: { id, nodes: stored } }, async (ctx) => {
+      await this.deps.job.run(ctx, run);
+      return { result: null };
+    });
+    await this.deps.repo.create({ id, jobId: job.id, nodes: stored, register: register ?? null });
+    // The runner prunes old jobs of this kind; their bootstrap rows (and any sealed kubeconfig) go with them.
+    await this.deps.repo.pruneOrphans();
+    await this.deps.operations?.append({ op: 'bootstrap.start', status: 'ok', bootstrap_id: id, hosts: stored.map((n) => `${n.host}:${n.port}`) });
+    return { bootstrapId: id };
+  }
+
+  /** The job's phase, redacted log tail and error; the kubeconfig once, on the first read after success. */
+  async status(id: string): Promise<BootstrapStatus> {
+    const rec = await this.deps.repo.get(id);
+    if (!rec) throw new AppError('bootstrap_not_found', `bootstrap job ${id} not found`);
+    const job = await this.deps.runner.repository.get(rec.jobId);
+    const phase = phaseOf(job);
+    let kubeconfig: string | null = null;
+    // Succeeded, or failed only because registering failed: the held kubeconfig goes out once.
+    if ((phase === 'succeeded' || phase === 'failed') && rec.kubeconfigState === 'held') {
+      const sealed = await this.deps.repo.takeKubeconfig(id);
+      if (sealed) {
+        kubeconfig = this.deps.box.openText(sealed, kubeconfigPurpose(id));
+        await this.deps.operations?.append({ op: 'bootstrap.kubeconfig_handed_out', status: 'ok', bootstrap_id: id });
+      }
+    }
+    return {
+      id,
+      phase,
+      logTail: logTail(job?.log ?? [], LOG_TAIL_BYTES),
+      error: job ? job.error : 'the job record was pruned',
+      kubeconfig,
+      clusterId: rec.clusterId,
+    };
+  }
+
+  /** Asks the job to stop; a finished job stays as it ended. Unknown id → 404. */
+  async cancel(id: string): Promise<void> {
+    const rec = await this.deps.repo.get(id);
+    if (!rec) throw new AppError('bootstrap_not_found', `bootstrap job ${id} not found`);
+    try {
+      await this.deps.runner.cancel(rec.jobId);
+      await this.deps.operations?.append({ op: 'bootstrap.cancel', status: 'ok', bootstrap_id: id });
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'job_finished' || err.code === 'job_not_found')) return;
+      throw err;
+    }
+  }
+
+  async list(): Promise<{ items: BootstrapSummary[] }> {
+    const recs = await this.deps.repo.list();
+    const items: BootstrapSummary[] = [];
+    for (const rec of recs) {
+      const job = await this.deps.runner.repository.get(rec.jobId);
+      items.push({
+        id: rec.id,
+        phase: phaseOf(job),
+        error: job ? job.error : 'the job record was pruned',
+        nodes: rec.nodes.map((n) => ({ host: n.host, port: n.port, roles: n.roles, username: n.username })),
+        register: rec.register,
+        clusterId: rec.clusterId,
+        kubeconfigDelivered: rec.kubeconfigState === 'delivered',
+        createdAt: rec.createdAt,
+        finishedAt: job?.finishedAt ?? null,
+      });
+    }
+    return { items };
+  }
+
+  /**
+   * At start: jobs a previous process left queued or running become failed ("interrupted by a
+   * restart", their log kept); processes it left behind are killed and job directories (with
+   * their secret files) deleted.
+   */
+  async recover(): Promise<number> {
+    const n = await this.deps.runner.recover(BOOTSTRAP_JOB_KIND);
+    if (existsSync(this.deps.jobsDir)) {
+      for (const name of readdirSync(this.deps.jobsDir)) {
+        const dir = join(this.deps.jobsDir, name);
+        this.deps.kubespray.killLeftovers(dir);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    return n;
+  }
+}

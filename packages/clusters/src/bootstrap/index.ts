@@ -1,0 +1,82 @@
+// The Kubespray bootstrap over SSH (seed 000's bootstrap sections; issue 10).
+import { join } from 'node:path';
+import { type Env, envInt, githubMirrorFrom, JobRunner, JobsRepository, type OperationsLog, SecretBox, type Store } from '@ironlens/core';
+import { BootstrapJob } from './bootstrap.job';
+import { BootstrapRepository } from './bootstrap.repository';
+import type { BootstrapServices } from './bootstrap.routes';
+import { BOOTSTRAP_JOB_KIND, BootstrapService, INTERRUPTED_BY_RESTART } from './bootstrap.service';
+import { IronlensKey } from './ironlens-key';
+import { type Kubespray, KubesprayCli } from './kubespray.adapter';
+import { PreflightService } from './preflight.service';
+import { Slots } from './redact';
+import type { ClusterRegistrar } from './registrar';
+import { Ssh2Hosts, type SshHosts } from './ssh.adapter';
+
+export { bootstrapMigrations, type BootstrapRecord, type StoredNode } from './bootstrap.repository';
+export { type BootstrapPluginOptions, bootstrapPlugin, type BootstrapServices } from './bootstrap.routes';
+export { BOOTSTRAP_JOB_KIND, type BootstrapStatus, BootstrapService, INTERRUPTED_BY_RESTART } from './bootstrap.service';
+export { type BootstrapPhase, PHASES } from './bootstrap.job';
+export { expandHostSpec, MAX_EXPANDED_HOSTS } from './host-spec';
+export { KUBESPRAY_VERSION, type Kubespray, KubesprayCli } from './kubespray.adapter';
+export type { ClusterRegistrar } from './registrar';
+export { fingerprintOf, type HostKey, Ssh2Hosts, type SshHosts } from './ssh.adapter';
+
+export interface BootstrapWiring {
+  store: Store;
+  env: Env;
+  /** ironlens' data dir: `bootstrap/` under it holds the SSH key, Kubespray checkouts, virtualenvs and job dirs. */
+  dataDir: string;
+  /** The cluster manager's registration, for `register` (without it, `register` answers 503). */
+  registrar?: ClusterRegistrar;
+  /** Appends `bootstrap.*` entries when given (the store then needs core's `operationsMigrations`). */
+  operations?: OperationsLog;
+  /** Default is `Ssh2Hosts`. */
+  ssh?: SshHosts;
+  /** Default is `KubesprayCli` over the GitHub mirror. */
+  kubespray?: Kubespray;
+  /** Default is `SecretBox.fromEnv(env, dataDir)`. */
+  box?: SecretBox;
+}
+
+export interface BootstrapRuntime {
+  services: BootstrapServices;
+  runner: JobRunner;
+  /** Stops running bootstraps (they end failed, interrupted by a restart). Does not close the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the bootstrap from `env` over the shared store (which needs core's `jobsMigrations` and
+ * `bootstrapMigrations`). Settings (each optional):
+ * - `IRONLENS_BOOTSTRAP_TIMEOUT_S`: a job's deadline. Default is `3600`.
+ * - `IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S`: per-host SSH timeout (scan, preflight). Default is `10`.
+ * - `IRONLENS_BOOTSTRAP_CONCURRENCY`: jobs running at once; the others wait `queued`. Default is `1`.
+ * - `IRONLENS_BOOTSTRAP_JOBS_KEEP`: finished jobs kept. Default is `200`.
+ * - `IRONLENS_GITHUB_MIRROR`: where Kubespray is cloned from. Default is `https://github.com`.
+ * Creates ironlens' SSH key on first start; marks jobs a previous process left running as failed.
+ */
+export async function createBootstrapServices(w: BootstrapWiring): Promise<BootstrapRuntime> {
+  const root = join(w.dataDir, 'bootstrap');
+  const timeoutMs = envInt(w.env, 'IRONLENS_BOOTSTRAP_TIMEOUT_S', 3600, 1) * 1000;
+  const sshTimeoutMs = envInt(w.env, 'IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S', 10, 1) * 1000;
+  const concurrency = envInt(w.env, 'IRONLENS_BOOTSTRAP_CONCURRENCY', 1, 1);
+  const keep = envInt(w.env, 'IRONLENS_BOOTSTRAP_JOBS_KEEP', 200, 1);
+  const box = w.box ?? SecretBox.fromEnv(w.env, w.dataDir);
+  const key = new IronlensKey(w.dataDir);
+  const ssh = w.ssh ?? new Ssh2Hosts();
+  const kubespray = w.kubespray ?? new KubesprayCli({ root, githubMirror: githubMirrorFrom(w.env), env: w.env });
+  const runner = new JobRunner(new JobsRepository(w.store), {
+    retention: { [BOOTSTRAP_JOB_KIND]: keep },
+    interruptedMessage: INTERRUPTED_BY_RESTART,
+    logTailLines: 2000,
+    logLineMax: 4096,
+    cancelPollMs: 1000,
+  });
+  const repo = new BootstrapRepository(w.store);
+  const preflight = new PreflightService(ssh, key);
+  const jobsDir = join(root, 'jobs');
+  const job = new BootstrapJob({ repo, preflight, kubespray, key, box, registrar: w.registrar, slots: new Slots(concurrency), jobsDir, timeoutMs, sshTimeoutMs });
+  const bootstrap = new BootstrapService({ repo, runner, preflight, ssh, job, kubespray, key, box, registrar: w.registrar, operations: w.operations, sshTimeoutMs, jobsDir });
+  await bootstrap.recover();
+  return { services: { bootstrap }, runner, close: () => runner.stop() };
+}

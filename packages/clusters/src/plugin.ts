@@ -1,0 +1,40 @@
+import multipart from '@fastify/multipart';
+import { AppError, bearerMatches, installErrorHandling } from '@ironlens/core';
+import type { FastifyInstance } from 'fastify';
+import { PROBLEM_CONTENT_TYPE, problemErrorOptions, renderProblem } from './http/problem';
+import { clusterRoutes } from './routes/clusters.routes';
+import type { ClusterServices } from './wiring';
+
+export interface ClustersPluginOptions {
+  services: ClusterServices;
+  /**
+   * Bearer token (`IRONLENS_CONSOLE_TOKEN`): when set, every route of this plugin answers 401
+   * (problem+json, `auth_required`) without `Authorization: Bearer <token>`. Default: unset, open.
+   */
+  token?: string;
+}
+
+/**
+ * The cluster manager (seed 000) as one Fastify plugin, mounted at the root of the console
+ * listener: `/api/v1/versions`, `/api/cluster/…` (the Kubespray bootstrap routes under
+ * `/api/cluster/bootstrap` are not part of it) and the legacy `/api/cluster-overview/…`.
+ * Errors are `application/problem+json` in this plugin's context only.
+ */
+export async function clustersPlugin(app: FastifyInstance, opts: ClustersPluginOptions): Promise<void> {
+  await opts.services.ready;
+  try {
+    installErrorHandling(app, renderProblem, problemErrorOptions);
+  } catch {
+    // At the root of an app that already set the not-found handler for '/': the error handler is set regardless.
+  }
+  await app.register(multipart, { throwFileSizeLimit: false });
+  const token = opts.token;
+  if (token) {
+    app.addHook('onRequest', async (req, reply) => {
+      if (bearerMatches(req.headers.authorization, token)) return;
+      reply.header('www-authenticate', 'Bearer');
+      return reply.status(401).type(PROBLEM_CONTENT_TYPE).send(renderProblem(new AppError('auth_required', 'Unauthorized')));
+    });
+  }
+  clusterRoutes(app, opts.services);
+}

@@ -1,0 +1,74 @@
+import type { NamedMigration } from '@ironlens/core';
+
+/**
+ * The cluster manager's tables. Written with Kysely's schema builder only, so PostgreSQL takes
+ * them as SQLite does: text ids (8 hex characters for clusters, UUIDs for sessions), no
+ * autoincrement keys, booleans as integers, timestamps as ISO 8601 text.
+ */
+export const clustersMigrations: NamedMigration[] = [
+  {
+    name: 'clusters-0001-clusters',
+    async up(db) {
+      await db.schema
+        .createTable('clusters')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('active_name', 'text', (c) => c.unique())
+        .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('draft', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('proxy', 'text', (c) => c.notNull())
+        .addColumn('kubeconfig_sealed', 'text', (c) => c.notNull())
+        .addColumn('gateway_provider', 'text')
+        .addColumn('gateway_namespace', 'text', (c) => c.notNull())
+        .addColumn('gateway_name', 'text', (c) => c.notNull())
+        .addColumn('gateway_public_url', 'text')
+        .addColumn('gateway_port', 'integer')
+        .addColumn('gateway_authz_host', 'text')
+        .addColumn('inotify_max_user_instances', 'integer', (c) => c.notNull())
+        .addColumn('hf_secret_namespace', 'text')
+        .addColumn('hf_secret_name', 'text')
+        .execute();
+      await db.schema.createIndex('clusters_created_at').on('clusters').column('created_at').execute();
+    },
+  },
+  {
+    name: 'clusters-0002-sessions',
+    async up(db) {
+      await db.schema
+        .createTable('cluster_sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('cluster_id', 'text', (c) => c.notNull().references('clusters.id').onDelete('cascade'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('active', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('cluster_sessions_cluster').on('cluster_sessions').columns(['cluster_id', 'active']).execute();
+    },
+  },
+  {
+    name: 'clusters-0003-downloads-prepulls',
+    async up(db) {
+      await db.schema
+        .createTable('cluster_downloads')
+        .addColumn('cluster_id', 'text', (c) => c.notNull().references('clusters.id').onDelete('cascade'))
+        .addColumn('component', 'text', (c) => c.notNull())
+        .addColumn('ref', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('path', 'text')
+        .addColumn('error', 'text')
+        .addColumn('job_id', 'text')
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('cluster_downloads_pk', ['cluster_id', 'component'])
+        .execute();
+      await db.schema
+        .createTable('cluster_prepulls')
+        .addColumn('cluster_id', 'text', (c) => c.primaryKey().references('clusters.id').onDelete('cascade'))
+        .addColumn('accelerators', 'text', (c) => c.notNull())
+        .addColumn('images', 'text', (c) => c.notNull())
+        .addColumn('job_id', 'text')
+        .addColumn('requested_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+];

@@ -1,0 +1,62 @@
+import type { Kysely, Transaction } from 'kysely';
+
+export interface ClustersTable {
+  id: string;
+  name: string;
+  /** lower(name) while the record is not a draft, NULL for drafts: a unique index keeps names unique among non-drafts. */
+  active_name: string | null;
+  description: string;
+  created_at: string;
+  updated_at: string;
+  draft: number;
+  /** ProxyConfigDTO as JSON. */
+  proxy: string;
+  /** The kubeconfig sealed by SecretBox (`v1:…`), never plain text. */
+  kubeconfig_sealed: string;
+  gateway_provider: string | null;
+  gateway_namespace: string;
+  gateway_name: string;
+  gateway_public_url: string | null;
+  gateway_port: number | null;
+  gateway_authz_host: string | null;
+  inotify_max_user_instances: number;
+  hf_secret_namespace: string | null;
+  hf_secret_name: string | null;
+}
+
+export interface ClusterSessionsTable {
+  id: string;
+  cluster_id: string;
+  created_at: string;
+  active: number;
+}
+
+export interface ClusterDownloadsTable {
+  cluster_id: string;
+  /** `llmD` or `llmDBenchmark`. */
+  component: string;
+  ref: string;
+  state: string;
+  path: string | null;
+  error: string | null;
+  job_id: string | null;
+  updated_at: string;
+}
+
+export interface ClusterPrepullsTable {
+  cluster_id: string;
+  accelerators: string;
+  images: string;
+  job_id: string | null;
+  requested_at: string;
+}
+
+export interface ClusterTables {
+  clusters: ClustersTable;
+  cluster_sessions: ClusterSessionsTable;
+  cluster_downloads: ClusterDownloadsTable;
+  cluster_prepulls: ClusterPrepullsTable;
+}
+
+/** A handle on the cluster manager's tables: the store itself or an open transaction. */
+export type ClustersDb = Kysely<ClusterTables> | Transaction<ClusterTables>;

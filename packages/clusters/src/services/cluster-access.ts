@@ -1,0 +1,87 @@
+import { AppError, type SecretBox, type Store } from '@ironlens/core';
+import { type Kube, KubeApiError, type KubeConnector, KubeUnreachableError } from '../adapters/kube.adapter';
+import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
+import type { ClustersDb } from '../repositories/tables';
+
+/** The SecretBox purpose a cluster's kubeconfig is sealed for: a sealed value cannot move to another record. */
+export const kubeconfigPurpose = (id: string) => `cluster:${id}:kubeconfig`;
+
+/**
+ * Turns a failure talking to a cluster into the API's error: unreachable → 502
+ * `cluster_request_failed` (504 when it timed out); an API server error status → 502 with its
+ * message. Anything else is passed through.
+ */
+export function clusterFailure(e: unknown): unknown {
+  if (e instanceof AppError) return e;
+  if (e instanceof KubeUnreachableError) return new AppError('cluster_request_failed', e.message, {}, e.timedOut ? 504 : 502);
+  if (e instanceof KubeApiError) return new AppError('cluster_request_failed', e.message);
+  return e;
+}
+
+/** Runs a call against a cluster, mapping its failures (see `clusterFailure`). */
+export async function onCluster<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw clusterFailure(e);
+  }
+}
+
+export interface ClusterAccessOptions {
+  /** Per-request timeout towards a cluster. */
+  requestTimeoutMs: number;
+  env: Record<string, string | undefined>;
+}
+
+/**
+ * Loads cluster records and opens their API connections. A connection is kept per record
+ * version (`updatedAt`), so repeated calls reuse its keep-alive agent and a PATCH of the
+ * proxy settings takes effect at once. The kubeconfig is opened from its sealed form only here.
+ */
+export class ClusterAccess {
+  private readonly connections = new Map<string, { version: string; kube: Kube }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly repo: ClusterRepository,
+    private readonly box: SecretBox,
+    private readonly connector: KubeConnector,
+    private readonly opts: ClusterAccessOptions,
+  ) {}
+
+  get db(): ClustersDb {
+    return this.store.db as unknown as ClustersDb;
+  }
+
+  /** The record, or 404 `cluster_not_found`. */
+  async record(id: string): Promise<ClusterRow> {
+    const row = typeof id === 'string' && id ? await this.repo.get(this.db, id) : null;
+    if (!row) throw new AppError('cluster_not_found', `cluster not found: ${id}`);
+    return row;
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return this.repo.exists(this.db, id);
+  }
+
+  kube(row: ClusterRow): Kube {
+    const version = `${row.updatedAt}|${row.kubeconfigSealed.length}`;
+    const hit = this.connections.get(row.id);
+    if (hit && hit.version === version) return hit.kube;
+    hit?.kube.close();
+    const kubeconfig = this.box.openText(row.kubeconfigSealed, kubeconfigPurpose(row.id));
+    const kube = this.connector(kubeconfig, { proxy: row.proxy, timeoutMs: this.opts.requestTimeoutMs, env: this.opts.env });
+    this.connections.set(row.id, { version, kube });
+    return kube;
+  }
+
+  forget(id: string): void {
+    this.connections.get(id)?.kube.close();
+    this.connections.delete(id);
+  }
+
+  close(): void {
+    for (const { kube } of this.connections.values()) kube.close();
+    this.connections.clear();
+  }
+}

@@ -1,0 +1,411 @@
+import type { V1DaemonSet, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { Kube, ResourceClaimLike, ResourceSliceLike } from '../adapters/kube.adapter';
+import { type ClusterRecord, isoUtc } from '../domain';
+import { type ClusterAccess, onCluster } from './cluster-access';
+import type { ClusterService } from './cluster.service';
+import { isControlPlane } from './platform.service';
+
+/** Extended resources that count GPUs, and the accelerator profile they belong to. */
+export const GPU_RESOURCES: Record<string, string> = {
+  'nvidia.com/gpu': 'nvidia-cuda',
+  'gpu.intel.com/i915': 'intel-xpu',
+  'gpu.intel.com/xe': 'intel-xpu',
+};
+/** DRA drivers that publish GPUs, and their profile. */
+export const DRA_GPU_DRIVERS: Record<string, string> = { 'gpu.nvidia.com': 'nvidia-cuda', 'gpu.intel.com': 'intel-xpu' };
+
+export interface OverviewNode {
+  name: string;
+  version: string;
+  osImage: string;
+  ready: boolean;
+  schedulingDisabled: boolean;
+  cpu: number;
+  gpu: boolean;
+  gpuCount: number;
+  gpuByProfile: Record<string, number>;
+  vramBytes: number;
+  role: 'control-plane' | 'worker';
+  cachedImages: string[];
+}
+
+export interface ComponentStatus {
+  installed: boolean;
+  ready: number;
+  desired: number;
+  status: 'ready' | 'degraded' | 'unavailable' | 'missing';
+}
+
+export interface Hardware {
+  nodes: number;
+  cpuCores: number;
+  memoryBytes: number;
+  memoryUsagePercent: number | null;
+  memoryAvailableBytes: number | null;
+  diskBytes: number | null;
+  diskUsedBytes: number | null;
+  diskAvailableBytes: number | null;
+  diskUsagePercent: number | null;
+  gpuNodes: number;
+  gpuCount: number;
+  totalGpuCount: number;
+  accelerators: Array<{ id: string; gpuCount: number }>;
+  vramBytes: number;
+  allocatedGpuCount: number;
+  availableGpuCount: number;
+  usableGpuCount: number;
+}
+
+export interface OverviewResponse {
+  cluster: ClusterRecord;
+  fetchedAt: string;
+  kubernetes: {
+    components: Record<string, ComponentStatus>;
+    nodes: OverviewNode[];
+    namespaces: Array<{ name: string; deployments: Array<{ name: string; desired: number; ready: number; available: number }>; ready: number }>;
+    hardware: Hardware;
+  };
+}
+
+export interface OverviewOptions {
+  /** Parallel Summary API calls through the node proxy. */
+  summaryConcurrency: number;
+  /**
+   * A node's Summary is reused for this long; an older one (up to `summaryMaxStaleMs`) is still
+   * answered while a background scrape refreshes it, so a polled overview does not wait on
+   * every kubelet each time.
+   */
+  summaryTtlMs: number;
+  summaryMaxStaleMs: number;
+  summaryTimeoutMs: number;
+  prometheusTimeoutMs: number;
+}
+
+const UNITS: Record<string, number> = {
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, m: 1e-3, n: 1e-9, u: 1e-6,
+};
+
+/** A Kubernetes quantity (`480Gi`, `7500m`, `1e3`) as a number. */
+export function quantity(q: string | number | undefined | null): number {
+  if (q === undefined || q === null) return 0;
+  if (typeof q === 'number') return q;
+  const m = /^([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([A-Za-z]*)$/.exec(q.trim());
+  if (!m) return 0;
+  const mult = m[2] ? UNITS[m[2]] : 1;
+  return mult === undefined ? 0 : Number(m[1]) * mult;
+}
+
+interface NodeFs {
+  capacityBytes: number;
+  usedBytes: number;
+  availableBytes: number;
+}
+
+const round1 = (v: number) => Math.round(v * 10) / 10;
+
+function nodeReady(n: V1Node): boolean {
+  return !!n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+async function mapLimit<T, R>(items: T[], width: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
+  return out;
+}
+
+/** How a Service is recognised as the cluster's Prometheus. */
+const PROMETHEUS_SELECTORS = ['app.kubernetes.io/name=prometheus', 'operated-prometheus=true', 'app=prometheus'];
+
+/**
+ * The live overview. Node, GPU and capacity figures come from the node objects (extended
+ * resources, GPU Feature Discovery / Intel labels) or DRA ResourceSlices; disk from each
+ * kubelet's Summary API through the API server's node proxy; memory use from the cluster's
+ * Prometheus through the API server's service proxy. A figure whose source is unavailable is
+ * `null`, never 0.
+ */
+export class OverviewService {
+  private readonly summaries = new Map<string, { nodes: Map<string, { at: number; fs: NodeFs | null }>; refreshing: boolean }>();
+
+  constructor(
+    private readonly access: ClusterAccess,
+    private readonly clusters: ClusterService,
+    private readonly opts: OverviewOptions,
+  ) {}
+
+  async overview(clusterId: string): Promise<OverviewResponse> {
+    const row = await this.access.record(clusterId);
+    const kube = this.access.kube(row);
+    const [nodes, namespaces, deployments, daemonSets, statefulSets, pods, slices, claims, services] = await onCluster(() =>
+      Promise.all([
+        kube.listNodes(),
+        kube.listNamespaces(),
+        kube.listDeployments(),
+        kube.listDaemonSets(),
+        kube.listStatefulSets(),
+        kube.listPods({ fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' }),
+        kube.listResourceSlices().catch(() => [] as ResourceSliceLike[]),
+        kube.listResourceClaims().catch(() => [] as ResourceClaimLike[]),
+        kube.listServices(),
+      ]),
+    );
+    const prometheus = findPrometheus(services);
+    const [disk, memoryPercent] = await Promise.all([this.disk(row.id, kube, nodes), prometheus ? this.memoryPercent(kube, prometheus) : Promise.resolve(null)]);
+
+    // Per-node GPUs: extended resources first; DRA devices when a node advertises none.
+    const draByNode = new Map<string, { byProfile: Record<string, number>; vram: number }>();
+    for (const s of slices) {
+      const profile = DRA_GPU_DRIVERS[s.spec?.driver];
+      const nodeName = s.spec?.nodeName;
+      if (!profile || !nodeName) continue;
+      const e = draByNode.get(nodeName) ?? { byProfile: {}, vram: 0 };
+      for (const d of s.spec.devices ?? []) {
+        e.byProfile[profile] = (e.byProfile[profile] ?? 0) + 1;
+        e.vram += quantity(d.capacity?.memory?.value);
+      }
+      draByNode.set(nodeName, e);
+    }
+
+    const outNodes: OverviewNode[] = nodes.map((n) => {
+      const name = n.metadata?.name ?? '';
+      const cap = (n.status?.capacity ?? {}) as Record<string, string>;
+      const labels = n.metadata?.labels ?? {};
+      const byProfile: Record<string, number> = {};
+      let vram = 0;
+      for (const [res, profile] of Object.entries(GPU_RESOURCES)) {
+        const c = Math.floor(quantity(cap[res]));
+        if (c > 0) byProfile[profile] = (byProfile[profile] ?? 0) + c;
+      }
+      let gpuCount = Object.values(byProfile).reduce((a, b) => a + b, 0);
+      if (gpuCount > 0) {
+        const nvidia = Math.floor(quantity(cap['nvidia.com/gpu']));
+        if (nvidia > 0 && labels['nvidia.com/gpu.memory']) vram += nvidia * Number(labels['nvidia.com/gpu.memory']) * 2 ** 20;
+        if ((byProfile['intel-xpu'] ?? 0) > 0) vram += quantity(labels['gpu.intel.com/memory.max'] ?? cap['gpu.intel.com/memory.max']);
+        const dra = draByNode.get(name);
+        if (vram === 0 && dra) vram = dra.vram;
+      } else {
+        const dra = draByNode.get(name);
+        if (dra) {
+          Object.assign(byProfile, dra.byProfile);
+          gpuCount = Object.values(byProfile).reduce((a, b) => a + b, 0);
+          vram = dra.vram;
+        }
+      }
+      return {
+        name,
+        version: n.status?.nodeInfo?.kubeletVersion ?? '',
+        osImage: n.status?.nodeInfo?.osImage ?? '',
+        ready: nodeReady(n),
+        schedulingDisabled: !!n.spec?.unschedulable,
+        cpu: quantity(cap.cpu),
+        gpu: gpuCount > 0,
+        gpuCount,
+        gpuByProfile: byProfile,
+        vramBytes: Math.round(vram),
+        role: isControlPlane(n) ? 'control-plane' : 'worker',
+        cachedImages: (n.status?.images ?? []).map((i) => (i.names ?? []).find((x) => !x.includes('@sha256:')) ?? i.names?.[0] ?? '').filter(Boolean),
+      };
+    });
+
+    // GPUs in use: extended-resource requests of live pods bound to nodes, plus DRA allocations.
+    let allocated = 0;
+    const usable = new Set(outNodes.filter((n) => n.ready && !n.schedulingDisabled).map((n) => n.name));
+    for (const p of pods as V1Pod[]) {
+      if (!p.spec?.nodeName || !usable.has(p.spec.nodeName)) continue;
+      for (const c of p.spec.containers ?? []) {
+        for (const res of Object.keys(GPU_RESOURCES)) allocated += Math.floor(quantity((c.resources?.requests as Record<string, string> | undefined)?.[res] ?? (c.resources?.limits as Record<string, string> | undefined)?.[res]));
+      }
+    }
+    const gpuDrivers = new Set(Object.keys(DRA_GPU_DRIVERS));
+    for (const c of claims) {
+      for (const r of c.status?.allocation?.devices?.results ?? []) if (gpuDrivers.has(r.driver) && usable.has(r.pool)) allocated += 1;
+    }
+
+    const accelerators = new Map<string, number>();
+    for (const n of outNodes) for (const [id, c] of Object.entries(n.gpuByProfile)) accelerators.set(id, (accelerators.get(id) ?? 0) + c);
+    const memoryBytes = nodes.reduce((s, n) => s + quantity((n.status?.capacity as Record<string, string> | undefined)?.memory), 0);
+    const totalGpu = outNodes.reduce((s, n) => s + n.gpuCount, 0);
+    const readyGpu = outNodes.filter((n) => n.ready).reduce((s, n) => s + n.gpuCount, 0);
+    const usableGpu = outNodes.filter((n) => usable.has(n.name)).reduce((s, n) => s + n.gpuCount, 0);
+    const hardware: Hardware = {
+      nodes: outNodes.length,
+      cpuCores: outNodes.reduce((s, n) => s + n.cpu, 0),
+      memoryBytes,
+      memoryUsagePercent: memoryPercent === null ? null : round1(memoryPercent),
+      memoryAvailableBytes: memoryPercent === null ? null : Math.round(memoryBytes * (1 - memoryPercent / 100)),
+      diskBytes: disk?.capacity ?? null,
+      diskUsedBytes: disk?.used ?? null,
+      diskAvailableBytes: disk?.available ?? null,
+      diskUsagePercent: disk && disk.capacity > 0 ? round1((disk.used / disk.capacity) * 100) : null,
+      gpuNodes: outNodes.filter((n) => n.gpu).length,
+      gpuCount: readyGpu,
+      totalGpuCount: totalGpu,
+      accelerators: [...accelerators].map(([id, gpuCount]) => ({ id, gpuCount })).sort((a, b) => a.id.localeCompare(b.id)),
+      vramBytes: outNodes.reduce((s, n) => s + n.vramBytes, 0),
+      allocatedGpuCount: Math.min(allocated, usableGpu),
+      availableGpuCount: Math.max(0, usableGpu - allocated),
+      usableGpuCount: usableGpu,
+    };
+
+    const depsByNs = new Map<string, OverviewResponse['kubernetes']['namespaces'][number]['deployments']>();
+    for (const d of deployments) {
+      const ns = d.metadata?.namespace ?? '';
+      const list = depsByNs.get(ns) ?? [];
+      list.push({ name: d.metadata?.name ?? '', desired: d.spec?.replicas ?? 0, ready: d.status?.readyReplicas ?? 0, available: d.status?.availableReplicas ?? 0 });
+      depsByNs.set(ns, list);
+    }
+    const outNamespaces = namespaces
+      .map((ns) => {
+        const name = ns.metadata?.name ?? '';
+        const deps = (depsByNs.get(name) ?? []).sort((a, b) => a.name.localeCompare(b.name));
+        return { name, deployments: deps, ready: deps.filter((d) => d.desired > 0 && d.ready >= d.desired).length };
+      })
+      .sort((a, b) => a.name.localeCompare(b.name));
+
+    const components: Record<string, ComponentStatus> = {
+      nvidiaDevicePlugin: daemonSetComponent(daemonSets, /nvidia-device-plugin/),
+      intelDevicePlugin: daemonSetComponent(daemonSets, /intel-gpu-plugin/),
+      monitoring: prometheus
+        ? workloadComponent(
+            [...deployments, ...statefulSets].filter((w) => w.metadata?.namespace === prometheus.namespace),
+            daemonSets.filter((d) => d.metadata?.namespace === prometheus.namespace),
+          )
+        : { installed: false, ready: 0, desired: 0, status: 'missing' },
+    };
+
+    const cluster = await this.clusters.recordOf(row, false);
+    cluster.ready = true; // the reads above succeeded
+    return {
+      cluster,
+      fetchedAt: isoUtc(),
+      kubernetes: { components, nodes: outNodes, namespaces: outNamespaces, hardware },
+    };
+  }
+
+  private async fetchFs(kube: Kube, name: string): Promise<NodeFs | null> {
+    try {
+      const s = await kube.nodeSummary(name, this.opts.summaryTimeoutMs);
+      const fs = s.node?.fs;
+      if (!fs || typeof fs.capacityBytes !== 'number' || typeof fs.usedBytes !== 'number' || typeof fs.availableBytes !== 'number') return null;
+      return { capacityBytes: fs.capacityBytes, usedBytes: fs.usedBytes, availableBytes: fs.availableBytes };
+    } catch {
+      return null;
+    }
+  }
+
+  /** Summaries of a cluster's nodes, fresh or stale-while-revalidating (see `summaryTtlMs`). */
+  private async nodeFs(clusterId: string, kube: Kube, names: string[]): Promise<Array<NodeFs | null>> {
+    const now = Date.now();
+    let cache = this.summaries.get(clusterId);
+    if (!cache) {
+      cache = { nodes: new Map(), refreshing: false };
+      this.summaries.set(clusterId, cache);
+    }
+    const c = cache;
+    const missing = names.filter((n) => {
+      const e = c.nodes.get(n);
+      return !e || now - e.at > this.opts.summaryMaxStaleMs;
+    });
+    const stale = names.filter((n) => {
+      const e = c.nodes.get(n);
+      return e && now - e.at > this.opts.summaryTtlMs && now - e.at <= this.opts.summaryMaxStaleMs;
+    });
+    const scrape = async (list: string[]) => {
+      await mapLimit(list, this.opts.summaryConcurrency, async (n) => {
+        const fs = await this.fetchFs(kube, n);
+        c.nodes.set(n, { at: Date.now(), fs });
+      });
+    };
+    if (stale.length && !c.refreshing) {
+      c.refreshing = true;
+      void scrape(stale).finally(() => {
+        c.refreshing = false;
+      });
+    }
+    if (missing.length) await scrape(missing);
+    return names.map((n) => c.nodes.get(n)?.fs ?? null);
+  }
+
+  /** Sum of every Ready node's filesystem from its Summary API; null when any Ready node's answer is missing. */
+  private async disk(clusterId: string, kube: Kube, nodes: V1Node[]): Promise<{ capacity: number; used: number; available: number } | null> {
+    const ready = nodes.filter(nodeReady);
+    if (ready.length === 0) return null;
+    const sums = await this.nodeFs(clusterId, kube, ready.map((n) => n.metadata!.name!));
+    if (sums.some((s) => s === null)) return null;
+    return sums.reduce((a, s) => ({ capacity: a.capacity + s!.capacityBytes!, used: a.used + s!.usedBytes!, available: a.available + s!.availableBytes! }), {
+      capacity: 0,
+      used: 0,
+      available: 0,
+    });
+  }
+
+  /** Average of the per-node memory use (node-exporter), through the service proxy; null when unavailable. */
+  private async memoryPercent(kube: Kube, p: { namespace: string; name: string; port: string }): Promise<number | null> {
+    const q = async (query: string) => {
+      const r = (await kube.serviceProxyGet(p.namespace, p.name, p.port, `/api/v1/query?query=${encodeURIComponent(query)}`, this.opts.prometheusTimeoutMs)) as {
+        status?: string;
+        data?: { result?: Array<{ metric: Record<string, string>; value: [number, string] }> };
+      };
+      if (r?.status !== 'success') throw new Error('prometheus query failed');
+      return r.data?.result ?? [];
+    };
+    try {
+      const [avail, total] = await Promise.all([q('node_memory_MemAvailable_bytes'), q('node_memory_MemTotal_bytes')]);
+      const key = (m: Record<string, string>) => m.instance ?? m.node ?? m.nodename ?? JSON.stringify(m);
+      const totals = new Map(total.map((s) => [key(s.metric), Number(s.value[1])]));
+      const pcts: number[] = [];
+      for (const s of avail) {
+        const t = totals.get(key(s.metric));
+        const a = Number(s.value[1]);
+        if (t && t > 0 && Number.isFinite(a)) pcts.push((1 - a / t) * 100);
+      }
+      if (pcts.length === 0) return null;
+      return pcts.reduce((x, y) => x + y, 0) / pcts.length;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** The cluster's Prometheus Service: the first matching one, on its `web`/`http-web`/9090 port. */
+export function findPrometheus(services: V1Service[]): { namespace: string; name: string; port: string } | null {
+  for (const sel of PROMETHEUS_SELECTORS) {
+    const [k, v] = sel.split('=');
+    const s = services
+      .filter((x) => x.metadata?.labels?.[k] === v)
+      .sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`))[0];
+    if (!s) continue;
+    const ports = s.spec?.ports ?? [];
+    const port = ports.find((p) => p.name === 'web' || p.name === 'http-web') ?? ports.find((p) => p.port === 9090) ?? ports[0];
+    if (!port) continue;
+    return { namespace: s.metadata!.namespace!, name: s.metadata!.name!, port: port.name || String(port.port) };
+  }
+  return null;
+}
+
+function status(installed: boolean, ready: number, desired: number): ComponentStatus['status'] {
+  if (!installed) return 'missing';
+  if (desired > 0 && ready >= desired) return 'ready';
+  return ready > 0 ? 'degraded' : 'unavailable';
+}
+
+function daemonSetComponent(list: V1DaemonSet[], name: RegExp): ComponentStatus {
+  const ds = list.filter((d) => name.test(d.metadata?.name ?? ''));
+  const ready = ds.reduce((s, d) => s + (d.status?.numberReady ?? 0), 0);
+  const desired = ds.reduce((s, d) => s + (d.status?.desiredNumberScheduled ?? 0), 0);
+  return { installed: ds.length > 0, ready, desired, status: status(ds.length > 0, ready, desired) };
+}
+
+function workloadComponent(workloads: Array<{ spec?: { replicas?: number }; status?: { readyReplicas?: number } }>, ds: V1DaemonSet[]): ComponentStatus {
+  const ready = workloads.reduce((s, w) => s + (w.status?.readyReplicas ?? 0), 0) + ds.reduce((s, d) => s + (d.status?.numberReady ?? 0), 0);
+  const desired = workloads.reduce((s, w) => s + (w.spec?.replicas ?? 0), 0) + ds.reduce((s, d) => s + (d.status?.desiredNumberScheduled ?? 0), 0);
+  return { installed: true, ready, desired, status: status(true, ready, desired) };
+}

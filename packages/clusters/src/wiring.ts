@@ -1,0 +1,129 @@
+import { join } from 'node:path';
+import { type Env, envInt, envOptional, envString, githubMirrorFrom, JobRunner, JobsRepository, OperationsLog, SecretBox, type Store } from '@ironlens/core';
+import { type BundleFetcher, HttpBundleFetcher } from './adapters/bundle-fetch.adapter';
+import { GitCli, type GitClone } from './adapters/git.adapter';
+import { clientNodeConnector, type KubeConnector } from './adapters/kube.adapter';
+import { type LensHosts, SystemLensHosts } from './adapters/lens-hosts.adapter';
+import { type StackProfile, stackProfile } from './profile';
+import { ClusterRepository } from './repositories/cluster.repository';
+import { DownloadRepository, PrepullRepository } from './repositories/download.repository';
+import { SessionRepository } from './repositories/session.repository';
+import { ClusterAccess } from './services/cluster-access';
+import { ClusterService, NODE_TUNING_JOB } from './services/cluster.service';
+import { CRDS_JOB, CrdsService } from './services/crds.service';
+import { HfTokenService } from './services/hf-token.service';
+import { OverviewService } from './services/overview.service';
+import { PlatformService } from './services/platform.service';
+import { DOWNLOAD_JOB, PREPULL_JOB, PrepullService, SoftwareService } from './services/software.service';
+
+/** The cluster manager's settings, read from the environment (each states its default). */
+export interface ClustersConfig {
+  /** `IRONLENS_GITHUB_MIRROR`. Default is `https://github.com`. */
+  githubMirror: string;
+  /** `IRONLENS_CLUSTER_READY_TIMEOUT_MS`: the `/readyz` probe behind `ready`. Default is `1500`. */
+  readyTimeoutMs: number;
+  /** `IRONLENS_CLUSTER_REQUEST_TIMEOUT_MS`: any other request to a cluster (504 past it). Default is `15000`. */
+  requestTimeoutMs: number;
+  /** `IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS`: DELETE waits this long for the gateway namespace. Default is `120000`. */
+  gatewayCleanupTimeoutMs: number;
+  /** `IRONLENS_CLUSTER_HELPER_IMAGE`: image of the node-tuning and pre-pull DaemonSets (sh, sysctl, nsenter, sleep). Default is `docker.io/library/busybox:1.37.0`. */
+  helperImage: string;
+  /** `IRONLENS_LENS_HOSTS`: comma-separated answer of `lens-hosts`. Default: this host's addresses. */
+  lensHosts: string | undefined;
+  /** `IRONLENS_CLUSTER_SUMMARY_TTL_MS`: how long the overview reuses a node's kubelet Summary (older ones, up to 5 min, are answered while refreshed in the background). Default is `15000`. */
+  summaryTtlMs: number;
+  /** Where downloaded sources are kept: `<dataDir>/clusters/cache`. */
+  cacheDir: string;
+}
+
+export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig {
+  return {
+    githubMirror: githubMirrorFrom(env),
+    readyTimeoutMs: envInt(env, 'IRONLENS_CLUSTER_READY_TIMEOUT_MS', 1500, 1),
+    requestTimeoutMs: envInt(env, 'IRONLENS_CLUSTER_REQUEST_TIMEOUT_MS', 15_000, 1),
+    gatewayCleanupTimeoutMs: envInt(env, 'IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS', 120_000, 1),
+    helperImage: envString(env, 'IRONLENS_CLUSTER_HELPER_IMAGE', 'docker.io/library/busybox:1.37.0'),
+    lensHosts: envOptional(env, 'IRONLENS_LENS_HOSTS'),
+    summaryTtlMs: envInt(env, 'IRONLENS_CLUSTER_SUMMARY_TTL_MS', 15_000, 0),
+    cacheDir: join(dataDir, 'clusters', 'cache'),
+  };
+}
+
+export interface ClusterServices {
+  config: ClustersConfig;
+  profile: StackProfile;
+  clusters: ClusterService;
+  hfToken: HfTokenService;
+  software: SoftwareService;
+  prepull: PrepullService;
+  crds: CrdsService;
+  overview: OverviewService;
+  platform: PlatformService;
+  runner: JobRunner;
+  /** Resolves once jobs left running by a previous process are marked failed (interrupted). */
+  ready: Promise<void>;
+  /** Stops this instance's jobs (when it owns the runner) and closes cluster connections. Does not close the store. */
+  close(): Promise<void>;
+}
+
+export interface ClusterServicesDeps {
+  /** The shared store; it must hold `operationsMigrations`, `jobsMigrations` and `clustersMigrations`. */
+  store: Store;
+  env: Env;
+  /** The data dir: the SecretBox key file (unless `IRONLENS_SECRET_KEY`) and the source cache live here. */
+  dataDir: string;
+  /** The shared job runner. Default: one of its own over `store`. */
+  runner?: JobRunner;
+  /** Opens a cluster's API. Default: `@kubernetes/client-node`. */
+  connector?: KubeConnector;
+  git?: GitClone;
+  fetcher?: BundleFetcher;
+  hosts?: LensHosts;
+  profile?: StackProfile;
+}
+
+export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB];
+
+/** Hand-written constructor injection for the cluster manager. */
+export function createClusterServices(deps: ClusterServicesDeps): ClusterServices {
+  const { store, env, dataDir } = deps;
+  const config = clustersConfigFromEnv(env, dataDir);
+  const profile = deps.profile ?? stackProfile();
+  const box = SecretBox.fromEnv(env, dataDir);
+  const ops = new OperationsLog(store);
+  const runner = deps.runner ?? new JobRunner(new JobsRepository(store));
+  const ready = Promise.all(CLUSTER_JOB_KINDS.map((k) => runner.recover(k))).then(() => undefined);
+  const repo = new ClusterRepository();
+  const sessions = new SessionRepository();
+  const downloads = new DownloadRepository();
+  const access = new ClusterAccess(store, repo, box, deps.connector ?? clientNodeConnector, { requestTimeoutMs: config.requestTimeoutMs, env });
+  const clusters = new ClusterService(access, repo, sessions, downloads, box, ops, runner, deps.hosts ?? new SystemLensHosts(config.lensHosts), {
+    profile,
+    readyTimeoutMs: config.readyTimeoutMs,
+    gatewayCleanupTimeoutMs: config.gatewayCleanupTimeoutMs,
+    helperImage: config.helperImage,
+  });
+  return {
+    config,
+    profile,
+    clusters,
+    hfToken: new HfTokenService(access, repo, ops),
+    software: new SoftwareService(access, downloads, runner, deps.git ?? new GitCli(process.env), ops, profile, config.githubMirror, config.cacheDir),
+    prepull: new PrepullService(access, new PrepullRepository(), runner, ops, profile, config.helperImage),
+    crds: new CrdsService(access, runner, deps.fetcher ?? new HttpBundleFetcher(), ops, profile, config.githubMirror),
+    overview: new OverviewService(access, clusters, {
+      summaryConcurrency: 64,
+      summaryTimeoutMs: 5000,
+      summaryTtlMs: config.summaryTtlMs,
+      summaryMaxStaleMs: 5 * 60_000,
+      prometheusTimeoutMs: 5000,
+    }),
+    platform: new PlatformService(access, clusters, ops, profile),
+    runner,
+    ready,
+    async close() {
+      if (!deps.runner) await runner.stop();
+      access.close();
+    },
+  };
+}

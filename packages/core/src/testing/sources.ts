@@ -1,0 +1,29 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Every production source file of the monorepo at `repo`: `.ts`/`.tsx` under
+ * `packages/<pkg>/src`, without tests (`*.test.ts`) and test support (`testing/` folders).
+ */
+export function productionSources(repo: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules' && e.name !== 'testing') walk(p);
+      } else if (/\.tsx?$/.test(e.name) && !/\.test\.tsx?$/.test(e.name)) {
+        out.push(p);
+      }
+    }
+  };
+  for (const pkg of readdirSync(join(repo, 'packages'))) {
+    const src = join(repo, 'packages', pkg, 'src');
+    try {
+      walk(src);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { FakeAgent } from '../testing/fake-agent';
+import { checkAgentAddress, isLinkLocalOrMetadata } from './agent-address';
+import { HttpStorageAgents } from './storage-agent.http';
+
+describe('agent addresses', () => {
+  it('tells link-local and metadata addresses from others', () => {
+    for (const a of ['169.254.169.254', '169.254.0.1', 'fe80::1', 'FEBF::1', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', 'fd00:ec2::254', '100.100.100.200']) expect(isLinkLocalOrMetadata(a), a).toBe(true);
+    for (const a of ['127.0.0.1', '10.0.0.5', '169.255.0.1', '::1', 'fec0::1', '::ffff:7f00:1', '192.168.80.3']) expect(isLinkLocalOrMetadata(a), a).toBe(false);
+  });
+
+  it('refuses a name that resolves to a link-local address, and metadata names', async () => {
+    const resolve = async () => ['169.254.7.7'];
+    await expect(checkAgentAddress('http://agent.example:4840', resolve)).rejects.toMatchObject({ code: 'agent_address_forbidden', status: 400 });
+    await expect(checkAgentAddress('http://metadata.google.internal./x', async () => [])).rejects.toMatchObject({ code: 'agent_address_forbidden' });
+    await expect(checkAgentAddress('http://agent.example:4840', async () => ['10.0.0.5'])).resolves.toBeUndefined();
+  });
+
+  it('lets calls through to such an address when IPXE_CP_AGENT_ALLOW_LINK_LOCAL allows it', async () => {
+    const fake = await new FakeAgent().start();
+    try {
+      // "localhost" is made to look link-local; it still reaches the stand-in on 127.0.0.1.
+      const base_url = fake.url.replace('127.0.0.1', 'localhost');
+      const resolve = async () => ['169.254.7.7'];
+      const refused = new HttpStorageAgents({ timeoutMs: 2_000, resolve }).connect({ id: 'a', base_url, token: null });
+      await expect(refused.health()).rejects.toMatchObject({ code: 'agent_address_forbidden' });
+      expect(fake.calls).toHaveLength(0);
+      const allowed = new HttpStorageAgents({ timeoutMs: 2_000, resolve, allowLinkLocal: true }).connect({ id: 'a', base_url, token: null });
+      await allowed.health();
+      expect(fake.calls.map((c) => c.path)).toEqual(['/healthz']);
+    } finally {
+      await fake.stop();
+    }
+  });
+});

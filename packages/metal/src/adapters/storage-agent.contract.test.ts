@@ -1,0 +1,134 @@
+/**
+ * One contract for the storage agent as the control plane sees it (`StorageAgent` over
+ * HTTP), run against the real agent (packages/agent driving a real tgtd) and against the
+ * `FakeAgent` stand-in the failure-path tests use, so the stand-in cannot drift from the
+ * real protocol.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAgent } from '@ironlens/agent';
+import { freeTcpPort, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeAgent } from '../testing/fake-agent';
+import { AgentFailedError, AgentTimeoutError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent } from './storage-agent';
+import { HttpStorageAgents } from './storage-agent.http';
+
+const BASE_IQN = 'iqn.2026-07.com.controller';
+const TOKEN = 'contract-token';
+const MASTER = '_tpl_contract.img';
+const agents = new HttpStorageAgents({ timeoutMs: 5_000 });
+
+interface Subject {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function realAgent(): Promise<Subject> {
+  const dir = mkdtempSync(join(tmpdir(), 'ironlens-contract-'));
+  const diskDir = join(dir, 'images');
+  mkdirSync(diskDir);
+  writeFileSync(join(diskDir, MASTER), Buffer.alloc(1024 * 1024));
+  const tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `127.0.0.1:${await freeTcpPort()}` });
+  try {
+    const agent = await startAgent({
+      IPXE_AGENT_TOKEN: TOKEN,
+      DISK_DIR: diskDir,
+      IPXE_AGENT_BACKEND: 'stgt',
+      IPXE_AGENT_BASE_IQN: BASE_IQN,
+      IPXE_AGENT_TGT_CONTROL_PORT: String(tgtd.controlPort),
+      IRONLENS_AGENT_LISTEN: '127.0.0.1:0',
+      IRONLENS_LOG_LEVEL: 'silent',
+    });
+    return {
+      url: agent.url,
+      async stop() {
+        await agent.close();
+        await tgtd.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await tgtd.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+async function fakeAgent(): Promise<Subject> {
+  const fake = await new FakeAgent({ token: TOKEN, masters: [MASTER], baseIqn: BASE_IQN }).start();
+  return { url: fake.url, stop: () => fake.stop() };
+}
+
+describe.each([
+  ['the real agent (tgtd)', realAgent],
+  ['FakeAgent', fakeAgent],
+])('StorageAgent contract: %s', (_name, start) => {
+  let subject: Subject;
+  let agent: StorageAgent;
+  const iqn = `${BASE_IQN}:contract-w1.ubuntu`;
+
+  beforeAll(async () => {
+    subject = await start();
+    agent = agents.connect({ id: 'a1', base_url: subject.url, token: TOKEN });
+  }, 60_000);
+  afterAll(async () => {
+    await subject?.stop();
+  });
+
+  it('is healthy and reports its backend and base IQN', async () => {
+    await agent.health();
+    expect(await agent.capabilities()).toMatchObject({ backend: 'stgt', base_iqn: BASE_IQN });
+  });
+
+  it('creates a disk under the IQN asked for, lists it, refuses it twice', async () => {
+    const created = await agent.createDisk({ iqn, filename: 'contract-w1.ubuntu.img', size: '1M', initiator: `${BASE_IQN}:contract-w1` });
+    expect(created).toMatchObject({ iqn, filename: 'contract-w1.ubuntu.img' });
+    expect(created.backing).toMatch(/\/contract-w1\.ubuntu\.img$/);
+    const listed = (await agent.listLuns()).find((t) => t.iqn === iqn);
+    expect(listed?.luns.map((l) => l.backing)).toContain(created.backing);
+    const again = await agent.createDisk({ iqn, filename: 'contract-w1.ubuntu.img', size: '1M' }).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(AgentFailedError);
+    expect((again as AgentFailedError).agentStatus).toBe(409);
+  });
+
+  it('deletes a target; a missing one is "missing" when asked to ignore it, else a 404', async () => {
+    expect(await agent.deleteTarget({ iqn, deleteFile: true, ignoreMissing: false })).toBe('deleted');
+    expect((await agent.listLuns()).some((t) => t.iqn === iqn)).toBe(false);
+    expect(await agent.deleteTarget({ iqn, deleteFile: true, ignoreMissing: true })).toBe('missing');
+    const err = await agent.deleteTarget({ iqn, deleteFile: true, ignoreMissing: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AgentFailedError);
+    expect((err as AgentFailedError).agentStatus).toBe(404);
+  });
+
+  it('lists its masters', async () => {
+    expect((await agent.masters()).map((m) => m.name)).toEqual([MASTER]);
+  });
+
+  it('rejects a wrong token as ironlens\' token, not the caller\'s; health needs none', async () => {
+    const wrong = agents.connect({ id: 'a1', base_url: subject.url, token: 'wrong' });
+    await wrong.health();
+    const err = await wrong.capabilities().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AgentTokenRejectedError);
+    expect(err).toMatchObject({ status: 502, code: 'agent_token_rejected' });
+  });
+});
+
+describe('StorageAgent over HTTP, transport failures', () => {
+  it('is unreachable on a closed port, and times out on one that never answers', async () => {
+    const port = await freeTcpPort();
+    const closed = agents.connect({ id: 'gone', base_url: `http://127.0.0.1:${port}`, token: null });
+    expect(await closed.health().catch((e: unknown) => e)).toBeInstanceOf(AgentUnreachableError);
+
+    const fake = await new FakeAgent().start();
+    try {
+      fake.handlers.set('GET /luns', () => {});
+      const slow = new HttpStorageAgents({ timeoutMs: 200 }).connect({ id: 'slow', base_url: fake.url, token: null });
+      const err = await slow.listLuns().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AgentTimeoutError);
+      expect(err).toMatchObject({ status: 503, code: 'agent_unreachable' });
+    } finally {
+      await fake.stop();
+    }
+  });
+});

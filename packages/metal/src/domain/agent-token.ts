@@ -1,0 +1,36 @@
+import { AppError } from '@ironlens/core';
+
+const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** The environment variables a token names as `${NAME}`. */
+export function tokenEnvNames(token: string): string[] {
+  return [...token.matchAll(PLACEHOLDER)].map((m) => m[1]);
+}
+
+/** True when `name` matches one of `patterns` (`IPXE_AGENT_TOKEN`, or `IPXE_AGENT_*`). */
+export function envNameAllowed(name: string, patterns: readonly string[]): boolean {
+  return patterns.some((p) => (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : name === p));
+}
+
+/**
+ * Refuses a token that names a variable outside `patterns` (400 `agent_token_env_forbidden`):
+ * with the control-plane token alone, `${IRONLENS_CONSOLE_TOKEN}` would otherwise send that
+ * secret to whatever URL the caller gives.
+ */
+export function checkTokenEnv(token: string | null, patterns: readonly string[], whose = 'the token'): void {
+  if (!token) return;
+  const bad = tokenEnvNames(token).filter((n) => !envNameAllowed(n, patterns));
+  if (bad.length > 0) {
+    throw new AppError('agent_token_env_forbidden', `${whose} names \${${bad[0]}}, which IPXE_CP_AGENT_TOKEN_ENV (${patterns.join(',') || 'empty'}) does not allow`);
+  }
+}
+
+/**
+ * A stored or given token with its `${NAME}` placeholders expanded from `env`, after
+ * {@link checkTokenEnv}; an unset variable expands to nothing.
+ */
+export function expandToken(token: string | null | undefined, env: NodeJS.ProcessEnv, patterns: readonly string[], whose?: string): string | null {
+  if (!token) return null;
+  checkTokenEnv(token, patterns, whose);
+  return token.replace(PLACEHOLDER, (_m, name: string) => env[name] ?? '');
+}

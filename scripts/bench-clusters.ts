@@ -1,0 +1,220 @@
+/**
+ * Cluster manager benchmark (issue 9), against the real control plane of
+ * `@ironlens/kube-harness` with 1,000 simulated GPU nodes:
+ *
+ * 1. GET /api/cluster/overview of the 1,000-node cluster (target < 1 s server time), and the
+ *    same reads made the way Lens makes them: one `kubectl` subprocess per read (node, pod,
+ *    deployment, namespace, daemonset lists; one `kubectl get --raw` per node Summary; the
+ *    Prometheus query through the service proxy).
+ * 2. GET /api/cluster/clusters with 100 registered clusters, 10 of them unreachable (an address
+ *    that accepts TCP and never answers: the worst case, bounded by the probe timeout;
+ *    target < 2 s), and the Lens way: `kubectl get --raw /readyz` per cluster, one after another.
+ *
+ *   npm run bench:clusters     (node --import tsx scripts/bench-clusters.ts)
+ *
+ * Environment (optional): BENCH_NODES (default 1000), BENCH_RUNS (timed overview runs,
+ * default 5), BENCH_KUBECTL_SUMMARIES (node Summaries fetched by kubectl, default 50: the
+ * kubectl figure for all nodes is extrapolated from them, and the output says so; set it to
+ * the node count for a full run), BENCH_CLUSTERS (default 100), BENCH_UNREACHABLE (default 10).
+ *
+ * Everything stays on loopback; the control plane and the servers are stopped at the end.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startKubeCluster } from '@ironlens/kube-harness';
+import { type ClustersTestApp, kubeconfigWithKey, multipart, startClustersApp } from '../packages/clusters/src/testing/app';
+import { machine } from './bench/machine';
+
+const execFileP = promisify(execFile);
+const NODES = Number(process.env.BENCH_NODES ?? 1000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const KUBECTL_SUMMARIES = Number(process.env.BENCH_KUBECTL_SUMMARIES ?? 50);
+const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 100);
+const UNREACHABLE = Number(process.env.BENCH_UNREACHABLE ?? 10);
+const log = (m: string) => process.stderr.write(`[bench:clusters] ${m}\n`);
+const ms = (t0: number) => Math.round(performance.now() - t0);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function kubectl(kubeconfig: string, args: string[], timeoutS = 30): Promise<string> {
+  const { stdout } = await execFileP('kubectl', ['--kubeconfig', kubeconfig, `--request-timeout=${timeoutS}s`, ...args], { maxBuffer: 256 * 1024 * 1024 });
+  return stdout;
+}
+
+async function main() {
+  const kubectlVersion = (await execFileP('kubectl', ['version', '--client']).catch(() => ({ stdout: 'kubectl: not found' }))).stdout.split('\n')[0];
+  if (kubectlVersion.includes('not found')) throw new Error('kubectl is needed for the Lens-way reference (Debian/apt or a release binary on PATH)');
+  log(`starting a control plane with ${NODES} GPU fixture nodes…`);
+  const h = await startKubeCluster({ nodes: NODES, gpu: true });
+  const work = mkdtempSync(join(tmpdir(), 'ironlens-bench-clusters-'));
+  const held = new Set<Socket>();
+  const blackHole = createServer((s) => {
+    held.add(s);
+    s.on('close', () => held.delete(s));
+  });
+  let t: ClustersTestApp | undefined;
+  let small: Awaited<ReturnType<typeof startKubeCluster>> | undefined;
+  try {
+    const prom = await h.exposePrometheus();
+    const nodes = (await h.kubeConfig().makeApiClient((await import('@kubernetes/client-node')).CoreV1Api).listNode()).items.map((n) => n.metadata!.name!);
+    h.prometheus.set(
+      nodes.flatMap((n, i) => [
+        { metric: { __name__: 'node_memory_MemTotal_bytes', instance: n }, value: 512 * 2 ** 30 },
+        { metric: { __name__: 'node_memory_MemAvailable_bytes', instance: n }, value: (200 + (i % 200)) * 2 ** 30 },
+      ]),
+    );
+    const kubeconfigPath = join(work, 'kubeconfig');
+    writeFileSync(kubeconfigPath, h.kubeconfig, { mode: 0o600 });
+    t = await startClustersApp({ env: {} });
+    const register = async (name: string, kubeconfig: string, draft = false) => {
+      const { payload, headers } = multipart({ name, draft: String(draft) }, { content: kubeconfig });
+      const res = await t!.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
+      if (res.statusCode !== 201) throw new Error(`register ${name}: ${res.statusCode} ${res.body}`);
+      return res.json().cluster.id as string;
+    };
+    // A draft: a final registration would roll the node-tuning DaemonSet onto all 1,000 nodes,
+    // which is registration work, not overview work.
+    const id = await register('bench', h.kubeconfig, true);
+
+    // --- 1. overview
+    log('overview: first call (every kubelet Summary scraped)');
+    const c0 = performance.now();
+    const warm = await t.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${id}` });
+    const coldMs = ms(c0);
+    log(`overview: first call ${coldMs} ms`);
+    if (warm.statusCode !== 200) throw new Error(`overview: ${warm.statusCode} ${warm.body.slice(0, 300)}`);
+    const hw = warm.json().kubernetes.hardware;
+    const times: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const t0 = performance.now();
+      const r = await t.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${id}` });
+      times.push(ms(t0));
+      if (r.statusCode !== 200) throw new Error(`overview: ${r.statusCode}`);
+    }
+    log(`overview: ironlens median ${median(times)} ms over ${RUNS} runs`);
+
+    log('overview the Lens way (kubectl subprocesses)…');
+    const l0 = performance.now();
+    await Promise.all([
+      kubectl(kubeconfigPath, ['get', 'nodes', '-o', 'json']),
+      kubectl(kubeconfigPath, ['get', 'pods', '-A', '-o', 'json']),
+      kubectl(kubeconfigPath, ['get', 'deployments', '-A', '-o', 'json']),
+      kubectl(kubeconfigPath, ['get', 'namespaces', '-o', 'json']),
+      kubectl(kubeconfigPath, ['get', 'daemonsets', '-A', '-o', 'json']),
+      kubectl(kubeconfigPath, ['get', '--raw', `/api/v1/namespaces/${prom.namespace}/services/${prom.name}:web/proxy/api/v1/query?query=node_memory_MemAvailable_bytes`]),
+    ]);
+    const listsMs = ms(l0);
+    const sample = nodes.slice(0, Math.min(KUBECTL_SUMMARIES, nodes.length));
+    const s0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < sample.length) {
+          const n = sample[next++];
+          await kubectl(kubeconfigPath, ['get', '--raw', `/api/v1/nodes/${n}/proxy/stats/summary`]);
+        }
+      }),
+    );
+    const sampleMs = ms(s0);
+    const summariesMs = Math.round((sampleMs * nodes.length) / sample.length);
+    const lensOverviewMs = listsMs + summariesMs;
+    log(`overview: kubectl lists ${listsMs} ms, ${sample.length} summaries ${sampleMs} ms`);
+
+    // --- 2. list of clusters
+    await new Promise<void>((r) => blackHole.listen(0, '127.0.0.1', () => r()));
+    const a = blackHole.address();
+    const deadServer = `https://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
+    const dead = kubeconfigWithKey(deadServer).kubeconfig;
+    const deadPath = join(work, 'dead.kubeconfig');
+    writeFileSync(deadPath, dead, { mode: 0o600 });
+    // The reachable clusters of the list are a second, node-less control plane: each final
+    // registration applies its node-tuning DaemonSet, which must not land 90 times on 1,000 nodes.
+    log('starting a second, node-less control plane for the list…');
+    small = await startKubeCluster({ nodes: 0, ip: '127.0.0.2' });
+    const smallPath = join(work, 'small.kubeconfig');
+    writeFileSync(smallPath, small.kubeconfig, { mode: 0o600 });
+    log(`registering ${CLUSTERS} clusters (${UNREACHABLE} unreachable)…`);
+    for (let i = 0; i < CLUSTERS; i++) await register(`c-${i}`, i < UNREACHABLE ? dead : small.kubeconfig);
+    await new Promise((r) => setTimeout(r, 2000)); // let the node-tuning jobs finish
+    await t.app.inject({ method: 'GET', url: '/api/cluster/clusters' }); // warm-up: one connection per cluster
+    const listTimes: number[] = [];
+    let readyCount = 0;
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      const r = await t.app.inject({ method: 'GET', url: '/api/cluster/clusters' });
+      listTimes.push(ms(t0));
+      const items = r.json().items.filter((c: { name: string }) => c.name.startsWith('c-'));
+      readyCount = items.filter((c: { ready: boolean }) => c.ready).length;
+    }
+    log(`list: ironlens median ${median(listTimes)} ms (${readyCount} ready)`);
+    log('list the Lens way (kubectl get --raw /readyz per cluster, one after another)…');
+    const k0 = performance.now();
+    let lensReady = 0;
+    for (let i = 0; i < CLUSTERS; i++) {
+      const path = i < UNREACHABLE ? deadPath : smallPath;
+      const ok = await kubectl(path, ['get', '--raw', '/readyz'], 2).then(
+        () => true,
+        () => false,
+      );
+      if (ok) lensReady++;
+    }
+    const lensListMs = ms(k0);
+
+    const result = {
+      machine: { ...machine(), kubectl: kubectlVersion },
+      nodes: nodes.length,
+      overview: {
+        ironlens_first_call_ms: coldMs,
+        ironlens_ms_median: median(times),
+        note_ironlens: 'first call scrapes every kubelet Summary; later calls within IRONLENS_CLUSTER_SUMMARY_TTL_MS (15 s) reuse them (older ones are answered while refreshed in the background)',
+        ironlens_ms_runs: times,
+        kubectl_ms: lensOverviewMs,
+        kubectl_detail: {
+          lists_ms: listsMs,
+          summaries_measured: sample.length,
+          summaries_measured_ms: sampleMs,
+          summaries_extrapolated_to_all_nodes_ms: summariesMs,
+          note: sample.length < nodes.length ? `kubectl summaries measured on ${sample.length} nodes (8 at a time) and extrapolated to ${nodes.length}` : 'all nodes measured',
+        },
+        hardware_sample: { nodes: hw.nodes, gpuCount: hw.gpuCount, diskBytes: hw.diskBytes, memoryUsagePercent: hw.memoryUsagePercent },
+      },
+      list: {
+        clusters: CLUSTERS,
+        unreachable: UNREACHABLE,
+        ironlens_ms_median: median(listTimes),
+        ironlens_ms_runs: listTimes,
+        ironlens_ready: readyCount,
+        kubectl_ms: lensListMs,
+        kubectl_ready: lensReady,
+        note: 'unreachable = accepts TCP, never answers; ironlens probe timeout 1,500 ms (IRONLENS_CLUSTER_READY_TIMEOUT_MS), kubectl --request-timeout=2s',
+      },
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(
+      [
+        '',
+        `| call | ironlens | Lens way (kubectl subprocesses) |`,
+        `| --- | --- | --- |`,
+        `| overview, ${nodes.length} nodes, first call | ${coldMs} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
+        `| overview, ${nodes.length} nodes, polled (median of ${RUNS}) | ${median(times)} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
+        `| list, ${CLUSTERS} clusters, ${UNREACHABLE} unreachable | ${median(listTimes)} ms | ${lensListMs} ms |`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await t?.close();
+    for (const s of held) s.destroy();
+    await new Promise<void>((r) => (blackHole.listening ? blackHole.close(() => r()) : r()));
+    await small?.stop();
+    await h.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
