@@ -193,6 +193,22 @@ describe('ironlens import / export', () => {
     writeFileSync(join(old, 'state/operations.jsonl'), '{"id":1,"ts":"2026-07-27T14:20:00+00:00","op":"create_worker","status":"started","worker_id":"worker-01","client":"172.18.0.1"}\n');
     writeFileSync(join(old, 'dnsmasq/dhcp-hosts.conf'), '00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
 
+    const out: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((s: string) => out.push(String(s)) > 0) as typeof process.stdout.write;
+    let code: number;
+    try {
+      // `main` reads the process environment; the stubs are undone after the test.
+      vi.stubEnv('IRONLENS_DATA_DIR', join(dir, 'data'));
+      vi.stubEnv('IPXE_CP_DNSMASQ_RELOAD', 'false');
+      code = await main(['import', old]);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(code).toBe(0);
+    expect(JSON.parse(out.join(''))).toMatchObject({ agents: 1, workers: 2, devices: 2, bindings_from_dhcp_hosts: 1, operations: 1 });
+    expect(await main(['import', old])).toBe(1); // refuses to import over a ledger
+
     const running = await serve(env());
     try {
       const vars = await (await fetch(`${running.urls.boot}/boot-vars?mac=000c29000001&hostname=worker-01&format=json`)).json();
