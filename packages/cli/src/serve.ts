@@ -61,6 +61,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const bootListen = envListen(env, 'IRONLENS_BOOT_LISTEN', '0.0.0.0:4839');
   const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080');
   const metalConfig = metalConfigFromEnv(env, dataDir);
+  // dnsmasq detection (a `docker inspect`, /proc) runs while the store opens.
+  const reloader = reloaderFor(metalConfig, exec);
+  const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
   const store = await openStore(env);
   const apps: FastifyInstance[] = [];
   let kindClose: (() => Promise<void>) | undefined;
@@ -75,9 +78,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   };
 
   try {
-    const reloader = reloaderFor(metalConfig, exec);
-    if (reloader instanceof DetectingReloader) log((await reloader.detect()).summary);
-    else log(`dnsmasq reload: ${reloader.describe}`);
+    log(detection ? (await detection).summary : `dnsmasq reload: ${reloader.describe}`);
     const metal = createMetalServices({ store, config: metalConfig, reloader, env });
     // Repair: a crash between a commit and the file write is healed by rendering again.
     await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
