@@ -1,14 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
-import { clustersMigrations, clustersPlugin, createClusterServices } from '@ironlens/clusters';
+import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
+import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
 
-export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations];
+export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
 /** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
 export function dataDirFrom(env: Env): string {
@@ -68,10 +68,13 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const apps: FastifyInstance[] = [];
   let kindClose: (() => Promise<void>) | undefined;
   let clustersClose: (() => Promise<void>) | undefined;
+  let bootstrapClose: (() => Promise<void>) | undefined;
   const close = async () => {
     for (const app of apps.splice(0)) await app.close();
     if (kindClose) await kindClose();
     kindClose = undefined;
+    if (bootstrapClose) await bootstrapClose();
+    bootstrapClose = undefined;
     if (clustersClose) await clustersClose();
     clustersClose = undefined;
     await store.close();
@@ -105,6 +108,10 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
       clustersClose = clusters.close;
       await app.register(clustersPlugin, { services: clusters, token });
+      // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
+      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store) });
+      bootstrapClose = bootstrap.close;
+      await app.register(bootstrapPlugin, { services: bootstrap.services, token });
       app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
       app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
       urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');

@@ -4,12 +4,10 @@
  * storage paths of §6, §7.1–7.4, §10, §14, §15: agent errors passed through, an agent
  * that is down, install CDs. Every call is real HTTP.
  */
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { exec } from '@ironlens/core';
-import { type RunningAgent, startAgent } from '@ironlens/agent';
-import { freeTcpPort, type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
+import { type AgentOnTgtd, startAgentOnTgtd } from '@ironlens/agent/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from './serve';
 
@@ -17,10 +15,8 @@ const CP_TOKEN = 'cp-walkthrough-token';
 const AGENT_TOKEN = 'agent-walkthrough-token';
 const BASE_IQN = 'iqn.2026-07.com.controller';
 
-let dir: string;
 let diskDir: string;
-let tgtd: RunningTgtd;
-let agent: RunningAgent;
+let agent: AgentOnTgtd;
 let cp: Running;
 let base: string;
 
@@ -39,29 +35,19 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
 }
 
 async function tgtTargets(): Promise<string> {
-  return (await exec(['tgtadm', '-C', String(tgtd.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show'])).stdout;
+  return (await exec(['tgtadm', '-C', String(agent.tgtd.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show'])).stdout;
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ironlens-walkthrough-'));
-  diskDir = join(dir, 'images');
-  const { mkdirSync } = await import('node:fs');
-  mkdirSync(diskDir);
-  writeFileSync(join(diskDir, '_tpl_ubuntu_2204.img'), Buffer.alloc(4 * 1024 * 1024, 7));
-  writeFileSync(join(diskDir, 'Win11_24H2.iso'), Buffer.alloc(1024 * 1024, 1));
-  const iscsiPort = await freeTcpPort();
-  tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `127.0.0.1:${iscsiPort}` });
-  agent = await startAgent({
-    IPXE_AGENT_TOKEN: AGENT_TOKEN,
-    DISK_DIR: diskDir,
-    IPXE_AGENT_BACKEND: 'stgt',
-    IPXE_AGENT_BASE_IQN: BASE_IQN,
-    IPXE_AGENT_TGT_CONTROL_PORT: String(tgtd.controlPort),
-    IRONLENS_AGENT_LISTEN: '127.0.0.1:0',
-    IRONLENS_LOG_LEVEL: 'silent',
+  agent = await startAgentOnTgtd({
+    token: AGENT_TOKEN,
+    baseIqn: BASE_IQN,
+    files: { '_tpl_ubuntu_2204.img': Buffer.alloc(4 * 1024 * 1024, 7), 'Win11_24H2.iso': Buffer.alloc(1024 * 1024, 1) },
+    tmpPrefix: 'ironlens-walkthrough-',
   });
+  diskDir = agent.diskDir;
   cp = await serve({
-    IRONLENS_DATA_DIR: join(dir, 'data'),
+    IRONLENS_DATA_DIR: join(agent.dir, 'data'),
     IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
     IRONLENS_CONSOLE_LISTEN: 'off',
     IPXE_CP_TOKEN: CP_TOKEN,
@@ -75,9 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cp?.close();
-  await agent?.close();
-  await tgtd?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await agent?.stop();
 });
 
 describe('§13 walkthrough against a real agent and tgtd', () => {

@@ -1,6 +1,7 @@
 export * from './audit';
 export * from './auth';
 export * from './config';
+export * from './domain';
 export * from './errors';
 export * from './exec';
 export * from './fs';

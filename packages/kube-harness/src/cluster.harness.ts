@@ -24,7 +24,8 @@ import { FakeKonnectivityServer } from './konnectivity.stand-in';
 import { FakePrometheus, type Sample } from './prometheus.stand-in';
 import { Pki, type CertPair } from './pki.generator';
 import { RawApplyClient, type ApplyTarget } from './raw-apply.client';
-import { Supervisor, delay, freePort, waitFor, type Managed } from './process.supervisor';
+import { freeTcpPort } from '@ironlens/core/testing';
+import { Supervisor, waitForServing, type Managed } from './process.supervisor';
 import {
   deviceClasses,
   nodeCount,
@@ -176,333 +177,44 @@ async function startOnce(opts: StartKubeClusterOptions): Promise<KubeHarness> {
   };
 
   try {
-    // --- PKI
-    const pki = await Pki.create(dirs.pki);
-    const serving = await pki.issue({
-      name: 'apiserver',
-      cn: 'kube-apiserver',
-      usage: 'server',
-      ips: [ip, '10.96.0.1'],
-      dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
-    });
-    const admin = await pki.issue({ name: 'admin', cn: 'kubernetes-admin', orgs: ['system:masters'], usage: 'client' });
-    const kcmCert = await pki.issue({ name: 'controller-manager', cn: 'system:kube-controller-manager', usage: 'client' });
-    const schedCert = await pki.issue({ name: 'scheduler', cn: 'system:kube-scheduler', usage: 'client' });
-    const kubeletClient = await pki.issue({
-      name: 'apiserver-kubelet-client',
-      cn: 'kube-apiserver-kubelet-client',
-      orgs: ['kubeadm:cluster-admins'],
-      usage: 'client',
-    });
-    const sa = await pki.serviceAccountKeys();
-    // Front-proxy (request-header) CA and client, as kubeadm sets them up; without them
-    // the controller-manager and scheduler log a missing requestheader CA bundle.
-    await mkdir(join(dirs.pki, 'front-proxy'), { recursive: true });
-    const frontProxy = await Pki.create(join(dirs.pki, 'front-proxy'), 'front-proxy-ca');
-    const proxyClient = await frontProxy.issue({ name: 'front-proxy-client', cn: 'front-proxy-client', usage: 'client' });
-    const adminTls: TlsFiles = { ca: pki.ca.cert, ...admin };
-
-    // --- etcd
-    const [etcdPort, etcdPeer, apiPort, kcmPort, schedPort] = await Promise.all([
-      freePort(ip), freePort(ip), freePort(ip), freePort(ip), freePort(ip),
-    ]);
-    const etcdUrl = `http://${ip}:${etcdPort}`;
-    const etcd = sup.start('etcd', binaries.etcd, [
-      '--name=harness',
-      `--data-dir=${dirs.etcd}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://${ip}:${etcdPeer}`,
-      `--initial-advertise-peer-urls=http://${ip}:${etcdPeer}`,
-      `--initial-cluster=harness=http://${ip}:${etcdPeer}`,
-      '--initial-cluster-state=new',
-      '--unsafe-no-fsync=true', // throw-away data; fsync would dominate start-up time
-      '--log-level=warn',
-    ]);
-    await waitFor('etcd /health', async () => (await get(`${etcdUrl}/health`)).body.includes('"health":"true"'), {
-      timeoutMs: 30_000, proc: etcd, sup,
-    });
-    log(`etcd ready on ${etcdUrl} (${Date.now() - t0} ms)`);
-
-    // --- egress: the API server reaches kubelets through an HTTP CONNECT proxy on a Unix socket
-    await konnectivity.listen();
-    const egressConfig = join(dataDir, 'egress-selector.yaml');
-    await writeFile(
-      egressConfig,
-      stringify({
-        apiVersion: 'apiserver.k8s.io/v1beta1',
-        kind: 'EgressSelectorConfiguration',
-        egressSelections: [
-          {
-            name: 'cluster',
-            connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: konnectivity.socketPath } } },
-          },
-        ],
-      }),
-    );
-
-    // --- kube-apiserver
-    const server = `https://${ip}:${apiPort}`;
-    const apiserver = sup.start('kube-apiserver', binaries.kubeApiserver, [
-      `--etcd-servers=${etcdUrl}`,
-      `--bind-address=${ip}`,
-      `--advertise-address=${ip}`,
-      `--secure-port=${apiPort}`,
-      `--tls-cert-file=${serving.cert}`,
-      `--tls-private-key-file=${serving.key}`,
-      `--client-ca-file=${pki.ca.cert}`,
-      '--authorization-mode=Node,RBAC',
-      '--service-cluster-ip-range=10.96.0.0/16',
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${sa.publicKey}`,
-      `--service-account-signing-key-file=${sa.privateKey}`,
-      // apiserver -> kubelet (our FakeKubeletSummary): client cert, and verify the kubelet's serving cert.
-      `--kubelet-client-certificate=${kubeletClient.cert}`,
-      `--kubelet-client-key=${kubeletClient.key}`,
-      `--kubelet-certificate-authority=${pki.ca.cert}`,
-      '--kubelet-preferred-address-types=InternalIP',
-      `--egress-selector-config-file=${egressConfig}`,
-      `--requestheader-client-ca-file=${frontProxy.ca.cert}`,
-      '--requestheader-allowed-names=front-proxy-client',
-      '--requestheader-username-headers=X-Remote-User',
-      '--requestheader-group-headers=X-Remote-Group',
-      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
-      `--proxy-client-cert-file=${proxyClient.cert}`,
-      `--proxy-client-key-file=${proxyClient.key}`,
-      // The `kubernetes` Service's endpoints would be this loopback IP, which Endpoints validation rejects.
-      '--endpoint-reconciler-type=none',
-      '--allow-privileged=true',
-      '--profiling=false',
-      `--cert-dir=${dirs.pki}`,
-    ]);
-    const kubeconfig = kubeconfigYaml(server, pki.ca.cert, 'kubernetes-admin', admin);
-    const kubeconfigPath = join(dataDir, 'kubeconfig');
-    await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
-    const kcmKubeconfig = join(dataDir, 'controller-manager.kubeconfig');
-    await writeFile(kcmKubeconfig, kubeconfigYaml(server, pki.ca.cert, 'system:kube-controller-manager', kcmCert), { mode: 0o600 });
-    const schedKubeconfig = join(dataDir, 'scheduler.kubeconfig');
-    await writeFile(schedKubeconfig, kubeconfigYaml(server, pki.ca.cert, 'system:kube-scheduler', schedCert), { mode: 0o600 });
-    await waitFor('kube-apiserver /readyz', async () => (await get(`${server}/readyz`, adminTls)).status === 200, {
-      timeoutMs: 120_000, proc: apiserver, sup,
-    });
-    log(`kube-apiserver ready on ${server} (${Date.now() - t0} ms)`);
-
-    // --- controller-manager, scheduler, kwok
-    const kcm = sup.start('kube-controller-manager', binaries.kubeControllerManager, [
-      `--kubeconfig=${kcmKubeconfig}`,
-      `--authentication-kubeconfig=${kcmKubeconfig}`,
-      `--authorization-kubeconfig=${kcmKubeconfig}`,
-      `--bind-address=${ip}`,
-      `--secure-port=${kcmPort}`,
-      '--leader-elect=false',
-      '--use-service-account-credentials=true',
-      `--service-account-private-key-file=${sa.privateKey}`,
-      `--root-ca-file=${pki.ca.cert}`,
-      `--cluster-signing-cert-file=${pki.ca.cert}`,
-      `--cluster-signing-key-file=${pki.ca.key}`,
-      '--controllers=*',
-      '--kube-api-qps=200',
-      '--kube-api-burst=400',
-      `--cert-dir=${join(dirs.pki, 'kcm')}`,
-      '--profiling=false',
-    ]);
-    const scheduler = sup.start('kube-scheduler', binaries.kubeScheduler, [
-      `--kubeconfig=${schedKubeconfig}`,
-      `--authentication-kubeconfig=${schedKubeconfig}`,
-      `--authorization-kubeconfig=${schedKubeconfig}`,
-      `--bind-address=${ip}`,
-      `--secure-port=${schedPort}`,
-      '--leader-elect=false',
-      '--kube-api-qps=200',
-      '--kube-api-burst=400',
-      `--cert-dir=${join(dirs.pki, 'scheduler')}`,
-      '--profiling=false',
-    ]);
-    const kwok = sup.start('kwok', binaries.kwok, [
-      `--kubeconfig=${kubeconfigPath}`,
-      `--config=${binaries.kwokStages}`,
-      '--manage-all-nodes=true',
-      '--node-lease-duration-seconds=40',
-      '--cidr=10.244.0.1/16', // pod IPs kwok writes into pod status (data only, nothing routes there)
-    ]);
-
-    const kc = new KubeConfig();
-    kc.loadFromString(kubeconfig);
-    const core = kc.makeApiClient(CoreV1Api);
-    // The controller-manager is working once the serviceaccount controller made `default/default`.
-    await waitFor(
-      'kube-controller-manager (default ServiceAccount)',
-      async () => {
-        await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
-        return true;
-      },
-      { timeoutMs: 120_000, proc: kcm, sup },
-    );
-    await waitFor('kube-scheduler /healthz', async () => (await get(`https://${ip}:${schedPort}/healthz`)).body === 'ok', {
-      timeoutMs: 60_000, proc: scheduler, sup,
-    });
-    if (kwok.exit !== undefined) throw new Error(`kwok exited (${kwok.exit}):\n${sup.tail(kwok)}`);
-    log(`control plane ready (${Date.now() - t0} ms); kubeconfig ${kubeconfigPath}`);
-
-    let podCache: { at: number; byNode: Promise<Map<string, SummaryPodRef[]>> } | undefined;
+    const certs = await issueCertificates(dirs.pki, ip);
+    const cp = await startControlPlane({ sup, binaries, ip, dataDir, dirs, konnectivity, log, t0 }, certs);
     kubelet = new FakeKubeletSummary({
-      cert: serving.cert, // replaced per fixture load by a cert whose SANs are the node IPs
-      key: serving.key,
-      clientCa: pki.ca.cert,
-      // One pod list serves every node's summary for a second: a scrape of 1,000 nodes would
-      // otherwise make the stand-in send 1,000 list calls (and TLS handshakes) of its own.
-      podsForNode: async (nodeName) => {
-        if (!podCache || Date.now() - podCache.at > 1000) {
-          const at = Date.now();
-          const byNode = core.listPodForAllNamespaces({ fieldSelector: 'status.phase=Running' }).then((list) => {
-            const m = new Map<string, SummaryPodRef[]>();
-            for (const p of list.items) {
-              const n = p.spec?.nodeName;
-              if (!n) continue;
-              const refs = m.get(n) ?? [];
-              refs.push({
-                name: p.metadata!.name!,
-                namespace: p.metadata!.namespace!,
-                uid: p.metadata!.uid!,
-                containers: (p.spec?.containers ?? []).map((c) => c.name),
-                startTime: p.status?.startTime ? new Date(p.status.startTime).toISOString() : undefined,
-              });
-              m.set(n, refs);
-            }
-            return m;
-          });
-          podCache = { at, byNode };
-          byNode.catch(() => {
-            if (podCache?.byNode === byNode) podCache = undefined;
-          });
-        }
-        return (await podCache.byNode).get(nodeName) ?? [];
-      },
+      cert: certs.serving.cert, // replaced per fixture load by a cert whose SANs are the node IPs
+      key: certs.serving.key,
+      clientCa: certs.pki.ca.cert,
+      podsForNode: runningPodsByNode(cp.core),
     });
     prometheus = new FakePrometheus();
     await prometheus.listen(ip);
 
-    const procs: Managed[] = [etcd, apiserver, kcm, scheduler, kwok];
-    const raw = new RawApplyClient(server, adminTls);
+    const raw = new RawApplyClient(cp.server, certs.adminTls);
+    const apply: KubeHarness['apply'] = async (objs, o = {}) => {
+      const out: KubernetesObject[] = [];
+      for (const obj of objs) out.push(await raw.apply<KubernetesObject>(obj as ApplyTarget, o.fieldManager ?? 'kube-harness', o.force ?? true));
+      return out;
+    };
+    const ctx: ClusterContext = { ip, log, binaries, pki: certs.pki, core: cp.core, kwok: cp.procs.kwok, sup, kubelet, konnectivity, prometheus, apply };
     let loadSeq = 0;
 
     const harness: KubeHarness = {
-      server,
-      kubeconfigPath,
-      kubeconfig,
+      server: cp.server,
+      kubeconfigPath: cp.kubeconfigPath,
+      kubeconfig: cp.kubeconfig,
       dataDir,
       binaries,
-      pids: Object.fromEntries(procs.map((p) => [p.name, p.pid])),
+      pids: Object.fromEntries(Object.values(cp.procs).map((p) => [p.name, p.pid])),
       kubelet,
       konnectivity,
       prometheus,
       kubeConfig() {
         const k = new KubeConfig();
-        k.loadFromString(kubeconfig);
+        k.loadFromString(cp.kubeconfig);
         return k;
       },
-      async apply(objs, o = {}) {
-        const out: KubernetesObject[] = [];
-        for (const obj of objs) {
-          out.push(await raw.apply<KubernetesObject>(obj as ApplyTarget, o.fieldManager ?? 'kube-harness', o.force ?? true));
-        }
-        return out;
-      },
-      async loadGpuFixtures(size, fo = {}) {
-        const gpu = fo.gpu ?? opts.gpu ?? true;
-        const seq = loadSeq++;
-        const plan = planNodes(size, { gpu, block: seq });
-        const existing = new Set((await core.listNode()).items.map((n) => n.metadata?.name));
-        const todo = plan.filter((n) => !existing.has(n.name));
-        const started = Date.now();
-        log(`loading ${todo.length} fixture node(s) (${gpu ? 'GPU' : 'plain'})`);
-        if (todo.length) {
-          const kubeletCert = await pki.issue({
-            name: `kubelet-serving-${seq}`,
-            cn: `system:node:fixture-${seq}`,
-            orgs: ['system:nodes'],
-            usage: 'server',
-            ips: todo.map((n) => n.ip),
-            dns: todo.map((n) => n.name),
-          });
-          const kubeletVersion = binaries.versions.kubernetes;
-          await parallel(todo, 16, async (n) => {
-            const port = await kubelet!.addNode(n.name, ip, { cert: kubeletCert.cert, key: kubeletCert.key });
-            konnectivity.route(`${n.ip}:${KUBELET_PORT}`, { host: ip, port });
-            await core.createNode({ body: nodeObject(n, KUBELET_PORT, kubeletVersion) });
-          });
-        }
-        // kwok's node-initialize stage marks them Ready.
-        const names = new Set(plan.map((n) => n.name));
-        await waitFor(
-          `${plan.length} fixture nodes Ready`,
-          async () => {
-            const nodes = (await core.listNode()).items.filter((n) => names.has(n.metadata?.name ?? ''));
-            return nodes.length === plan.length && nodes.every(isReady);
-          },
-          { timeoutMs: 60_000 + plan.length * 300, proc: kwok, sup, intervalMs: 500 },
-        );
-        if (gpu) {
-          await harness.apply(deviceClasses());
-          await parallel(
-            plan.map(resourceSlice).filter((s): s is NonNullable<typeof s> => !!s),
-            16,
-            async (s) => void (await harness.apply([s])),
-          );
-          prometheus!.set(gpuSeries(plan));
-        }
-        const readyMs = Date.now() - started;
-        log(`${plan.length} fixture node(s) Ready in ${readyMs} ms`);
-        return { nodes: plan, readyMs };
-      },
-      async exposePrometheus(o = {}) {
-        const namespace = o.namespace ?? 'monitoring';
-        const name = o.name ?? 'prometheus';
-        const labels = { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': name };
-        await core.createNamespace({ body: { metadata: { name: namespace } } }).catch((e: { code?: number }) => {
-          if (e.code !== 409) throw e;
-        });
-        await harness.apply([
-          {
-            apiVersion: 'apps/v1',
-            kind: 'Deployment',
-            metadata: { name, namespace, labels },
-            spec: {
-              replicas: 1,
-              selector: { matchLabels: labels },
-              template: {
-                metadata: { labels },
-                spec: {
-                  tolerations: [{ operator: 'Exists' }],
-                  containers: [{ name: 'prometheus', image: 'quay.io/prometheus/prometheus:v3.5.0', ports: [{ name: 'web', containerPort: 9090 }] }],
-                },
-              },
-            },
-          } as ApplyTarget,
-          {
-            apiVersion: 'v1',
-            kind: 'Service',
-            metadata: { name, namespace, labels },
-            spec: { selector: labels, ports: [{ name: 'web', port: 9090, targetPort: 9090, protocol: 'TCP' }] },
-          } as ApplyTarget,
-        ]);
-        let podIP = '';
-        await waitFor(
-          `prometheus pod in ${namespace} Running with an IP and in the Service's Endpoints`,
-          async () => {
-            const pods = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${name}` });
-            const pod = pods.items.find((p) => p.status?.phase === 'Running' && p.status?.podIP);
-            if (!pod) return false;
-            podIP = pod.status!.podIP!;
-            const eps = await core.readNamespacedEndpoints({ name, namespace }).catch(() => undefined);
-            return !!eps?.subsets?.some((ss) => ss.addresses?.some((a) => a.ip === podIP));
-          },
-          { timeoutMs: 60_000, proc: kwok, sup, intervalMs: 250 },
-        );
-        const port = Number(new URL(prometheus!.url).port);
-        konnectivity.route(`${podIP}:9090`, { host: ip, port });
-        return { namespace, name, port: 'web', podIP };
-      },
+      apply,
+      loadGpuFixtures: (size, fo = {}) => loadGpuFixtures(ctx, size, fo.gpu ?? opts.gpu ?? true, loadSeq++),
+      exposePrometheus: (o = {}) => exposePrometheus(ctx, o.namespace ?? 'monitoring', o.name ?? 'prometheus'),
       async stop() {
         raw.close();
         await cleanup();
@@ -519,6 +231,332 @@ async function startOnce(opts: StartKubeClusterOptions): Promise<KubeHarness> {
     await cleanup();
     throw e;
   }
+}
+
+type Certificates = Awaited<ReturnType<typeof issueCertificates>>;
+
+/** The cluster's PKI, as kubeadm lays it out: serving, admin and component client certs, SA keys, front-proxy CA. */
+async function issueCertificates(pkiDir: string, ip: string) {
+  const pki = await Pki.create(pkiDir);
+  const serving = await pki.issue({
+    name: 'apiserver',
+    cn: 'kube-apiserver',
+    usage: 'server',
+    ips: [ip, '10.96.0.1'],
+    dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+  });
+  const admin = await pki.issue({ name: 'admin', cn: 'kubernetes-admin', orgs: ['system:masters'], usage: 'client' });
+  const kcm = await pki.issue({ name: 'controller-manager', cn: 'system:kube-controller-manager', usage: 'client' });
+  const scheduler = await pki.issue({ name: 'scheduler', cn: 'system:kube-scheduler', usage: 'client' });
+  const kubeletClient = await pki.issue({
+    name: 'apiserver-kubelet-client',
+    cn: 'kube-apiserver-kubelet-client',
+    orgs: ['kubeadm:cluster-admins'],
+    usage: 'client',
+  });
+  const sa = await pki.serviceAccountKeys();
+  // Front-proxy (request-header) CA and client, as kubeadm sets them up; without them
+  // the controller-manager and scheduler log a missing requestheader CA bundle.
+  await mkdir(join(pkiDir, 'front-proxy'), { recursive: true });
+  const frontProxy = await Pki.create(join(pkiDir, 'front-proxy'), 'front-proxy-ca');
+  const proxyClient = await frontProxy.issue({ name: 'front-proxy-client', cn: 'front-proxy-client', usage: 'client' });
+  const adminTls: TlsFiles = { ca: pki.ca.cert, ...admin };
+  return { pki, serving, admin, kcm, scheduler, kubeletClient, sa, frontProxy, proxyClient, adminTls };
+}
+
+interface StartContext {
+  sup: Supervisor;
+  binaries: KubeBinaries;
+  ip: string;
+  dataDir: string;
+  dirs: { pki: string; etcd: string; logs: string };
+  konnectivity: FakeKonnectivityServer;
+  log: (line: string) => void;
+  t0: number;
+}
+
+/** etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, each waited for in turn. */
+async function startControlPlane(c: StartContext, certs: Certificates) {
+  const { sup, binaries, ip, dataDir, dirs, log, t0 } = c;
+  const [etcdPort, etcdPeer, apiPort, kcmPort, schedPort] = await Promise.all([freeTcpPort(ip), freeTcpPort(ip), freeTcpPort(ip), freeTcpPort(ip), freeTcpPort(ip)]);
+
+  const etcdUrl = `http://${ip}:${etcdPort}`;
+  const etcd = sup.start('etcd', binaries.etcd, etcdArgs(ip, etcdUrl, etcdPeer, dirs.etcd));
+  await waitForServing('etcd /health', async () => (await get(`${etcdUrl}/health`)).body.includes('"health":"true"'), { timeoutMs: 30_000, proc: etcd, sup });
+  log(`etcd ready on ${etcdUrl} (${Date.now() - t0} ms)`);
+
+  // The API server reaches kubelets through an HTTP CONNECT proxy on a Unix socket.
+  await c.konnectivity.listen();
+  const egressConfig = join(dataDir, 'egress-selector.yaml');
+  await writeFile(egressConfig, egressSelectorYaml(c.konnectivity.socketPath));
+
+  const server = `https://${ip}:${apiPort}`;
+  const apiserver = sup.start('kube-apiserver', binaries.kubeApiserver, apiserverArgs({ ip, etcdUrl, apiPort, egressConfig, certDir: dirs.pki, certs }));
+  const kubeconfig = kubeconfigYaml(server, certs.pki.ca.cert, 'kubernetes-admin', certs.admin);
+  const kubeconfigPath = join(dataDir, 'kubeconfig');
+  await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
+  const kcmKubeconfig = join(dataDir, 'controller-manager.kubeconfig');
+  await writeFile(kcmKubeconfig, kubeconfigYaml(server, certs.pki.ca.cert, 'system:kube-controller-manager', certs.kcm), { mode: 0o600 });
+  const schedKubeconfig = join(dataDir, 'scheduler.kubeconfig');
+  await writeFile(schedKubeconfig, kubeconfigYaml(server, certs.pki.ca.cert, 'system:kube-scheduler', certs.scheduler), { mode: 0o600 });
+  await waitForServing('kube-apiserver /readyz', async () => (await get(`${server}/readyz`, certs.adminTls)).status === 200, { timeoutMs: 120_000, proc: apiserver, sup });
+  log(`kube-apiserver ready on ${server} (${Date.now() - t0} ms)`);
+
+  const kcm = sup.start('kube-controller-manager', binaries.kubeControllerManager, [
+    ...componentArgs(ip, kcmPort, kcmKubeconfig, join(dirs.pki, 'kcm')),
+    '--use-service-account-credentials=true',
+    `--service-account-private-key-file=${certs.sa.privateKey}`,
+    `--root-ca-file=${certs.pki.ca.cert}`,
+    `--cluster-signing-cert-file=${certs.pki.ca.cert}`,
+    `--cluster-signing-key-file=${certs.pki.ca.key}`,
+    '--controllers=*',
+  ]);
+  const scheduler = sup.start('kube-scheduler', binaries.kubeScheduler, componentArgs(ip, schedPort, schedKubeconfig, join(dirs.pki, 'scheduler')));
+  const kwok = sup.start('kwok', binaries.kwok, [
+    `--kubeconfig=${kubeconfigPath}`,
+    `--config=${binaries.kwokStages}`,
+    '--manage-all-nodes=true',
+    '--node-lease-duration-seconds=40',
+    '--cidr=10.244.0.1/16', // pod IPs kwok writes into pod status (data only, nothing routes there)
+  ]);
+
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  // The controller-manager is working once the serviceaccount controller made `default/default`.
+  await waitForServing(
+    'kube-controller-manager (default ServiceAccount)',
+    async () => {
+      await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
+      return true;
+    },
+    { timeoutMs: 120_000, proc: kcm, sup },
+  );
+  await waitForServing('kube-scheduler /healthz', async () => (await get(`https://${ip}:${schedPort}/healthz`)).body === 'ok', { timeoutMs: 60_000, proc: scheduler, sup });
+  if (kwok.exit !== undefined) throw new Error(`kwok exited (${kwok.exit}):\n${sup.tail(kwok)}`);
+  log(`control plane ready (${Date.now() - t0} ms); kubeconfig ${kubeconfigPath}`);
+  return { server, kubeconfig, kubeconfigPath, core, procs: { etcd, apiserver, kcm, scheduler, kwok } };
+}
+
+function etcdArgs(ip: string, etcdUrl: string, peerPort: number, dataDir: string): string[] {
+  return [
+    '--name=harness',
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=http://${ip}:${peerPort}`,
+    `--initial-advertise-peer-urls=http://${ip}:${peerPort}`,
+    `--initial-cluster=harness=http://${ip}:${peerPort}`,
+    '--initial-cluster-state=new',
+    '--unsafe-no-fsync=true', // throw-away data; fsync would dominate start-up time
+    '--log-level=warn',
+  ];
+}
+
+function egressSelectorYaml(socketPath: string): string {
+  return stringify({
+    apiVersion: 'apiserver.k8s.io/v1beta1',
+    kind: 'EgressSelectorConfiguration',
+    egressSelections: [{ name: 'cluster', connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: socketPath } } } }],
+  });
+}
+
+function apiserverArgs(a: { ip: string; etcdUrl: string; apiPort: number; egressConfig: string; certDir: string; certs: Certificates }): string[] {
+  const { pki, serving, sa, kubeletClient, frontProxy, proxyClient } = a.certs;
+  return [
+    `--etcd-servers=${a.etcdUrl}`,
+    `--bind-address=${a.ip}`,
+    `--advertise-address=${a.ip}`,
+    `--secure-port=${a.apiPort}`,
+    `--tls-cert-file=${serving.cert}`,
+    `--tls-private-key-file=${serving.key}`,
+    `--client-ca-file=${pki.ca.cert}`,
+    '--authorization-mode=Node,RBAC',
+    '--service-cluster-ip-range=10.96.0.0/16',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${sa.publicKey}`,
+    `--service-account-signing-key-file=${sa.privateKey}`,
+    // apiserver -> kubelet (our FakeKubeletSummary): client cert, and verify the kubelet's serving cert.
+    `--kubelet-client-certificate=${kubeletClient.cert}`,
+    `--kubelet-client-key=${kubeletClient.key}`,
+    `--kubelet-certificate-authority=${pki.ca.cert}`,
+    '--kubelet-preferred-address-types=InternalIP',
+    `--egress-selector-config-file=${a.egressConfig}`,
+    `--requestheader-client-ca-file=${frontProxy.ca.cert}`,
+    '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${proxyClient.cert}`,
+    `--proxy-client-key-file=${proxyClient.key}`,
+    // The `kubernetes` Service's endpoints would be this loopback IP, which Endpoints validation rejects.
+    '--endpoint-reconciler-type=none',
+    '--allow-privileged=true',
+    '--profiling=false',
+    `--cert-dir=${a.certDir}`,
+  ];
+}
+
+/** What kube-controller-manager and kube-scheduler are both started with. */
+function componentArgs(ip: string, port: number, kubeconfig: string, certDir: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    `--bind-address=${ip}`,
+    `--secure-port=${port}`,
+    '--leader-elect=false',
+    '--kube-api-qps=200',
+    '--kube-api-burst=400',
+    `--cert-dir=${certDir}`,
+    '--profiling=false',
+  ];
+}
+
+/**
+ * The kubelet stand-in's pod lookup. One pod list serves every node's summary for a second:
+ * a scrape of 1,000 nodes would otherwise make the stand-in send 1,000 list calls (and TLS
+ * handshakes) of its own.
+ */
+function runningPodsByNode(core: CoreV1Api): (nodeName: string) => Promise<SummaryPodRef[]> {
+  let podCache: { at: number; byNode: Promise<Map<string, SummaryPodRef[]>> } | undefined;
+  return async (nodeName) => {
+    if (!podCache || Date.now() - podCache.at > 1000) {
+      const at = Date.now();
+      const byNode = core.listPodForAllNamespaces({ fieldSelector: 'status.phase=Running' }).then((list) => {
+        const m = new Map<string, SummaryPodRef[]>();
+        for (const p of list.items) {
+          const n = p.spec?.nodeName;
+          if (!n) continue;
+          const refs = m.get(n) ?? [];
+          refs.push({
+            name: p.metadata!.name!,
+            namespace: p.metadata!.namespace!,
+            uid: p.metadata!.uid!,
+            containers: (p.spec?.containers ?? []).map((c) => c.name),
+            startTime: p.status?.startTime ? new Date(p.status.startTime).toISOString() : undefined,
+          });
+          m.set(n, refs);
+        }
+        return m;
+      });
+      podCache = { at, byNode };
+      byNode.catch(() => {
+        if (podCache?.byNode === byNode) podCache = undefined;
+      });
+    }
+    return (await podCache.byNode).get(nodeName) ?? [];
+  };
+}
+
+/** What the harness's fixture and Prometheus helpers use of a running cluster. */
+interface ClusterContext {
+  ip: string;
+  log: (line: string) => void;
+  binaries: KubeBinaries;
+  pki: Pki;
+  core: CoreV1Api;
+  kwok: Managed;
+  sup: Supervisor;
+  kubelet: FakeKubeletSummary;
+  konnectivity: FakeKonnectivityServer;
+  prometheus: FakePrometheus;
+  apply: KubeHarness['apply'];
+}
+
+/** `KubeHarness.loadGpuFixtures`: fake nodes (each with a kubelet stand-in), Ready through kwok; GPU DeviceClasses, ResourceSlices, DCGM series. */
+async function loadGpuFixtures(c: ClusterContext, size: FixtureSize, gpu: boolean, seq: number): Promise<LoadedFixtures> {
+  const plan = planNodes(size, { gpu, block: seq });
+  const existing = new Set((await c.core.listNode()).items.map((n) => n.metadata?.name));
+  const todo = plan.filter((n) => !existing.has(n.name));
+  const started = Date.now();
+  c.log(`loading ${todo.length} fixture node(s) (${gpu ? 'GPU' : 'plain'})`);
+  if (todo.length) {
+    const kubeletCert = await c.pki.issue({
+      name: `kubelet-serving-${seq}`,
+      cn: `system:node:fixture-${seq}`,
+      orgs: ['system:nodes'],
+      usage: 'server',
+      ips: todo.map((n) => n.ip),
+      dns: todo.map((n) => n.name),
+    });
+    const kubeletVersion = c.binaries.versions.kubernetes;
+    await parallel(todo, 16, async (n) => {
+      const port = await c.kubelet.addNode(n.name, c.ip, { cert: kubeletCert.cert, key: kubeletCert.key });
+      c.konnectivity.route(`${n.ip}:${KUBELET_PORT}`, { host: c.ip, port });
+      await c.core.createNode({ body: nodeObject(n, KUBELET_PORT, kubeletVersion) });
+    });
+  }
+  // kwok's node-initialize stage marks them Ready.
+  const names = new Set(plan.map((n) => n.name));
+  await waitForServing(
+    `${plan.length} fixture nodes Ready`,
+    async () => {
+      const nodes = (await c.core.listNode()).items.filter((n) => names.has(n.metadata?.name ?? ''));
+      return nodes.length === plan.length && nodes.every(isReady);
+    },
+    { timeoutMs: 60_000 + plan.length * 300, proc: c.kwok, sup: c.sup, intervalMs: 500 },
+  );
+  if (gpu) {
+    await c.apply(deviceClasses());
+    await parallel(
+      plan.map(resourceSlice).filter((s): s is NonNullable<typeof s> => !!s),
+      16,
+      async (s) => void (await c.apply([s])),
+    );
+    c.prometheus.set(gpuSeries(plan));
+  }
+  const readyMs = Date.now() - started;
+  c.log(`${plan.length} fixture node(s) Ready in ${readyMs} ms`);
+  return { nodes: plan, readyMs };
+}
+
+/** `KubeHarness.exposePrometheus`: a kwok-run Deployment and Service whose pod IP the egress splices to the stand-in. */
+async function exposePrometheus(c: ClusterContext, namespace: string, name: string): Promise<{ namespace: string; name: string; port: string; podIP: string }> {
+  const labels = { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/instance': name };
+  await c.core.createNamespace({ body: { metadata: { name: namespace } } }).catch((e: { code?: number }) => {
+    if (e.code !== 409) throw e;
+  });
+  await c.apply([
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            tolerations: [{ operator: 'Exists' }],
+            containers: [{ name: 'prometheus', image: 'quay.io/prometheus/prometheus:v3.5.0', ports: [{ name: 'web', containerPort: 9090 }] }],
+          },
+        },
+      },
+    } as ApplyTarget,
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace, labels },
+      spec: { selector: labels, ports: [{ name: 'web', port: 9090, targetPort: 9090, protocol: 'TCP' }] },
+    } as ApplyTarget,
+  ]);
+  let podIP = '';
+  await waitForServing(
+    `prometheus pod in ${namespace} Running with an IP and in the Service's Endpoints`,
+    async () => {
+      const pods = await c.core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${name}` });
+      const pod = pods.items.find((p) => p.status?.phase === 'Running' && p.status?.podIP);
+      if (!pod) return false;
+      podIP = pod.status!.podIP!;
+      const eps = await c.core.readNamespacedEndpoints({ name, namespace }).catch(() => undefined);
+      return !!eps?.subsets?.some((ss) => ss.addresses?.some((a) => a.ip === podIP));
+    },
+    { timeoutMs: 60_000, proc: c.kwok, sup: c.sup, intervalMs: 250 },
+  );
+  const port = Number(new URL(c.prometheus.url).port);
+  c.konnectivity.route(`${podIP}:9090`, { host: c.ip, port });
+  return { namespace, name, port: 'web', podIP };
 }
 
 function isReady(n: V1Node): boolean {
@@ -570,4 +608,3 @@ export function gpuSeries(plan: FixtureNode[]): Sample[] {
   return out;
 }
 
-export { delay };

@@ -6,8 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { sleep, waitUntil } from '@ironlens/core/testing';
 
 export interface Managed {
   name: string;
@@ -99,60 +99,49 @@ export class Supervisor {
       } catch {
         /* gone */
       }
-      const done = await Promise.race([m.exited.then(() => true), delay(graceMs).then(() => false)]);
+      const done = await Promise.race([m.exited.then(() => true), sleep(graceMs).then(() => false)]);
       if (!done) {
         try {
           process.kill(m.pid, 'SIGKILL');
         } catch {
           /* gone */
         }
-        await Promise.race([m.exited, delay(2000)]);
+        await Promise.race([m.exited, sleep(2000)]);
       }
       live.delete(m);
     }
   }
 }
 
-export function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** A port that was free on `ip` a moment ago (the OS picks it). */
-export function freePort(ip: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, ip, () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Polls `check` until it returns true; fails early if `proc` exits. */
-export async function waitFor(
+/**
+ * Polls `check` until it returns true (a throw counts as "not yet"; the last one is reported);
+ * fails early, with the tail of its log, if `proc` exits. Default interval is 250 ms.
+ */
+export async function waitForServing(
   what: string,
   check: () => Promise<boolean>,
   opts: { timeoutMs: number; proc?: Managed; sup?: Supervisor; intervalMs?: number },
 ): Promise<void> {
-  const deadline = Date.now() + opts.timeoutMs;
   let lastErr = '';
-  for (;;) {
-    if (opts.proc?.exit !== undefined) {
-      throw new Error(
-        `${opts.proc.name} exited (${opts.proc.exit}) while waiting for ${what}; log ${opts.proc.logFile}:\n${opts.sup?.tail(opts.proc) ?? ''}`,
-      );
-    }
-    try {
-      if (await check()) return;
-    } catch (e) {
-      lastErr = (e as Error).message;
-    }
-    if (Date.now() > deadline) {
-      const tail = opts.proc && opts.sup ? `\nlog ${opts.proc.logFile}:\n${opts.sup.tail(opts.proc)}` : '';
-      throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${lastErr})` : ''}${tail}`);
-    }
-    await delay(opts.intervalMs ?? 250);
+  const exitedError = (p: Managed) => new Error(`${p.name} exited (${p.exit}) while waiting for ${what}; log ${p.logFile}:\n${opts.sup?.tail(p) ?? ''}`);
+  try {
+    await waitUntil(
+      what,
+      async () => {
+        if (opts.proc?.exit !== undefined) throw exitedError(opts.proc);
+        try {
+          return await check();
+        } catch (e) {
+          lastErr = (e as Error).message;
+          return false;
+        }
+      },
+      opts.timeoutMs,
+      opts.intervalMs ?? 250,
+    );
+  } catch (e) {
+    if (opts.proc?.exit !== undefined) throw exitedError(opts.proc);
+    const tail = opts.proc && opts.sup ? `\nlog ${opts.proc.logFile}:\n${opts.sup.tail(opts.proc)}` : '';
+    throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${lastErr})` : ''}${tail}`, { cause: e });
   }
 }

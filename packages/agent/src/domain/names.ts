@@ -1,28 +1,12 @@
-import { AppError, echo } from '@ironlens/core';
+import { AppError, echo, isIqn } from '@ironlens/core';
 
 /**
  * The naming rules of the agent: IQNs, sizes, backing file names. Everything a request
  * carries passes through here before it can reach a command line.
  */
 
-/** `iqn.YYYY-MM.reverse.domain` without a suffix: what `IPXE_AGENT_BASE_IQN` must look like. */
-const BASE_IQN = /^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
-/** A full IQN: base, optionally `:` and a suffix of `[a-z0-9.:-]`. */
-const SUFFIX = /^[a-z0-9]([a-z0-9.:-]*[a-z0-9])?$/;
-/** RFC 3720: an iSCSI name is at most 223 bytes. */
-export const IQN_MAX_LENGTH = 223;
-
-export function isBaseIqn(value: string): boolean {
-  return BASE_IQN.test(value) && value.length <= IQN_MAX_LENGTH;
-}
-
-/** True for `iqn.YYYY-MM.reverse.domain[:suffix]`, lowercase, `[a-z0-9.:-]` only. */
-export function isIqn(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length > IQN_MAX_LENGTH) return false;
-  const colon = value.indexOf(':');
-  if (colon === -1) return BASE_IQN.test(value);
-  return BASE_IQN.test(value.slice(0, colon)) && SUFFIX.test(value.slice(colon + 1));
-}
+/** The IQN grammar is the one the control plane reads agents' answers with (`@ironlens/core`). */
+export { IQN_MAX_LENGTH, isBaseIqn, isIqn } from '@ironlens/core';
 
 /** Refuses a malformed IQN (400 `iqn_invalid`) or one outside `baseIqn` (400 `iqn_base_mismatch`). Returns the suffix. */
 export function checkIqn(iqn: unknown, baseIqn: string): string {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { ExecError, type ExecResult } from '../exec';
 
 export interface ExecStreamingOptions {
@@ -38,54 +38,32 @@ export function execStreaming(argv: string[], opts: ExecStreamingOptions = {}): 
   return new Promise((resolve, reject) => {
     if (argv.length === 0) return reject(new Error('execStreaming: empty argv'));
     if (opts.signal?.aborted) return reject(new ExecAbortedError(argv, opts.signal.reason));
-    const child = spawn(argv[0], argv.slice(1), {
-      cwd: opts.cwd,
-      env: opts.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const out = { stdout: '', stderr: '' };
-    const partial = { stdout: '', stderr: '' };
+    const child = spawn(argv[0], argv.slice(1), { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const group = new ProcessGroup(child, opts.killGraceMs ?? 3000);
+    const stdout = new LineCollector((line) => opts.onLine?.(line, 'stdout'));
+    const stderr = new LineCollector((line) => opts.onLine?.(line, 'stderr'));
+    child.stdout.on('data', (c: Buffer) => stdout.feed(c));
+    child.stderr.on('data', (c: Buffer) => stderr.feed(c));
+
     let aborted = false;
     let timedOut = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    let timeoutTimer: NodeJS.Timeout | undefined;
-
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // Already gone.
-      }
-    };
-    const stop = () => {
-      killGroup('SIGTERM');
-      killTimer = setTimeout(() => killGroup('SIGKILL'), opts.killGraceMs ?? 3000);
-      killTimer.unref();
-    };
     const onAbort = () => {
       aborted = true;
-      stop();
+      group.stop();
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-    if (opts.timeoutMs && opts.timeoutMs > 0) {
-      timeoutTimer = setTimeout(() => {
-        timedOut = true;
-        stop();
-      }, opts.timeoutMs);
-    }
-
-    const feed = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      out[stream] += text;
-      if (out[stream].length > KEEP_BYTES) out[stream] = out[stream].slice(-KEEP_BYTES);
-      const parts = (partial[stream] + text).split(/\r\n|\n|\r/);
-      partial[stream] = parts.pop() ?? '';
-      for (const line of parts) opts.onLine?.(line, stream);
+    const timeoutTimer =
+      opts.timeoutMs && opts.timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            group.stop();
+          }, opts.timeoutMs)
+        : undefined;
+    const cleanup = () => {
+      opts.signal?.removeEventListener('abort', onAbort);
+      clearTimeout(timeoutTimer);
+      if (!aborted && !timedOut) group.cancelKill();
     };
-    child.stdout.on('data', (c: Buffer) => feed('stdout', c));
-    child.stderr.on('data', (c: Buffer) => feed('stderr', c));
 
     child.on('error', (err: NodeJS.ErrnoException) => {
       cleanup();
@@ -96,22 +74,68 @@ export function execStreaming(argv: string[], opts: ExecStreamingOptions = {}): 
     });
     child.on('close', (code, signal) => {
       cleanup();
-      for (const stream of ['stdout', 'stderr'] as const) {
-        if (partial[stream]) opts.onLine?.(partial[stream], stream);
-      }
+      stdout.flush();
+      stderr.flush();
       // The group may still hold children that ignored SIGTERM: make sure they go too.
-      if (aborted || timedOut) killGroup('SIGKILL');
+      if (aborted || timedOut) group.kill('SIGKILL');
       if (aborted) return reject(new ExecAbortedError(argv, opts.signal?.reason));
-      const result: ExecResult = { stdout: out.stdout, stderr: out.stderr, code: code ?? (signal ? 128 : -1) };
+      const result: ExecResult = { stdout: stdout.text, stderr: stderr.text, code: code ?? (signal ? 128 : -1) };
       if (timedOut) result.stderr += `\n${argv[0]}: timed out after ${opts.timeoutMs} ms`;
       if (result.code !== 0 && !opts.allowFailure) return reject(new ExecError(argv, result));
       resolve(result);
     });
-
-    function cleanup() {
-      opts.signal?.removeEventListener('abort', onAbort);
-      if (timeoutTimer) clearTimeout(timeoutTimer);
-      if (killTimer && !aborted && !timedOut) clearTimeout(killTimer);
-    }
   });
+}
+
+/** One output stream: keeps its last `KEEP_BYTES`, hands each complete line (`\n`, `\r\n`, `\r`) to `onLine`. */
+class LineCollector {
+  text = '';
+  private partial = '';
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  feed(chunk: Buffer): void {
+    const text = chunk.toString('utf8');
+    this.text += text;
+    if (this.text.length > KEEP_BYTES) this.text = this.text.slice(-KEEP_BYTES);
+    const parts = (this.partial + text).split(/\r\n|\n|\r/);
+    this.partial = parts.pop() ?? '';
+    for (const line of parts) this.onLine(line);
+  }
+
+  /** The last line, when the output did not end with a line break. */
+  flush(): void {
+    if (this.partial) this.onLine(this.partial);
+    this.partial = '';
+  }
+}
+
+/** The child's process group (it was spawned `detached`): stopped with SIGTERM, then SIGKILL after a grace time. */
+class ProcessGroup {
+  private killTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly child: ChildProcess,
+    private readonly graceMs: number,
+  ) {}
+
+  kill(sig: NodeJS.Signals): void {
+    if (this.child.pid === undefined) return;
+    try {
+      process.kill(-this.child.pid, sig);
+    } catch {
+      // Already gone.
+    }
+  }
+
+  stop(): void {
+    this.kill('SIGTERM');
+    this.killTimer = setTimeout(() => this.kill('SIGKILL'), this.graceMs);
+    this.killTimer.unref();
+  }
+
+  /** The command ended by itself: no SIGKILL is due. */
+  cancelKill(): void {
+    clearTimeout(this.killTimer);
+  }
 }

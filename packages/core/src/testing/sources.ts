@@ -2,8 +2,15 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
+ * Packages that exist only for tests (a dev dependency of the packages that use them): all of
+ * their sources are test support. `kube-harness` starts a throw-away control plane for tests.
+ */
+const TEST_SUPPORT_PACKAGES = new Set(['kube-harness']);
+
+/**
  * Every production source file of the monorepo at `repo`: `.ts`/`.tsx` under
- * `packages/<pkg>/src`, without tests (`*.test.ts`) and test support (`testing/` folders).
+ * `packages/<pkg>/src`, without tests (`*.test.ts`), test support (`testing/` folders) and
+ * test-only packages (`kube-harness`).
  */
 export function productionSources(repo: string): string[] {
   const out: string[] = [];
@@ -18,6 +25,7 @@ export function productionSources(repo: string): string[] {
     }
   };
   for (const pkg of readdirSync(join(repo, 'packages'))) {
+    if (TEST_SUPPORT_PACKAGES.has(pkg)) continue;
     const src = join(repo, 'packages', pkg, 'src');
     try {
       walk(src);

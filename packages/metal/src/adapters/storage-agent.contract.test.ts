@@ -4,11 +4,8 @@
  * `FakeAgent` stand-in the failure-path tests use, so the stand-in cannot drift from the
  * real protocol.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startAgent } from '@ironlens/agent';
-import { freeTcpPort, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
+import { startAgentOnTgtd } from '@ironlens/agent/testing';
+import { freeTcpPort } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeAgent } from '../testing/fake-agent';
 import { AgentFailedError, AgentTimeoutError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent } from './storage-agent';
@@ -25,34 +22,7 @@ interface Subject {
 }
 
 async function realAgent(): Promise<Subject> {
-  const dir = mkdtempSync(join(tmpdir(), 'ironlens-contract-'));
-  const diskDir = join(dir, 'images');
-  mkdirSync(diskDir);
-  writeFileSync(join(diskDir, MASTER), Buffer.alloc(1024 * 1024));
-  const tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `127.0.0.1:${await freeTcpPort()}` });
-  try {
-    const agent = await startAgent({
-      IPXE_AGENT_TOKEN: TOKEN,
-      DISK_DIR: diskDir,
-      IPXE_AGENT_BACKEND: 'stgt',
-      IPXE_AGENT_BASE_IQN: BASE_IQN,
-      IPXE_AGENT_TGT_CONTROL_PORT: String(tgtd.controlPort),
-      IRONLENS_AGENT_LISTEN: '127.0.0.1:0',
-      IRONLENS_LOG_LEVEL: 'silent',
-    });
-    return {
-      url: agent.url,
-      async stop() {
-        await agent.close();
-        await tgtd.stop();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
-    await tgtd.stop();
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  return startAgentOnTgtd({ token: TOKEN, baseIqn: BASE_IQN, files: { [MASTER]: Buffer.alloc(1024 * 1024) }, tmpPrefix: 'ironlens-contract-' });
 }
 
 async function fakeAgent(): Promise<Subject> {

@@ -138,26 +138,10 @@ export function parseIntLoose(input: unknown): number | null {
 }
 
 /**
- * iSCSI names, as the storage agent defines them (packages/agent `domain/names.ts`; a test
- * keeps the two grammars in step): `iqn.YYYY-MM.reverse.domain` for a base, then `:` and a
- * suffix of `[a-z0-9.:-]`. Every IQN an agent answers passes through here before it is stored
- * or reaches `/boot-vars`.
+ * iSCSI names: the storage agent's own grammar, shared through `@ironlens/core`. Every IQN an
+ * agent answers passes through it before it is stored or reaches `/boot-vars`.
  */
-const BASE_IQN = /^iqn\.\d{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
-const IQN_SUFFIX = /^[a-z0-9]([a-z0-9.:-]*[a-z0-9])?$/;
-/** RFC 3720: an iSCSI name is at most 223 bytes. */
-export const IQN_MAX_LENGTH = 223;
-
-export function isBaseIqn(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= IQN_MAX_LENGTH && BASE_IQN.test(value);
-}
-
-export function isIqn(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length > IQN_MAX_LENGTH) return false;
-  const colon = value.indexOf(':');
-  if (colon === -1) return BASE_IQN.test(value);
-  return BASE_IQN.test(value.slice(0, colon)) && IQN_SUFFIX.test(value.slice(colon + 1));
-}
+export { IQN_MAX_LENGTH, isBaseIqn, isIqn } from '@ironlens/core';
 
 /**
  * A file in an agent's image directory: one path component of `[A-Za-z0-9._-]`, not hidden

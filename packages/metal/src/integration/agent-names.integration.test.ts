@@ -3,42 +3,24 @@
  * real tgtd: a master, ISO or file name with a missing directory is a 400 naming it, in
  * seed 004's pass-through shape `{"agent": …, "error": …}`, never a 500.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type RunningAgent, startAgent } from '@ironlens/agent';
-import { freeTcpPort, type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
+import { type AgentOnTgtd, startAgentOnTgtd } from '@ironlens/agent/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
 const BASE = 'iqn.2026-07.com.controller';
-let dir: string;
-let tgtd: RunningTgtd;
-let agent: RunningAgent;
+let agent: AgentOnTgtd;
 let f: MetalFixture;
 const inject = (method: string, url: string, payload?: unknown) => f.app.inject({ method: method as 'GET', url, payload: payload as object });
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ironlens-agent-names-'));
-  writeFileSync(join(dir, '_tpl_debian.img'), Buffer.alloc(1024 * 1024));
-  tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `127.0.0.1:${await freeTcpPort()}` });
-  agent = await startAgent({
-    DISK_DIR: dir,
-    IPXE_AGENT_TOKEN: 'agent-tok',
-    IPXE_AGENT_BASE_IQN: BASE,
-    IPXE_AGENT_TGT_CONTROL_PORT: String(tgtd.controlPort),
-    IRONLENS_AGENT_LISTEN: '127.0.0.1:0',
-    IRONLENS_LOG_LEVEL: 'silent',
-  });
+  agent = await startAgentOnTgtd({ token: 'agent-tok', baseIqn: BASE, files: { '_tpl_debian.img': Buffer.alloc(1024 * 1024) }, tmpPrefix: 'ironlens-agent-names-' });
   f = await newMetalFixture();
   expect((await inject('POST', '/agents', { id: 'st1', base_url: agent.url, token: 'agent-tok', role: { disk: true, cd: true }, tags: ['stgt'] })).statusCode).toBe(201);
   expect((await inject('POST', '/workers', { worker_id: 'w1' })).statusCode).toBe(200);
 });
 afterAll(async () => {
   await f?.close();
-  await agent?.close();
-  await tgtd?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await agent?.stop();
 });
 
 describe('names with a missing directory, through the control plane', () => {

@@ -1,5 +1,6 @@
 import { AppError, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
 import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
+import type { AgentInput, AgentProbeRequest } from '../api/schemas';
 import { checkTokenEnv, expandToken } from '../domain/agent-token';
 import { isValidId } from '../domain/identifiers';
 import type { Agent } from '../domain/types';
@@ -8,15 +9,7 @@ import type { MetalDb, MetalStore } from '../repositories/tables';
 import { type DataPlaneLookup, LIO_SEP, STGT_SEP } from './boot-vars.service';
 import type { RequestContext } from './settings.service';
 
-export interface AgentInput {
-  id?: string;
-  base_url: string;
-  token?: string | null;
-  iscsi_server?: string | null;
-  role?: { disk?: boolean; cd?: boolean } | null;
-  tags?: string[] | null;
-  enabled?: boolean | null;
-}
+export type { AgentInput };
 
 export type Capabilities = AgentCapabilities;
 
@@ -191,7 +184,7 @@ export class AgentService implements DataPlaneLookup {
    * With `agent_id` and no token, that agent's stored token is used, and only when
    * `base_url` is the agent's own (400 `agent_token_misdirected` otherwise).
    */
-  async probe(input: { base_url: string; token?: string | null; agent_id?: string | null }) {
+  async probe(input: AgentProbeRequest) {
     const base_url = normalizeBaseUrl(input.base_url);
     const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
     let token: string | null;

@@ -1,4 +1,5 @@
 import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
+import type { BatchBindRequest, BatchMode, DeviceDeclaration } from '../api/schemas';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -10,13 +11,7 @@ import type { DhcpHostsService } from './dhcp-hosts.service';
 import type { ReportGuard, ReportRefusal } from './report-guard.service';
 import type { RequestContext, SettingsService } from './settings.service';
 
-export interface DeviceDeclaration {
-  mac: string;
-  uuid?: string | null;
-  manufacturer?: string | null;
-  product?: string | null;
-  serial?: string | null;
-}
+export type { BatchBindRequest, BatchMode, DeviceDeclaration };
 
 export interface BindOutcome {
   device: Device;
@@ -25,7 +20,6 @@ export interface BindOutcome {
   old_device_mac: string | null;
 }
 
-export type BatchMode = 'manifest' | 'sequential';
 
 /** What a report did, and the iPXE script that answers it. */
 export interface ReportOutcome {
@@ -40,12 +34,6 @@ type PairOutcome =
   | { kind: 'ok'; mac: string; worker_id: string; device: Device; worker_state: string; fingerprint_mismatch: { fields: string[] } | null }
   | { kind: 'invalid_mac'; mac: unknown; worker_id: string; reason: string }
   | { kind: 'not_in_pool' | 'revoked' | 'duplicate' | 'already_bound' | 'device_bound' | 'worker_missing' | 'worker_bound'; mac: string; worker_id: string; reason: string };
-export interface BatchBindRequest {
-  mode?: BatchMode;
-  pairs?: Array<DeviceDeclaration & { worker_id: string }>;
-  macs?: string[];
-  worker_ids?: string[];
-}
 
 const REPORT_STRINGS = ['manufacturer', 'product', 'serial', 'cpumodel', 'mem-type', 'chip', 'busid'] as const;
 const DECLARED = ['manufacturer', 'product', 'serial', 'uuid'] as const;

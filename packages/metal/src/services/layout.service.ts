@@ -8,7 +8,7 @@ import type { Agent, Device, WorkerRecord } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { SettingsRepository } from '../repositories/settings.repository';
-import type { MetalStore } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { type LayoutTexts, validateImportLayout } from './import-validation';
 
@@ -101,98 +101,144 @@ export class LayoutService {
   }
 
   async import(root: string, opts: { replace?: boolean } = {}): Promise<ImportSummary> {
+    const layout = this.readLayout(root);
+    let fromHosts = 0;
+    await this.store.transaction(async (db) => {
+      const existing = (await this.workers.list(db)).length + (await this.devices.list(db)).length + (await this.agents.list(db)).length;
+      if (existing > 0 && !opts.replace) throw new AppError('store_not_empty', 'the store already holds a ledger; import into an empty data directory, or pass --replace');
+      if (opts.replace) await this.clear(db);
+      const { devices, fromHosts: added } = withBindingsFromHosts(layout.devices, layout.hosts, layout.workers);
+      fromHosts = added;
+      for (const a of layout.agents) await this.agents.insert(db, a);
+      for (const w of layout.workers) await this.workers.insert(db, w);
+      for (const d of devices) await this.devices.insert(db, d);
+      for (const [k, v] of Object.entries(layout.settings)) await this.settings.set(db, k, v);
+      await this.ops.importRaw(layout.operations, db);
+    });
+    return {
+      agents: layout.agents.length,
+      workers: layout.workers.length,
+      devices: layout.devices.length + fromHosts,
+      bindings_from_dhcp_hosts: fromHosts,
+      operations: layout.operations.length,
+      settings: Object.keys(layout.settings),
+    };
+  }
+
+  /** Reads and checks every file of the layout under `root`; writes nothing. */
+  private readLayout(root: string): ParsedLayout {
     if (!existsSync(root)) throw new AppError('request_invalid', `no such directory: ${root}`);
     // Every record passes the API's own grammars before anything is written (issue 13).
     validateImportLayout(Object.fromEntries(Object.entries(LAYOUT).map(([k, rel]) => [k, this.read(root, rel)])) as unknown as LayoutTexts);
-    const agentsDoc = (YAML.parse(this.read(root, LAYOUT.agents) ?? '') ?? {}) as { agents?: Record<string, Record<string, unknown>> };
-    const workersDoc = (YAML.parse(this.read(root, LAYOUT.workers) ?? '') ?? {}) as { workers?: Record<string, Record<string, unknown>> };
-    const devicesDoc = (YAML.parse(this.read(root, LAYOUT.devices) ?? '') ?? {}) as { devices?: Record<string, Record<string, unknown>> };
+    const doc = <K extends string>(rel: string) => (YAML.parse(this.read(root, rel) ?? '') ?? {}) as Partial<Record<K, Record<string, Record<string, unknown>>>>;
     const settingsText = this.read(root, LAYOUT.settings);
-    const settings = settingsText ? (JSON.parse(settingsText) as Record<string, unknown>) : {};
-    const hosts = parseDhcpHosts(this.read(root, LAYOUT.dhcpHosts) ?? '');
-    const opsText = this.read(root, LAYOUT.operations) ?? '';
-
-    const agents: Agent[] = Object.entries(agentsDoc.agents ?? {}).map(([id, a]) => {
-      if (!isValidId(id.toLowerCase())) throw new AppError('agent_id_invalid', `config/agents.yml: invalid agent id ${JSON.stringify(id)}`);
-      const role = (a.role ?? {}) as { disk?: boolean; cd?: boolean };
-      return {
-        id: id.toLowerCase(),
-        base_url: String(a.base_url ?? '').replace(/\/+$/, ''),
-        token: a.token ? String(a.token) : null,
-        iscsi_server: a.iscsi_server ? String(a.iscsi_server) : null,
-        role: { disk: role.disk === true, cd: role.cd === true },
-        tags: Array.isArray(a.tags) ? a.tags.map(String) : [],
-        enabled: a.enabled !== false,
-      };
-    });
-    const workers: WorkerRecord[] = Object.entries(workersDoc.workers ?? {}).map(([id, w]) => {
-      const wid = id.toLowerCase();
-      if (!isValidId(wid)) throw new AppError('worker_id_invalid', `state/workers.yml: invalid worker id ${JSON.stringify(id)}`);
-      const boot = (w.boot ?? {}) as { menu_default?: string; menu_timeout?: number };
-      return {
-        worker_id: wid,
-        hostname: String(w.hostname ?? wid).toLowerCase(),
-        arch: String(w.arch ?? 'x86_64'),
-        state: (w.state as WorkerRecord['state']) ?? 'registered',
-        default_os: (w.default_os as WorkerRecord['default_os']) ?? null,
-        boot: { menu_default: boot.menu_default ?? null, menu_timeout: boot.menu_timeout ?? null },
-        disks: (Array.isArray(w.disks) ? w.disks : []) as WorkerRecord['disks'],
-        cd: (w.cd as WorkerRecord['cd']) ?? null,
-      };
-    });
-    const devices: Device[] = Object.entries(devicesDoc.devices ?? {}).map(([key, d]) => {
-      const mac = normalizeMac(d.mac ?? key);
-      if (!mac) throw new AppError('mac_invalid', `state/devices.yml: invalid MAC ${JSON.stringify(key)}`);
-      return {
-        mac,
-        uuid: (d.uuid as string) ?? null,
-        state: (d.state as Device['state']) ?? 'pooled',
-        bound_worker_id: (d.bound_worker_id as string) ?? null,
-        key_hash: (d.key_hash as string) ?? null,
-        source: d.source === 'ipxe' ? 'ipxe' : 'manual',
-        fingerprint: (d.fingerprint as Device['fingerprint']) ?? {},
-        first_seen: d.first_seen != null ? String(d.first_seen) : null,
-        last_seen: d.last_seen != null ? String(d.last_seen) : null,
-      };
-    });
-    const operations: OperationEntry[] = opsText
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((l, i) => {
-        try {
-          return JSON.parse(l) as OperationEntry;
-        } catch {
-          throw new AppError('request_invalid', `state/operations.jsonl line ${i + 1} is not JSON`);
-        }
-      });
-
-    let fromHosts = 0;
-    await this.store.transaction(async (trx) => {
-      const db = trx;
-      const existing = (await this.workers.list(db)).length + (await this.devices.list(db)).length + (await this.agents.list(db)).length;
-      if (existing > 0 && !opts.replace) throw new AppError('store_not_empty', 'the store already holds a ledger; import into an empty data directory, or pass --replace');
-      if (opts.replace) {
-        await this.devices.deleteAll(db);
-        await this.workers.deleteAll(db);
-        await this.agents.deleteAll(db);
-        await this.settings.deleteAll(db);
-        await this.ops.deleteAll(db);
-      }
-      for (const a of agents) await this.agents.insert(db, a);
-      for (const w of workers) await this.workers.insert(db, w);
-      const byMac = new Map(devices.map((d) => [d.mac, d]));
-      // An older layout keeps bindings only in dhcp-hosts.conf: make them bound devices.
-      for (const h of hosts) {
-        const mac = normalizeMac(h.mac);
-        const w = workers.find((x) => x.hostname === h.hostname.toLowerCase());
-        if (!mac || !w || byMac.has(mac)) continue;
-        byMac.set(mac, { mac, uuid: null, state: 'bound', bound_worker_id: w.worker_id, key_hash: null, source: 'manual', fingerprint: {}, first_seen: null, last_seen: null });
-        fromHosts++;
-      }
-      for (const d of byMac.values()) await this.devices.insert(db, d);
-      for (const [k, v] of Object.entries(settings)) await this.settings.set(db, k, v);
-      await this.ops.importRaw(operations, trx);
-    });
-    return { agents: agents.length, workers: workers.length, devices: devices.length + fromHosts, bindings_from_dhcp_hosts: fromHosts, operations: operations.length, settings: Object.keys(settings) };
+    return {
+      agents: Object.entries(doc<'agents'>(LAYOUT.agents).agents ?? {}).map(([id, a]) => agentFromLayout(id, a)),
+      workers: Object.entries(doc<'workers'>(LAYOUT.workers).workers ?? {}).map(([id, w]) => workerFromLayout(id, w)),
+      devices: Object.entries(doc<'devices'>(LAYOUT.devices).devices ?? {}).map(([key, d]) => deviceFromLayout(key, d)),
+      settings: settingsText ? (JSON.parse(settingsText) as Record<string, unknown>) : {},
+      hosts: parseDhcpHosts(this.read(root, LAYOUT.dhcpHosts) ?? ''),
+      operations: operationsFromJsonl(this.read(root, LAYOUT.operations) ?? ''),
+    };
   }
+
+  /** `--replace`: empties every table the import fills. */
+  private async clear(db: MetalDb): Promise<void> {
+    await this.devices.deleteAll(db);
+    await this.workers.deleteAll(db);
+    await this.agents.deleteAll(db);
+    await this.settings.deleteAll(db);
+    await this.ops.deleteAll(db);
+  }
+}
+
+/** The layout's records, checked and in the store's shapes. */
+interface ParsedLayout {
+  agents: Agent[];
+  workers: WorkerRecord[];
+  devices: Device[];
+  settings: Record<string, unknown>;
+  hosts: ReturnType<typeof parseDhcpHosts>;
+  operations: OperationEntry[];
+}
+
+/** One entry of `config/agents.yml`. */
+function agentFromLayout(id: string, a: Record<string, unknown>): Agent {
+  if (!isValidId(id.toLowerCase())) throw new AppError('agent_id_invalid', `config/agents.yml: invalid agent id ${JSON.stringify(id)}`);
+  const role = (a.role ?? {}) as { disk?: boolean; cd?: boolean };
+  return {
+    id: id.toLowerCase(),
+    base_url: String(a.base_url ?? '').replace(/\/+$/, ''),
+    token: a.token ? String(a.token) : null,
+    iscsi_server: a.iscsi_server ? String(a.iscsi_server) : null,
+    role: { disk: role.disk === true, cd: role.cd === true },
+    tags: Array.isArray(a.tags) ? a.tags.map(String) : [],
+    enabled: a.enabled !== false,
+  };
+}
+
+/** One entry of `state/workers.yml`. */
+function workerFromLayout(id: string, w: Record<string, unknown>): WorkerRecord {
+  const wid = id.toLowerCase();
+  if (!isValidId(wid)) throw new AppError('worker_id_invalid', `state/workers.yml: invalid worker id ${JSON.stringify(id)}`);
+  const boot = (w.boot ?? {}) as { menu_default?: string; menu_timeout?: number };
+  return {
+    worker_id: wid,
+    hostname: String(w.hostname ?? wid).toLowerCase(),
+    arch: String(w.arch ?? 'x86_64'),
+    state: (w.state as WorkerRecord['state']) ?? 'registered',
+    default_os: (w.default_os as WorkerRecord['default_os']) ?? null,
+    boot: { menu_default: boot.menu_default ?? null, menu_timeout: boot.menu_timeout ?? null },
+    disks: (Array.isArray(w.disks) ? w.disks : []) as WorkerRecord['disks'],
+    cd: (w.cd as WorkerRecord['cd']) ?? null,
+  };
+}
+
+/** One entry of `state/devices.yml` (keyed by MAC; a `mac` field wins). */
+function deviceFromLayout(key: string, d: Record<string, unknown>): Device {
+  const mac = normalizeMac(d.mac ?? key);
+  if (!mac) throw new AppError('mac_invalid', `state/devices.yml: invalid MAC ${JSON.stringify(key)}`);
+  return {
+    mac,
+    uuid: (d.uuid as string) ?? null,
+    state: (d.state as Device['state']) ?? 'pooled',
+    bound_worker_id: (d.bound_worker_id as string) ?? null,
+    key_hash: (d.key_hash as string) ?? null,
+    source: d.source === 'ipxe' ? 'ipxe' : 'manual',
+    fingerprint: (d.fingerprint as Device['fingerprint']) ?? {},
+    first_seen: d.first_seen != null ? String(d.first_seen) : null,
+    last_seen: d.last_seen != null ? String(d.last_seen) : null,
+  };
+}
+
+/** `state/operations.jsonl`: one JSON entry a line, blank lines skipped. */
+function operationsFromJsonl(text: string): OperationEntry[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l, i) => {
+      try {
+        return JSON.parse(l) as OperationEntry;
+      } catch {
+        throw new AppError('request_invalid', `state/operations.jsonl line ${i + 1} is not JSON`);
+      }
+    });
+}
+
+/**
+ * An older layout keeps bindings only in dhcp-hosts.conf: each `mac,hostname` line of a known
+ * worker whose MAC `devices` does not hold becomes a bound device. Returns the devices to
+ * insert, one a MAC, and how many came from dhcp-hosts.conf.
+ */
+function withBindingsFromHosts(devices: Device[], hosts: ReturnType<typeof parseDhcpHosts>, workers: WorkerRecord[]): { devices: Device[]; fromHosts: number } {
+  const byMac = new Map(devices.map((d) => [d.mac, d]));
+  let fromHosts = 0;
+  for (const h of hosts) {
+    const mac = normalizeMac(h.mac);
+    const w = workers.find((x) => x.hostname === h.hostname.toLowerCase());
+    if (!mac || !w || byMac.has(mac)) continue;
+    byMac.set(mac, { mac, uuid: null, state: 'bound', bound_worker_id: w.worker_id, key_hash: null, source: 'manual', fingerprint: {}, first_seen: null, last_seen: null });
+    fromHosts++;
+  }
+  return { devices: [...byMac.values()], fromHosts };
 }

@@ -1,5 +1,6 @@
 import { AppError, type OperationInput, type OperationsLog } from '@ironlens/core';
-import type { AgentTarget, CreateCdRequest, CreateDiskRequest, CreatedLun } from '../adapters/storage-agent';
+import type { AgentTarget, CreatedLun } from '../adapters/storage-agent';
+import type { DirectCdRequest, DirectDiskRequest, DiskBatchRequest, DiskDeleteQuery, DiskRequest, LunDeleteQuery } from '../api/schemas';
 import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
@@ -12,18 +13,7 @@ import type { DhcpHostsService } from './dhcp-hosts.service';
 import type { RequestContext } from './settings.service';
 import type { DeleteOptions, WorkerStorage } from './worker.service';
 
-export interface DiskRequest {
-  type: 'master' | 'empty';
-  os: string;
-  name?: string | null;
-  size?: string | null;
-  disk_agent?: string | null;
-}
-
-/** `POST /agents/<id>/luns/disk` (§14): the agent's own request, passed on. */
-export type DirectDiskRequest = Omit<CreateDiskRequest, 'timeoutMs'>;
-/** `POST /agents/<id>/luns/cd` (§14). */
-export type DirectCdRequest = Omit<CreateCdRequest, 'timeoutMs'>;
+export type { DirectCdRequest, DirectDiskRequest, DiskRequest };
 
 /**
  * The iSCSI initiator name a worker's machine logs in with: boot.ipxe sets `initiator-iqn`
@@ -82,7 +72,7 @@ export class StorageService implements WorkerStorage {
     return a;
   }
 
-  async deleteLun(agentId: string, q: { iqn: string; delete_file?: boolean; ignore_missing?: boolean }, ctx: RequestContext) {
+  async deleteLun(agentId: string, q: LunDeleteQuery, ctx: RequestContext) {
     const a = await this.agents.require(agentId);
     const deleteFile = q.delete_file === true;
     const outcome = await this.agents.client(a).deleteTarget({ iqn: q.iqn, deleteFile, ignoreMissing: q.ignore_missing === true });
@@ -227,7 +217,7 @@ export class StorageService implements WorkerStorage {
   }
 
   /** §7.1.3: same disk for many workers, each on its own agent; default_os set on success. */
-  async createWorkerDisksBatch(req: DiskRequest & { targets: Array<{ worker_id: string; agent: string }> }, ctx: RequestContext) {
+  async createWorkerDisksBatch(req: DiskBatchRequest, ctx: RequestContext) {
     const { os } = this.validateDiskRequest(req);
     if (!Array.isArray(req.targets) || req.targets.length === 0) throw new AppError('batch_invalid', 'targets must be a non-empty array of {worker_id, agent}');
     const succeeded: unknown[] = [];
@@ -267,7 +257,7 @@ export class StorageService implements WorkerStorage {
   }
 
   /** §7.4: delete one system disk; clears default_os (and a same-name menu_default). */
-  async deleteWorkerDisk(workerIdInput: string, osInput: string, q: { delete_file?: boolean; ignore_missing_target?: boolean }, ctx: RequestContext) {
+  async deleteWorkerDisk(workerIdInput: string, osInput: string, q: DiskDeleteQuery, ctx: RequestContext) {
     const os = requireOs(osInput);
     const workerId = requireWorkerId(workerIdInput);
     const w = await this.workers.get(this.db, workerId);

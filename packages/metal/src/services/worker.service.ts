@@ -1,4 +1,5 @@
 import { AppError, clip, echo, type OperationInput, type OperationsLog } from '@ironlens/core';
+import type { BatchCreateInput, CreateWorkerInput } from '../api/schemas';
 import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -9,22 +10,7 @@ import type { DeviceService } from './device.service';
 import type { DhcpHostsService } from './dhcp-hosts.service';
 import type { RequestContext } from './settings.service';
 
-export interface CreateWorkerInput {
-  worker_id: string;
-  mac?: string | null;
-  hostname?: string | null;
-  arch?: string | null;
-  windows_iso?: string | null;
-  boot?: Boot | null;
-}
-
-export interface BatchCreateInput {
-  count: number;
-  name_prefix?: string;
-  macs?: string[] | null;
-  arch?: string | null;
-  boot?: Boot | null;
-}
+export type { BatchCreateInput, CreateWorkerInput };
 
 export interface DeleteOptions {
   deleteDisk: boolean;

@@ -52,7 +52,8 @@ export function publishStandInKubespray(gitRoot: string, work: string, control: 
 /** Control files for the stand-in playbook, in `dir`. */
 export function standInControl(dir: string, kubeconfig: string): StandInControl & { hold(on: boolean): void; arm(on: boolean): void; swapped(): void } {
   mkdirSync(dir, { recursive: true });
-  const c = { holdFile: join(dir, 'hold'), armedFile: join(dir, 'armed'), swappedFile: join(dir, 'swapped'), kubeconfig };
+  const c = { holdFile: join(dir, 'hold'), armedFile: join(dir, 'armed'), swappedFile: join(dir, 'swapped'), kubeconfig, kubeconfigFile: join(dir, 'admin.conf') };
+  writeFileSync(c.kubeconfigFile, kubeconfig, { mode: 0o600 });
   const toggle = (file: string, on: boolean) => {
     if (on) writeFileSync(file, 'x');
     else {

@@ -7,6 +7,8 @@ export interface StandInControl {
   swappedFile: string;
   /** What the playbook writes to `artifacts/admin.conf`. */
   kubeconfig: string;
+  /** The file (outside the repository) the playbook copies it from, so the checkout holds no credential. */
+  kubeconfigFile: string;
 }
 
 /**
@@ -112,7 +114,7 @@ inventory_ignore_extensions = ~, .orig, .bak, .ini, .cfg, .retry, .pyc, .pyo, .c
     - name: Copy admin.conf to the inventory's artifacts
       ansible.builtin.copy:
         dest: "{{ inventory_dir }}/artifacts/admin.conf"
-        content: ${q(c.kubeconfig)}
+        src: ${q(c.kubeconfigFile)}
         mode: "0600"
       delegate_to: localhost
 `,

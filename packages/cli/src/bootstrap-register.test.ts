@@ -1,0 +1,106 @@
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GitHttpServer, newKey, publishStandInKubespray, randomLoopbackPrefix, requireTool, standInControl, TestSshd } from '@ironlens/clusters/bootstrap-testing';
+import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Running, serve } from './serve';
+
+// The loop the bootstrap closes, through `ironlens serve`'s own wiring: a Kubespray run (the
+// stand-in playbook, real ansible-playbook over a real sshd) hands its admin kubeconfig straight
+// to the cluster manager. The kubeconfig is the one of a real control plane (kube-harness), so
+// the registered cluster answers `ready: true` — and the kubeconfig is never handed out.
+const dir = mkdtempSync(join(tmpdir(), 'ironlens-bootstrap-register-'));
+const dataDir = join(dir, 'data');
+const TOKEN = `console-${Date.now().toString(36)}`;
+let kube: KubeHarness;
+let sshd: TestSshd;
+let git: GitHttpServer;
+let running: Running;
+let base: string;
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null };
+}
+
+beforeAll(async () => {
+  requireTool('/usr/bin/ansible-playbook', 'Debian ansible-core');
+  kube = await startKubeCluster({ nodes: 'test', gpu: true });
+  const authorized = join(dir, 'authorized_keys');
+  writeFileSync(authorized, '');
+  sshd = await TestSshd.start({ dir: join(dir, 'sshd'), address: `${randomLoopbackPrefix()}2`, hostKey: newKey(join(dir, 'host')), authorizedKeys: authorized });
+  publishStandInKubespray(join(dir, 'git'), join(dir, 'work'), standInControl(join(dir, 'control'), kube.kubeconfig));
+  git = await GitHttpServer.start(join(dir, 'git'));
+  running = await serve({
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    IRONLENS_DATA_DIR: dataDir,
+    IRONLENS_BOOT_LISTEN: 'off',
+    IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
+    IRONLENS_CONSOLE_TOKEN: TOKEN,
+    IRONLENS_GITHUB_MIRROR: git.url,
+    IPXE_CP_DNSMASQ_RELOAD: 'false',
+  });
+  base = running.urls.console;
+  // The node gives no credentials: ironlens logs in with its own key.
+  appendFileSync(authorized, `${(await call('GET', '/api/cluster/bootstrap/ssh-public-key')).json.publicKey}\n`);
+}, 600_000);
+
+afterAll(async () => {
+  await running?.close();
+  await git?.stop();
+  await sshd?.stop();
+  await kube?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('ironlens serve: bootstrap with register', () => {
+  it('registers the new cluster with the cluster manager, which sees it ready, and never hands out the kubeconfig', async () => {
+    const keys = await call('POST', '/api/cluster/bootstrap/host-keys', { nodes: [{ host: sshd.address, port: sshd.port }] });
+    expect(keys.status).toBe(200);
+    expect(keys.json.items[0].fingerprint).toBe(sshd.fingerprint);
+    const nodes = [{ host: sshd.address, port: sshd.port, roles: ['control-plane', 'worker'], username: 'root' }];
+    const hostKeys = [{ host: sshd.address, port: sshd.port, fingerprint: sshd.fingerprint }];
+    const start = await call('POST', '/api/cluster/bootstrap', { nodes, hostKeys, register: { name: 'Lab One', description: 'bootstrapped by ironlens' } });
+    expect(start.status).toBe(200);
+    const id = start.json.bootstrapId;
+    let status: any;
+    const end = Date.now() + 300_000;
+    for (;;) {
+      status = (await call('GET', `/api/cluster/bootstrap/${id}`)).json;
+      if (['succeeded', 'failed', 'cancelled'].includes(status.phase) || Date.now() > end) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(status.phase, `${status.error}\n${status.logTail}`).toBe('succeeded');
+    expect(status.kubeconfig).toBeNull();
+    expect(status.clusterId).toMatch(/^[0-9a-f]{8}$/);
+
+    const list = await call('GET', '/api/cluster/clusters');
+    const cluster = list.json.items.find((c: { id: string }) => c.id === status.clusterId);
+    expect(cluster).toMatchObject({ name: 'Lab One', description: 'bootstrapped by ironlens', ready: true });
+    const version = await call('GET', `/api/cluster/clusters/${status.clusterId}/kubernetes-version`);
+    expect(version.json).toMatchObject({ reachable: true, version: '1.36', supported: true });
+
+    // The admin kubeconfig's client key is nowhere in plain text: not in any answer, not under the data dir.
+    const keyData = /client-key-data: (\S+)/.exec(kube.kubeconfig)![1];
+    expect(JSON.stringify([status, list.json, version.json])).not.toContain(keyData);
+    const files: string[] = [];
+    const walk = (d: string) => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.isFile() && statSync(p).size < 64 * 1024 * 1024) files.push(p);
+      }
+    };
+    walk(dataDir);
+    expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(true);
+    const leaking = files.filter((f) => readFileSync(f).includes(keyData));
+    expect(leaking).toEqual([]);
+  }, 400_000);
+});
