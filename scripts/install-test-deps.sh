@@ -31,7 +31,7 @@ stamp=node_modules/.ironlens-install-stamp
 want="$(sha256sum package-lock.json | cut -d' ' -f1) node $(node --version)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   echo "[install-test-deps] node_modules matches package-lock.json: no npm ci (delete $stamp to force one)"
-  npm run -s build:cli # the compiled command follows the sources (about a second)
+  npm run -s build # the compiled command and the console follow the sources (seconds)
 else
   npm ci --no-audit --no-fund
   echo "$want" > "$stamp"
