@@ -2,20 +2,22 @@
 # Installs what the test suites need on a fresh Debian machine: the real tools the tests
 # drive (dnsmasq, tgtd, qemu with iPXE, a DHCP client, an iSCSI client, XFS for reflink,
 # wrk and nginx for the benchmark, Chromium for the console, sshd, ansible-playbook, sudo and
-# sshpass for the Kubespray bootstrap) and the npm packages.
-# Idempotent: skips apt when every tool is already there.
+# sshpass for the Kubespray bootstrap, PostgreSQL for the store's second dialect, git) and the
+# npm packages. Idempotent: skips apt when every tool is already there, and `npm ci` when
+# node_modules was installed from this very package-lock.json by this Node version (a stamp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(dnsmasq-base tgt qemu-system-x86 ipxe-qemu busybox udhcpc libiscsi-bin xfsprogs btrfs-progs
       wrk nginx-light chromium openssh-server openssh-client iproute2 procps psmisc curl ca-certificates
       openssl e2fsprogs coreutils ansible-core sudo sshpass git python3-venv postgresql)
-TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip openssl filefrag ansible-playbook sudo sshpass git psql)
+TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip openssl filefrag ansible-playbook sudo sshpass git psql curl)
 
 missing=()
 for t in "${TOOLS[@]}"; do command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] || missing+=("$t"); done
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 [ -f /usr/share/qemu/pxe-virtio.rom ] || [ -f /usr/lib/ipxe/qemu/efi-virtio.rom ] || missing+=(ipxe-qemu)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "[install-test-deps] installing Debian packages (missing: ${missing[*]})"
   if [ "$(id -u)" != 0 ]; then echo "[install-test-deps] need root for apt-get" >&2; exit 1; fi
@@ -23,4 +25,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
 fi
 
-if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+# npm packages: `npm ci` (about 3 minutes) only when package-lock.json or Node changed since the
+# last install; `npm ci` also runs the root `prepare` (the console's assets and the compiled command).
+stamp=node_modules/.ironlens-install-stamp
+want="$(sha256sum package-lock.json | cut -d' ' -f1) node $(node --version)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  echo "[install-test-deps] node_modules matches package-lock.json: no npm ci (delete $stamp to force one)"
+  npm run -s build # the compiled command and the console follow the sources (seconds)
+else
+  npm ci --no-audit --no-fund
+  echo "$want" > "$stamp"
+fi

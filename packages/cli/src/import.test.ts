@@ -15,7 +15,8 @@ const dir = mkdtempSync(join(tmpdir(), 'ironlens-cli-import-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function ironlens(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, IRONLENS_DATA_DIR: join(dir, 'data'), IPXE_CP_DNSMASQ_RELOAD: 'false', IRONLENS_LOG_LEVEL: 'silent' };
+  // IRONLENS_FROM_SOURCE: the sources under test, never a stale packages/cli/dist.
+  const env = { ...process.env, IRONLENS_DATA_DIR: join(dir, 'data'), IPXE_CP_DNSMASQ_RELOAD: 'false', IRONLENS_LOG_LEVEL: 'silent', IRONLENS_FROM_SOURCE: '1' };
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { env, timeout: 60_000 });
     return { code: 0, stdout, stderr };

@@ -1,2 +1,2 @@
-export { main, parseArgs } from './main';
-export { ALL_MIGRATIONS, dataDirFrom, openStore, serve } from './serve';
+export { COMMAND_USAGE, main, parseArgs } from './main';
+export { ALL_MIGRATIONS, dataDirFrom, openStore, type Running, serve } from './serve';

@@ -70,9 +70,9 @@ beforeAll(async () => {
   });
   child.stdout?.on('data', (b: Buffer) => (output += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
-  await waitFor('ironlens serve to listen', () => output, (o) => /console on http/.test(o) || child.exitCode !== null, 30_000);
-  boot = output.match(/boot control plane on (http:\/\/\S+)/)?.[1] ?? '';
-  consoleUrl = output.match(/console on (http:\/\/\S+)/)?.[1] ?? '';
+  await waitFor('ironlens serve to listen', () => output, (o) => /console on /.test(o) || child.exitCode !== null, 30_000);
+  boot = output.match(/provisioning API on \S+ \((http:\/\/[^;)]+)/)?.[1] ?? '';
+  consoleUrl = output.match(/console on \S+ \((http:\/\/[^/;)]+)/)?.[1] ?? '';
   if (!boot || !consoleUrl) throw new Error(`ironlens serve did not start:\n${output}`);
 }, 60_000);
 

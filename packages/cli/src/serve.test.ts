@@ -1,9 +1,12 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
+import { freeTcpPort } from '@ironlens/agent/testing';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describeAddress, isLoopback } from './address';
 import { main, parseArgs } from './main';
 import { openStore, serve } from './serve';
 
@@ -69,6 +72,74 @@ describe('ironlens serve', () => {
     } finally {
       await running.close();
     }
+  });
+
+  it('closes the provisioning listener it opened when the console port is taken, and names the setting to change', async () => {
+    const bootPort = await freeTcpPort();
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const takenPort = (taken.address() as AddressInfo).port;
+    const lines: string[] = [];
+    try {
+      const err = await serve({ ...env(), IRONLENS_BOOT_LISTEN: `127.0.0.1:${bootPort}`, IRONLENS_CONSOLE_LISTEN: `127.0.0.1:${takenPort}` }, (l) => lines.push(l)).then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(err?.message).toContain(`127.0.0.1:${takenPort}`);
+      expect(err?.message).toContain('EADDRINUSE');
+      expect(err?.message).toContain('IRONLENS_CONSOLE_LISTEN (--console-listen)');
+      expect(lines.some((l) => l.startsWith(`provisioning API on 127.0.0.1:${bootPort}`))).toBe(true); // it did listen before the failure
+      await expect(fetch(`http://127.0.0.1:${bootPort}/healthz`)).rejects.toThrow(); // and is closed now
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  });
+
+  it('names IRONLENS_BOOT_LISTEN when the provisioning port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      await expect(serve({ ...env(), IRONLENS_BOOT_LISTEN: `127.0.0.1:${port}` }, () => {})).rejects.toThrow(/IRONLENS_BOOT_LISTEN \(--boot-listen\)/);
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  });
+
+  it('prints a wildcard listener as every interface, and a bound one as itself', () => {
+    expect(describeAddress('0.0.0.0', 4839)).toBe('0.0.0.0:4839 — every interface');
+    expect(describeAddress('::', 4839)).toBe('[::]:4839 — every interface');
+    expect(describeAddress('127.0.0.1', 8080)).toBe('127.0.0.1:8080');
+    expect(describeAddress('::1', 8080)).toBe('[::1]:8080');
+  });
+
+  it('tells loopback addresses (the console needs no token there) from the others', () => {
+    for (const a of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1']) expect(isLoopback(a), a).toBe(true);
+    for (const a of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.1', '::ffff:10.0.0.1', '1127.0.0.1']) expect(isLoopback(a), a).toBe(false);
+  });
+
+  it('tells the truth at start: the bound address, the missing provisioning token, the console token state', async () => {
+    const lines: string[] = [];
+    const bootPort = await freeTcpPort();
+    const running = await serve({ ...env(), IRONLENS_BOOT_LISTEN: `127.0.0.2:${bootPort}`, IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0' }, (l) => lines.push(l));
+    try {
+      const consolePort = new URL(running.urls.console).port;
+      expect(lines).toContain('dnsmasq reload: no reload');
+      expect(lines.find((l) => l.startsWith('provisioning API on'))).toBe(`provisioning API on 127.0.0.2:${bootPort} (http://127.0.0.2:${bootPort}; docs at /docs, /redoc)`);
+      expect(lines).toContain(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches 127.0.0.2:${bootPort}`);
+      expect(lines.find((l) => l.startsWith('console on'))).toBe(
+        `console on 127.0.0.1:${consolePort} (http://127.0.0.1:${consolePort}/kind/; kind API at /kind/api/v1, cluster manager at /api/cluster; no token: IRONLENS_CONSOLE_TOKEN is not set)`,
+      );
+      expect(await (await fetch(`${running.urls.console}/healthz`)).json()).toEqual({ status: 'ok' });
+    } finally {
+      await running.close();
+    }
+    const quiet: string[] = [];
+    const guarded = await serve({ ...env(), IPXE_CP_TOKEN: 'cp-token', IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_TOKEN: 'console-token' }, (l) => quiet.push(l));
+    await guarded.close();
+    expect(quiet.some((l) => l.includes('IPXE_CP_TOKEN'))).toBe(false);
+    expect(quiet.find((l) => l.startsWith('console on'))).toContain('bearer token required (IRONLENS_CONSOLE_TOKEN)');
+    expect(quiet.join('\n')).not.toContain('console-token');
   });
 
   it('serves the cluster manager at seed 000’s paths on the console listener, behind IRONLENS_CONSOLE_TOKEN', async () => {
@@ -151,7 +222,13 @@ describe('ironlens import / export', () => {
     }
 
     const back = join(dir, 'back');
-    expect(await main(['export', back])).toBe(0);
+    const write2 = process.stdout.write.bind(process.stdout);
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    try {
+      expect(await main(['export', back, '--data-dir', join(dir, 'data')])).toBe(0);
+    } finally {
+      process.stdout.write = write2;
+    }
     const agents = YAML.parse(readFileSync(join(back, 'config/agents.yml'), 'utf8'));
     expect(agents.agents['storage-lio-01']).toMatchObject({ base_url: 'http://10.0.0.11:4840', token: '${LIO_TOKEN}', tags: ['storage', 'lio'] });
     const workers = YAML.parse(readFileSync(join(back, 'state/workers.yml'), 'utf8'));

@@ -1,10 +1,12 @@
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createHttpApp, type Env, envListen, envOptional, envString, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
+import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
+import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
+import { describeAddress, isLoopback } from './address';
 import { mountConsole } from './console/console.plugin';
 
 export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
@@ -19,11 +21,33 @@ export async function openStore(env: Env): Promise<Store> {
 }
 
 export interface Running {
+  /** Where to reach each listener (`http://127.0.0.1:port` for a listener on every interface). */
   urls: Record<string, string>;
   close(): Promise<void>;
 }
 
-const log = (msg: string) => process.stderr.write(`[ironlens] ${msg}\n`);
+export type Log = (msg: string) => void;
+
+const stderrLog: Log = (msg) => process.stderr.write(`[ironlens] ${msg}\n`);
+
+/** What the listener's socket is bound to ({@link describeAddress}). */
+function boundAddress(app: FastifyInstance): string {
+  const a = app.server.address() as AddressInfo;
+  return describeAddress(a.address, a.port);
+}
+
+/**
+ * Listens, or throws an error naming the setting that moves the listener; the caller closes
+ * what it opened before.
+ */
+async function listenOrExplain(app: FastifyInstance, listen: { host: string; port: number }, setting: string): Promise<string> {
+  try {
+    return await app.listen(listen);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new Error(`cannot listen on ${listen.host}:${listen.port} (${e.code ?? e.message}); change ${setting}, or set it to off`);
+  }
+}
 
 /**
  * `ironlens serve`: the provisioning listener (`IRONLENS_BOOT_LISTEN`, default
@@ -32,71 +56,79 @@ const log = (msg: string) => process.stderr.write(`[ironlens] ${msg}\n`);
  * for it under `/api/metal`, the kind panel under `/kind`; loopback by default because its APIs hand
  * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
  * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
- * `off` switches a listener off.
+ * `off` switches a listener off. A start that fails closes what it opened and rejects.
  */
-export async function serve(env: Env): Promise<Running> {
+export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const dataDir = dataDirFrom(env);
-  const store = await openStore(env);
-  const metalConfig = metalConfigFromEnv(env, dataDir);
-  const metal = createMetalServices({ store, config: metalConfig, env });
-  // Repair: a crash between a commit and the file write is healed by rendering again.
-  await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
-
-  const apps: FastifyInstance[] = [];
-  const urls: Record<string, string> = {};
-  const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
   const bootListen = envListen(env, 'IRONLENS_BOOT_LISTEN', '0.0.0.0:4839');
-  if (bootListen) {
-    const app = await buildMetalApp({ services: metal, http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1' } });
-    urls.boot = await app.listen(bootListen);
-    apps.push(app);
-    log(`boot control plane on ${urls.boot} (docs at /docs, /redoc)`);
-  }
-
   const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080');
+  const metalConfig = metalConfigFromEnv(env, dataDir);
+  // dnsmasq detection (a `docker inspect`, /proc) runs while the store opens.
+  const reloader = reloaderFor(metalConfig, exec);
+  const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
+  const store = await openStore(env);
+  const apps: FastifyInstance[] = [];
   let kindClose: (() => Promise<void>) | undefined;
   let clustersClose: (() => Promise<void>) | undefined;
   let bootstrapClose: (() => Promise<void>) | undefined;
-  if (consoleListen) {
-    // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
-    const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
-    kindClose = kind.close;
-    const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
-    // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
-    const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
-    const consoleToken = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
-    await app.register(kindPlugin, {
-      prefix: '/kind',
-      services: kind.services,
-      webDist,
-      webBuildCommand: WEB_BUILD_COMMAND,
-      docsUrl: '/docs',
-      redocUrl: '/redoc',
-      token: consoleToken,
-    });
-    // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
-    const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
-    clustersClose = clusters.close;
-    await app.register(clustersPlugin, { services: clusters, token: consoleToken });
-    // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
-    const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store) });
-    bootstrapClose = bootstrap.close;
-    await app.register(bootstrapPlugin, { services: bootstrap.services, token: consoleToken });
-    const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });
-    await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, consoleToken, metalToken: metalConfig.token });
-    urls.console = await app.listen(consoleListen);
-    apps.push(app);
-    log(`console on ${urls.console} (web console at /, provisioning API at /api/metal, cluster manager at /api/cluster, kind panel at /kind/, API at /kind/api/v1${consoleToken ? ', bearer token required' : ''})`);
-  }
-
-  return {
-    urls,
-    async close() {
-      for (const app of apps) await app.close();
-      if (kindClose) await kindClose();
-      if (bootstrapClose) await bootstrapClose();
-      if (clustersClose) await clustersClose();
-      await store.close();
-    },
+  const close = async () => {
+    for (const app of apps.splice(0)) await app.close();
+    if (kindClose) await kindClose();
+    kindClose = undefined;
+    if (bootstrapClose) await bootstrapClose();
+    bootstrapClose = undefined;
+    if (clustersClose) await clustersClose();
+    clustersClose = undefined;
+    await store.close();
   };
+
+  try {
+    log(detection ? (await detection).summary : `dnsmasq reload: ${reloader.describe}`);
+    const metal = createMetalServices({ store, config: metalConfig, reloader, env });
+    // Repair: a crash between a commit and the file write is healed by rendering again.
+    await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
+
+    const urls: Record<string, string> = {};
+    const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
+    if (bootListen) {
+      const app = await buildMetalApp({ services: metal, http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1' } });
+      apps.push(app);
+      urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
+      log(`provisioning API on ${boundAddress(app)} (${urls.boot}; docs at /docs, /redoc)`);
+      if (!metalConfig.token) log(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches ${boundAddress(app).split(' ')[0]}`);
+    }
+
+    if (consoleListen) {
+      // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
+      const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
+      kindClose = kind.close;
+      const token = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
+      // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
+      const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
+      const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
+      apps.push(app);
+      await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
+      // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
+      const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
+      clustersClose = clusters.close;
+      await app.register(clustersPlugin, { services: clusters, token });
+      // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
+      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store) });
+      bootstrapClose = bootstrap.close;
+      await app.register(bootstrapPlugin, { services: bootstrap.services, token });
+      const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });
+      await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, consoleToken: token, metalToken: metalConfig.token });
+      app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
+      urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
+      const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
+      log(`console on ${boundAddress(app)} (${urls.console}/; provisioning API at /api/metal, kind panel at /kind/, kind API at /kind/api/v1, cluster manager at /api/cluster; ${access})`);
+      if (!token && !isLoopback((app.server.address() as AddressInfo).address)) {
+        log('warning: the console listens beyond this machine without IRONLENS_CONSOLE_TOKEN: anyone who reaches it can take cluster-admin kubeconfigs');
+      }
+    }
+    return { urls, close };
+  } catch (err) {
+    await close().catch(() => {});
+    throw err;
+  }
 }

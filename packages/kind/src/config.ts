@@ -7,7 +7,7 @@ export const DEFAULT_TAGS_URL = 'https://hub.docker.com/v2/repositories/kindest/
 export type ContainerCliName = 'docker' | 'podman';
 
 export interface KindConfig {
-  /** `KIND_K8S_WEB_HOST`. Default is `0.0.0.0`. */
+  /** `KIND_K8S_WEB_HOST`. Default is `127.0.0.1` (this machine only: the API hands out kubeconfigs; the seed used `0.0.0.0`). */
   host: string;
   /** `KIND_K8S_WEB_PORT`. Default is `8080`. */
   port: number;
@@ -39,7 +39,7 @@ export function readKindConfig(env: Env, cwd = process.cwd()): KindConfig {
   const port = envInt(env, 'KIND_K8S_WEB_PORT', 8080, 0);
   if (port > 65535) throw new Error(`KIND_K8S_WEB_PORT must be a port number, got ${port}`);
   return {
-    host: envString(env, 'KIND_K8S_WEB_HOST', '0.0.0.0'),
+    host: envString(env, 'KIND_K8S_WEB_HOST', '127.0.0.1'),
     port,
     containerCli: cli,
     skipVersionList: envBool(env, 'KIND_K8S_SKIP_VERSION_LIST', false),

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp } from '@ironlens/core';
+import { artifactPath } from '@ironlens/core/testing';
 import { buildWebAssets } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -97,7 +98,7 @@ describe('kind dashboard in Chromium', () => {
     const percent = Number((await page.getByTestId('create-progress-percent').textContent())?.replace('%', ''));
     expect(percent).toBeGreaterThan(0);
     expect(percent).toBeLessThan(100);
-    await page.screenshot({ path: '/tmp/kind-dashboard-progress.png', fullPage: true });
+    await page.screenshot({ path: artifactPath('kind-dashboard-progress', '.png'), fullPage: true });
 
     await expect.poll(() => live.getAttribute('data-status'), { timeout: 20_000 }).toBe('success');
     await expect.poll(() => live.textContent()).toContain('Cluster created');
@@ -118,7 +119,7 @@ describe('kind dashboard in Chromium', () => {
     await expect.poll(() => modal.isVisible()).toBe(true);
     await expect.poll(() => page.getByTestId('workloads-nodes').textContent()).toContain('web1-worker2');
     await expect.poll(() => page.getByTestId('workloads-pods').textContent()).toContain('etcd-web1-control-plane');
-    await page.screenshot({ path: '/tmp/kind-dashboard-modal.png', fullPage: false });
+    await page.screenshot({ path: artifactPath('kind-dashboard-modal', '.png'), fullPage: false });
     await page.keyboard.press('Escape');
     await expect.poll(() => modal.count()).toBe(0);
   });
@@ -136,7 +137,7 @@ describe('kind dashboard in Chromium', () => {
     expect(jobs[0]).toMatchObject({ cluster_name: 'stuck', status: 'cancelled' });
     expect(panel.standins.calls('kind').map((c) => c.args)).toContainEqual(['delete', 'cluster', '--name', 'stuck']);
     expect(panel.standins.clusters()).toEqual(['web1']);
-    await page.screenshot({ path: '/tmp/kind-dashboard.png', fullPage: true });
+    await page.screenshot({ path: artifactPath('kind-dashboard', '.png'), fullPage: true });
   });
 
   it('opens Swagger, ReDoc and Health in their own named windows, reusing them on a second click', async () => {
@@ -178,7 +179,7 @@ describe('kind dashboard in Chromium', () => {
       await tab.getByTestId('token-input').fill('not-the-token');
       await tab.getByTestId('token-submit').click();
       await expect.poll(() => tab.getByTestId('token-rejected').isVisible(), { timeout: 10_000 }).toBe(true);
-      await tab.screenshot({ path: '/tmp/kind-dashboard-token.png', fullPage: true });
+      await tab.screenshot({ path: artifactPath('kind-dashboard-token', '.png'), fullPage: true });
 
       await tab.getByTestId('token-input').fill(TOKEN);
       await tab.getByTestId('token-submit').click();

@@ -82,7 +82,7 @@ describe('kubeconfig patch', () => {
 describe('configuration', () => {
   it('states its defaults', () => {
     const c = readKindConfig({}, '/srv');
-    expect(c).toMatchObject({ host: '0.0.0.0', port: 8080, containerCli: 'docker', skipVersionList: false, clustersDir: '/srv/clusters', tagsUrl: DEFAULT_TAGS_URL, dbFile: '/srv/.data/kind.sqlite', apiServerHost: undefined, nodesReadyTimeoutS: 180 });
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, containerCli: 'docker', skipVersionList: false, clustersDir: '/srv/clusters', tagsUrl: DEFAULT_TAGS_URL, dbFile: '/srv/.data/kind.sqlite', apiServerHost: undefined, nodesReadyTimeoutS: 180 });
     expect(DEFAULT_TAGS_URL).toBe('https://hub.docker.com/v2/repositories/kindest/node/tags?page_size=100');
   });
 

@@ -17,12 +17,15 @@ export interface RunningKindPanel {
   app: FastifyInstance;
   /** The address it listens on. */
   url: string;
+  /** `KIND_K8S_TOKEN` is set: the API requires it. */
+  tokenRequired: boolean;
   close(): Promise<void>;
 }
 
 /**
  * `ironlens kind`: reads the configuration from `env`, opens its store (`KIND_K8S_DB`),
- * wires the real adapters and listens on `KIND_K8S_WEB_HOST:KIND_K8S_WEB_PORT` (default `0.0.0.0:8080`).
+ * wires the real adapters and listens on `KIND_K8S_WEB_HOST:KIND_K8S_WEB_PORT` (default `127.0.0.1:8080`:
+ * this machine only, as its API hands out cluster-admin kubeconfigs). A failed listen closes what was opened.
  * `KIND_K8S_TOKEN`, when set, is the bearer token the API requires (default: unset, open as in the seed).
  * The dashboard's assets come from `opts.webDist`, which the caller hands in.
  */
@@ -30,17 +33,22 @@ export async function startKindPanel(env: Env, opts: KindPanelOptions): Promise<
   const config = readKindConfig(env);
   const store = await Store.open({ file: config.dbFile, migrations: [...jobsMigrations, ...kindMigrations] });
   const runtime = await createKindServices(env, store);
-  const app = await buildKindApp({
-    services: runtime.services,
-    webDist: opts.webDist,
-    webBuildCommand: opts.webBuildCommand,
-    logger: opts.logger ?? true,
-    token: envOptional(env, 'KIND_K8S_TOKEN'),
-  });
-  const url = await app.listen({ host: config.host, port: config.port });
+  const token = envOptional(env, 'KIND_K8S_TOKEN');
+  let app: FastifyInstance | undefined;
+  let url: string;
+  try {
+    app = await buildKindApp({ services: runtime.services, webDist: opts.webDist, webBuildCommand: opts.webBuildCommand, logger: opts.logger ?? true, token });
+    url = await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app?.close().catch(() => {});
+    await runtime.close().catch(() => {});
+    await store.close().catch(() => {});
+    throw err;
+  }
   return {
     app,
     url,
+    tokenRequired: token !== undefined,
     close: async () => {
       await app.close();
       await runtime.close();

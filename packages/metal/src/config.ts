@@ -5,6 +5,8 @@ export type ReloadMethod =
   | { kind: 'docker'; container: string }
   | { kind: 'pid'; file: string }
   | { kind: 'command'; argv: string[] }
+  /** Nothing configured: find the seed's container, a pid file or a running dnsmasq at start. */
+  | { kind: 'detect'; container: string }
   | { kind: 'none' };
 
 /** The boot control plane's configuration; environment names are the old deployment's. */
@@ -66,10 +68,15 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
   let reload: ReloadMethod;
   const pidFile = envOptional(env, 'IPXE_CP_DNSMASQ_PID_FILE');
   const command = envOptional(env, 'IPXE_CP_DNSMASQ_RELOAD_COMMAND');
+  const container = envOptional(env, 'IPXE_CP_DNSMASQ_CONTAINER');
+  // The seed's default (docker exec ipxe-dnsmasq) holds when reload is configured in any way;
+  // with nothing configured, the dnsmasq to reload is detected at start.
+  const configured = envOptional(env, 'IPXE_CP_DNSMASQ_RELOAD') !== undefined || container !== undefined;
   if (!envBool(env, 'IPXE_CP_DNSMASQ_RELOAD', true)) reload = { kind: 'none' };
   else if (pidFile) reload = { kind: 'pid', file: pidFile };
   else if (command) reload = { kind: 'command', argv: splitCommand(command) };
-  else reload = { kind: 'docker', container: envString(env, 'IPXE_CP_DNSMASQ_CONTAINER', 'ipxe-dnsmasq') };
+  else if (configured) reload = { kind: 'docker', container: container ?? 'ipxe-dnsmasq' };
+  else reload = { kind: 'detect', container: 'ipxe-dnsmasq' };
   const agentTimeout = Number(envString(env, 'IPXE_CP_AGENT_TIMEOUT', '10'));
   if (!Number.isFinite(agentTimeout) || agentTimeout <= 0) throw new Error('IPXE_CP_AGENT_TIMEOUT must be a positive number of seconds');
   return {

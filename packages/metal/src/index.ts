@@ -4,6 +4,7 @@ export * from './domain/identifiers';
 export * from './domain/types';
 export type * from './domain/responses';
 export { metalMigrations } from './repositories/metal.migrations';
+export { DetectingReloader, type DnsmasqDetection, detectDnsmasq } from './adapters/dnsmasq-detect.adapter';
 export type { MetalDatabase, MetalStore } from './repositories/tables';
 export { createMetalServices, type MetalDeps, type MetalServices, reloaderFor } from './wiring';
 export { renderBootVarsScript, STGT_SEP, LIO_SEP } from './services/boot-vars.service';

@@ -1,5 +1,6 @@
 import { type Exec, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
+import { DetectingReloader } from './adapters/dnsmasq-detect.adapter';
 import type { MetalConfig } from './config';
 import { requireMac } from './domain/identifiers';
 import { DeviceRepository } from './repositories/device.repository';
@@ -59,6 +60,7 @@ export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
   if (r.kind === 'docker') return new DockerHupReloader(r.container, exec);
   if (r.kind === 'pid') return new PidFileReloader(r.file);
   if (r.kind === 'command') return new CommandReloader(r.argv, exec);
+  if (r.kind === 'detect') return new DetectingReloader({ container: r.container, hostsFile: config.dnsmasqHostsFile, exec });
   return new NoReloader();
 }
 

@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exec } from '@ironlens/core';
+import { artifactPath } from '@ironlens/core/testing';
 import { parseTgtadmShow } from '@ironlens/agent';
 import { type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -104,10 +105,14 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
   /** Initiator names of the iSCSI logins tgtd has seen (its debug output). */
   const tgtdLogins = () => [...tgtdLog().matchAll(/session_find_name: (\S+)/g)].map((m) => m[1]);
 
+  /** Where the logs are copied after a failure (`.artifacts/`), named once. */
+  let keptLogs: string | undefined;
+  const logsDir = () => (keptLogs ??= artifactPath('netboot-e2e-logs'));
+
   /** Diagnostics appended to a failing step's error: the tail of every log. */
   const diagnostics = (serialFile?: string) => {
     const tail = (name: string, text: string) => `\n--- ${name} (tail) ---\n${text.slice(-2500)}`;
-    let out = `\nwork dir kept: ${work}`;
+    let out = `\nlogs kept in: ${logsDir()}`;
     if (serialFile) out += tail('serial console', flatConsole(readFileSync(serialFile, 'latin1')));
     out += tail('dnsmasq', dnsmasqLog());
     for (const d of daemons) if (!d.name.startsWith('machine-') && d.log().trim()) out += tail(d.name, d.log());
@@ -246,7 +251,8 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
 
   /** `ironlens serve`, `ironlens agent` and the API forwarder in the namespace; resolves when all three listen. */
   async function startIronlens(netns: Netns, tgtd: RunningTgtd): Promise<{ serve: Daemon; agent: Daemon }> {
-    const baseEnv = { ...process.env, IRONLENS_LOG: '1' };
+    // IRONLENS_FROM_SOURCE: the command runs the TypeScript under test, never a stale packages/cli/dist.
+    const baseEnv = { ...process.env, IRONLENS_LOG: '1', IRONLENS_FROM_SOURCE: '1' };
     const serve = Daemon.start(
       'ironlens-serve',
       [...netns.wrap, process.execPath, IRONLENS, 'serve'],
@@ -278,7 +284,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
     daemons.push(forwarder);
 
     for (const d of [serve, agent, forwarder]) {
-      const ready = d === serve ? /boot control plane on/ : d === agent ? /Server listening at/ : /forwarding/;
+      const ready = d === serve ? /provisioning API on/ : d === agent ? /Server listening at/ : /forwarding/;
       await waitFor(`${d.name} to start`, () => d.log(), (l) => ready.test(l) || !d.running, 30_000, 50);
       if (!d.running) throw new Error(`${d.name} exited with code ${d.code}`);
     }
@@ -323,8 +329,11 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
     await tgtd?.stop();
     await netns?.destroy();
     process.removeListener('exit', onExit);
-    if (work && !failed) rmSync(work, { recursive: true, force: true });
-    say(`cleanup: processes, tgtd and namespace ${NS} gone in ${Date.now() - start} ms${failed ? `; logs kept in ${work}` : ''}`);
+    // On failure the logs (not the disk images) are kept under .artifacts/; nothing stays in the temp dir.
+    const kept = work && failed ? logsDir() : undefined;
+    if (kept) cpSync(work, kept, { recursive: true, filter: (src) => statSync(src).isDirectory() || src.endsWith('.log') });
+    if (work) rmSync(work, { recursive: true, force: true });
+    say(`cleanup: processes, tgtd and namespace ${NS} gone in ${Date.now() - start} ms${kept ? `; logs kept in ${kept}` : ''}`);
   }, 60_000);
 
   it('pools an unknown machine on its first boot and sends it into the reboot loop', async () => {

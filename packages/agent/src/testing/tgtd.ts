@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { exec } from '@ironlens/core';
-import { sleep } from '@ironlens/core/testing';
+import { artifactPath, sleep } from '@ironlens/core/testing';
 import { parseTgtadmShow, TgtadmTargets } from '../adapters/tgtadm.adapter';
 
 export { freeTcpPort } from '@ironlens/core/testing';
@@ -16,7 +14,7 @@ export interface StartTgtdOptions {
   portal: string;
   /** Argv prefix that tgtd runs under, e.g. `['ip','netns','exec','ns1']`. Default is none. */
   wrapper?: string[];
-  /** Where tgtd's output goes. Default is a file in the OS temp directory. */
+  /** Where tgtd's output goes. Default is a per-run file in `<repo>/.artifacts/`. */
   logFile?: string;
   /** How long to wait for tgtd to answer. Default is 10 s. */
   readyTimeoutMs?: number;
@@ -49,7 +47,7 @@ export async function startTgtd(opts: StartTgtdOptions): Promise<RunningTgtd> {
   if (await answers(port)) throw new Error(`a tgtd already answers on control port ${port}`);
   // tgtd keeps running without its portal when the port is taken: find out first.
   if (!opts.wrapper?.length) await assertBindable(opts.portal);
-  const logFile = opts.logFile ?? join(tmpdir(), `ironlens-tgtd-${port}-${process.pid}.log`);
+  const logFile = opts.logFile ?? artifactPath(`tgtd-${port}`, '.log');
   const out = openSync(logFile, 'w');
   const argv = [...(opts.wrapper ?? []), 'tgtd', '-f', '-C', String(port), '--iscsi', `portal=${opts.portal}`];
   const child: ChildProcess = spawn(argv[0], argv.slice(1), { stdio: ['ignore', out, out] });

@@ -1,2 +1,3 @@
+export { ARTIFACTS_DIR, artifactPath } from './artifacts';
 export { freeTcpPort, sleep, waitFor, waitUntil } from './wait';
 export { productionSources } from './sources';

@@ -1,0 +1,143 @@
+/**
+ * `npm run bench:cli`: how fast the `ironlens` command starts, beside `node -e 0` measured in
+ * the same run on the same machine. Builds packages/cli/dist first (what `npm install` does),
+ * then times, as a user runs them:
+ *   - `node -e 0`                      Node itself
+ *   - `ironlens --help`                the compiled command           (target: under 0.3 s)
+ *   - `ironlens serve` until listening the compiled command, both listeners answering /healthz,
+ *                                      on a fresh data dir (store created) (target: under 1.5 s)
+ *   - both again from the TypeScript sources through tsx (IRONLENS_FROM_SOURCE=1), the start
+ *     cost before the build existed.
+ * Wall time is the median of the runs; CPU time (user + system, children's ticks from
+ * /proc/self/stat, 10 ms resolution) is the mean. Options: `--runs N` (default 10; serve runs N/2).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildCli, REPO_ROOT } from '../packages/cli/src/build';
+
+const BIN = join(REPO_ROOT, 'packages', 'cli', 'bin', 'ironlens.mjs');
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** CPU time of this process's waited-for children so far (cutime + cstime), in ms. */
+function childrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the command name: field 3 is index 0, so cutime (16) and cstime (17) are 13 and 14.
+  return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+interface Sample {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** Runs a command to its end; wall and CPU time. */
+function timeRun(argv: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const cpu0 = childrenCpuMs();
+    const t0 = process.hrtime.bigint();
+    const child = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+      if (code !== 0) return reject(new Error(`${argv.join(' ')} exited ${code}: ${err}`));
+      // The exit event comes after libuv reaped the child, so its CPU time is counted.
+      resolve({ wallMs, cpuMs: childrenCpuMs() - cpu0 });
+    });
+  });
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+  } catch {
+    return false;
+  }
+}
+
+/** `ironlens serve` from spawn until both listeners answer /healthz; then SIGTERM. */
+async function timeServe(env: NodeJS.ProcessEnv): Promise<Sample> {
+  const data = mkdtempSync(join(tmpdir(), 'ironlens-bench-cli-'));
+  const [boot, cons] = [await freePort(), await freePort()];
+  const cpu0 = childrenCpuMs();
+  const t0 = process.hrtime.bigint();
+  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', data, '--boot-listen', `127.0.0.1:${boot}`, '--console-listen', `127.0.0.1:${cons}`], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  try {
+    const until = Date.now() + 60_000;
+    while (!((await healthy(boot)) && (await healthy(cons)))) {
+      if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${err}`);
+      if (Date.now() > until) throw new Error(`serve did not listen within 60 s: ${err}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    child.kill('SIGTERM');
+    if ((await exited) !== 0) throw new Error(`serve did not stop cleanly: ${err}`);
+    // CPU includes the shutdown, which is small beside the start.
+    return { wallMs, cpuMs: childrenCpuMs() - cpu0 };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+async function series(name: string, runs: number, one: () => Promise<Sample>): Promise<{ name: string; wallMs: number; cpuMs: number; runs: number }> {
+  await one(); // warm the page cache
+  const samples: Sample[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await one());
+  const walls = samples.map((s) => s.wallMs).sort((a, b) => a - b);
+  const wallMs = walls[Math.floor(walls.length / 2)];
+  const cpuMs = samples.reduce((n, s) => n + s.cpuMs, 0) / samples.length;
+  return { name, wallMs, cpuMs, runs };
+}
+
+const runsArg = process.argv.indexOf('--runs');
+const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 10;
+process.stdout.write(`[bench-cli] build: ${await buildCli()}\n`);
+
+// No dnsmasq is detected or reloaded: the default path (detection) is measured, on a fresh data dir.
+const compiled = { ...process.env, IRONLENS_FROM_SOURCE: '' };
+const source = { ...process.env, IRONLENS_FROM_SOURCE: '1' };
+const rows = [
+  await series('node -e 0', runs, () => timeRun([process.execPath, '-e', '0'], process.env)),
+  await series('ironlens --help', runs, () => timeRun([process.execPath, BIN, '--help'], compiled)),
+  await series('ironlens serve (listening)', Math.max(2, Math.floor(runs / 2)), () => timeServe(compiled)),
+  await series('ironlens --help (sources, tsx)', Math.max(2, Math.floor(runs / 3)), () => timeRun([process.execPath, BIN, '--help'], source)),
+  await series('ironlens serve (sources, tsx)', 2, () => timeServe(source)),
+];
+const targets: Record<string, number> = { 'ironlens --help': 300, 'ironlens serve (listening)': 1500 };
+
+const pad = (s: string, n: number) => s.padEnd(n);
+process.stdout.write(`\n${pad('command', 34)}${pad('wall (median)', 16)}${pad('CPU (mean)', 14)}${pad('runs', 6)}target\n`);
+for (const r of rows) {
+  const target = targets[r.name];
+  const verdict = target === undefined ? '' : `< ${target / 1000} s ${r.wallMs < target ? 'met' : 'MISSED'}`;
+  process.stdout.write(`${pad(r.name, 34)}${pad(`${(r.wallMs / 1000).toFixed(3)} s`, 16)}${pad(`${(r.cpuMs / 1000).toFixed(2)} s`, 14)}${pad(String(r.runs), 6)}${verdict}\n`);
+}
+const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+process.stdout.write(`\nnode ${process.version}, load average ${load}\n`);
