@@ -128,7 +128,7 @@ describe('ironlens serve', () => {
       expect(lines.find((l) => l.startsWith('provisioning API on'))).toBe(`provisioning API on 127.0.0.2:${bootPort} (http://127.0.0.2:${bootPort}; docs at /docs, /redoc)`);
       expect(lines).toContain(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches 127.0.0.2:${bootPort}`);
       expect(lines.find((l) => l.startsWith('console on'))).toBe(
-        `console on 127.0.0.1:${consolePort} (http://127.0.0.1:${consolePort}/kind/; kind API at /kind/api/v1, cluster manager at /api/cluster; no token: IRONLENS_CONSOLE_TOKEN is not set)`,
+        `console on 127.0.0.1:${consolePort} (http://127.0.0.1:${consolePort}/; provisioning API at /api/metal, kind panel at /kind/, kind API at /kind/api/v1, cluster manager at /api/cluster; no token: IRONLENS_CONSOLE_TOKEN is not set)`,
       );
       expect(await (await fetch(`${running.urls.console}/healthz`)).json()).toEqual({ status: 'ok' });
     } finally {

@@ -7,6 +7,7 @@ import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromE
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
+import { mountConsole } from './console/console.plugin';
 
 export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
@@ -51,9 +52,10 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
 /**
  * `ironlens serve`: the provisioning listener (`IRONLENS_BOOT_LISTEN`, default
  * `0.0.0.0:4839`, seed 004 at its exact paths) and the console listener
- * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the kind panel under `/kind`; loopback by
- * default because its API hands out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer
- * token that API requires, the dashboard and docs stay open).
+ * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the web console at `/`, the provisioning API
+ * for it under `/api/metal`, the kind panel under `/kind`; loopback by default because its APIs hand
+ * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
+ * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
  * `off` switches a listener off. A start that fails closes what it opened and rejects.
  */
 export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
@@ -101,9 +103,11 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
       kindClose = kind.close;
       const token = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
+      // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
+      const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
       const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
       apps.push(app);
-      await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist: webDistDir, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
+      await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
       // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
       const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
       clustersClose = clusters.close;
@@ -112,11 +116,12 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store) });
       bootstrapClose = bootstrap.close;
       await app.register(bootstrapPlugin, { services: bootstrap.services, token });
-      app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/kind/', 307));
+      const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });
+      await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, consoleToken: token, metalToken: metalConfig.token });
       app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
       urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
       const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
-      log(`console on ${boundAddress(app)} (${urls.console}/kind/; kind API at /kind/api/v1, cluster manager at /api/cluster; ${access})`);
+      log(`console on ${boundAddress(app)} (${urls.console}/; provisioning API at /api/metal, kind panel at /kind/, kind API at /kind/api/v1, cluster manager at /api/cluster; ${access})`);
       if (!token && !isLoopback((app.server.address() as AddressInfo).address)) {
         log('warning: the console listens beyond this machine without IRONLENS_CONSOLE_TOKEN: anyone who reaches it can take cluster-admin kubeconfigs');
       }

@@ -9,3 +9,14 @@ export { loadStackProfile, STACK_PROFILE_PATH, type StackProfile, stackProfile }
 export type { ClusterService, RegisterClusterInput } from './services/cluster.service';
 export type { ClusterRecord, ProxyConfig, HfTokenSecretRef } from './domain';
 export { type Kube, type KubeConnector, ClientNodeKube, clientNodeConnector, KubeApiError, KubeUnreachableError } from './adapters/kube.adapter';
+// Response and request shapes for clients; the web console imports them as types only.
+export type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from './services/overview.service';
+export type { CordonResult, KubernetesVersionCheck } from './services/platform.service';
+export type { PrepullStatus } from './services/software.service';
+export type { BundleId, BundleResult } from './services/crds.service';
+export type { DownloadStatus, SoftwareDownloadStatus } from './domain';
+export type { BootstrapStartRequest, BootstrapSummary, HostKeyItem } from './bootstrap/bootstrap.service';
+export type { PreflightCheck, PreflightItem, PreflightResult } from './bootstrap/preflight.service';
+export type { BootstrapNodeInput, HostKeyPin, NodeRole } from './bootstrap/nodes';
+export type { BootstrapProxy } from './bootstrap/inventory';
+export type { ClusterSettingsUpdateBody } from './routes/schemas';

@@ -2,6 +2,7 @@ export { buildMetalApp, metalPlugin, type MetalPluginOptions, PUBLIC_PATHS } fro
 export { type MetalConfig, metalConfigFromEnv, type ReloadMethod } from './config';
 export * from './domain/identifiers';
 export * from './domain/types';
+export type * from './domain/responses';
 export { metalMigrations } from './repositories/metal.migrations';
 export { DetectingReloader, type DnsmasqDetection, detectDnsmasq } from './adapters/dnsmasq-detect.adapter';
 export type { MetalDatabase, MetalStore } from './repositories/tables';

@@ -68,6 +68,9 @@ export const errorCatalog = {
   cd_role_disabled: { status: 400, message: 'agent is not configured for cd role' },
   backend_failed: { status: 500, message: 'iSCSI backend command failed' },
 
+  // ---- web console (the console listener's proxy to the provisioning API, issue 11) ----
+  console_token_required: { status: 403, message: 'the provisioning API has a token: set IRONLENS_CONSOLE_TOKEN to reach it through the console' },
+
   // jobs
   job_not_found: { status: 404, message: 'job not found' },
   job_finished: { status: 400, message: 'job already finished' },

@@ -3,6 +3,7 @@ import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnsw
 import type { AgentInput, AgentProbeRequest } from '../api/schemas';
 import { checkTokenEnv, expandToken } from '../domain/agent-token';
 import { isValidId } from '../domain/identifiers';
+import type { AgentProbe } from '../domain/responses';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { MetalDb, MetalStore } from '../repositories/tables';
@@ -184,7 +185,7 @@ export class AgentService implements DataPlaneLookup {
    * With `agent_id` and no token, that agent's stored token is used, and only when
    * `base_url` is the agent's own (400 `agent_token_misdirected` otherwise).
    */
-  async probe(input: AgentProbeRequest) {
+  async probe(input: AgentProbeRequest): Promise<AgentProbe> {
     const base_url = normalizeBaseUrl(input.base_url);
     const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
     let token: string | null;

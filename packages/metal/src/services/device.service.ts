@@ -1,6 +1,7 @@
 import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
 import type { BatchBindRequest, BatchMode, DeviceDeclaration } from '../api/schemas';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
+import type { BatchBindResult, BatchPreview } from '../domain/responses';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb, MetalStore } from '../repositories/tables';
@@ -348,11 +349,11 @@ export class DeviceService {
   }
 
   /** §16.9: classify a manifest without writing anything. */
-  async previewBatch(req: BatchBindRequest) {
+  async previewBatch(req: BatchBindRequest): Promise<BatchPreview> {
     const pairs = this.pairsOf(req);
-    const matched: unknown[] = [];
-    const conflicts: unknown[] = [];
-    const not_found: unknown[] = [];
+    const matched: BatchPreview['matched'] = [];
+    const conflicts: BatchPreview['conflicts'] = [];
+    const not_found: BatchPreview['not_found'] = [];
     const count = (key: (p: (typeof pairs)[number]) => string | null) => {
       const m = new Map<string, number>();
       for (const p of pairs) {
@@ -384,11 +385,11 @@ export class DeviceService {
   }
 
   /** §16.10: bind a manifest; each item independent, idempotent on re-run. */
-  async bindBatch(req: BatchBindRequest, ctx: RequestContext) {
+  async bindBatch(req: BatchBindRequest, ctx: RequestContext): Promise<BatchBindResult> {
     const pairs = this.pairsOf(req);
-    const succeeded: unknown[] = [];
-    const skipped: unknown[] = [];
-    const failed: unknown[] = [];
+    const succeeded: BatchBindResult['succeeded'] = [];
+    const skipped: BatchBindResult['skipped'] = [];
+    const failed: BatchBindResult['failed'] = [];
     await this.store.transaction(async (trx) => {
       const db = trx;
       const seen = new Set<string>();

@@ -2,6 +2,7 @@ import { AppError, type OperationInput, type OperationsLog } from '@ironlens/cor
 import type { AgentTarget, CreatedLun } from '../adapters/storage-agent';
 import type { DirectCdRequest, DirectDiskRequest, DiskBatchRequest, DiskDeleteQuery, DiskRequest, LunDeleteQuery } from '../api/schemas';
 import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
+import type { DiskBatchResult, MastersListing, WorkerStatus } from '../domain/responses';
 import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -93,7 +94,7 @@ export class StorageService implements WorkerStorage {
 
   // ---- §15: masters ---------------------------------------------------------------------
 
-  async masters(ctx: RequestContext) {
+  async masters(ctx: RequestContext): Promise<MastersListing> {
     const agents = (await this.agents.list()).filter((a) => a.enabled && a.role.disk);
     const entries = await Promise.all(
       agents.map(async (a) => {
@@ -217,12 +218,12 @@ export class StorageService implements WorkerStorage {
   }
 
   /** §7.1.3: same disk for many workers, each on its own agent; default_os set on success. */
-  async createWorkerDisksBatch(req: DiskBatchRequest, ctx: RequestContext) {
+  async createWorkerDisksBatch(req: DiskBatchRequest, ctx: RequestContext): Promise<DiskBatchResult> {
     const { os } = this.validateDiskRequest(req);
     if (!Array.isArray(req.targets) || req.targets.length === 0) throw new AppError('batch_invalid', 'targets must be a non-empty array of {worker_id, agent}');
-    const succeeded: unknown[] = [];
-    const skipped: unknown[] = [];
-    const failed: unknown[] = [];
+    const succeeded: DiskBatchResult['succeeded'] = [];
+    const skipped: DiskBatchResult['skipped'] = [];
+    const failed: DiskBatchResult['failed'] = [];
     for (const t of req.targets) {
       const agentId = String(t?.agent ?? '');
       try {
@@ -324,7 +325,7 @@ export class StorageService implements WorkerStorage {
 
   // ---- §10: ledger vs reality -----------------------------------------------------------
 
-  async status(workerIdInput: string) {
+  async status(workerIdInput: string): Promise<WorkerStatus> {
     const workerId = requireWorkerId(workerIdInput);
     const worker = await this.view(workerId);
     const lines = await this.dhcp.read();

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { errorText } from './http';
+import { parsePairs } from './pages/machines/batch-pairs';
+import { routeOf } from './router';
+
+describe('batch bind pairs', () => {
+  it('reads one pair per line with any separator, and an optional serial', () => {
+    expect(parsePairs('00:0c:29:aa:bb:01 worker-01\n00-0c-29-aa-bb-02,worker-02,SN-2\n\n# comment\n000c29aabb03\tworker-03')).toEqual({
+      pairs: [
+        { mac: '00:0c:29:aa:bb:01', worker_id: 'worker-01' },
+        { mac: '00-0c-29-aa-bb-02', worker_id: 'worker-02', serial: 'SN-2' },
+        { mac: '000c29aabb03', worker_id: 'worker-03' },
+      ],
+      errors: [],
+    });
+  });
+
+  it('takes the column order from a header line and reports lines it cannot read', () => {
+    expect(parsePairs('worker,mac,product\nw1,00:0c:29:aa:bb:01,R640\nlonely\n')).toEqual({
+      pairs: [{ mac: '00:0c:29:aa:bb:01', worker_id: 'w1', product: 'R640' }],
+      errors: ['line 3: expected “mac worker_id”, got "lonely"'],
+    });
+  });
+});
+
+describe('API error messages', () => {
+  it('shows each API’s own error shape as text', () => {
+    expect(errorText({ detail: 'worker already exists: w1' }, 409)).toBe('worker already exists: w1');
+    expect(errorText({ detail: [{ type: 'required', loc: ['body', 'worker_id'], msg: "must have required property 'worker_id'" }] }, 422)).toBe(
+      "worker_id: must have required property 'worker_id'",
+    );
+    expect(errorText({ agent: 'storage-01', error: 'iqn exists' }, 409)).toBe('agent storage-01: iqn exists');
+    expect(errorText({ type: 'about:blank', title: 'Conflict', status: 409, detail: 'a cluster named x exists', code: 'cluster_name_conflict' }, 409)).toBe('a cluster named x exists');
+    expect(errorText('Bad Gateway', 502)).toBe('Bad Gateway');
+    expect(errorText(null, 500)).toBe('HTTP 500');
+  });
+});
+
+describe('routes', () => {
+  it('gives every page its own path', () => {
+    expect(routeOf('/')).toEqual({ page: 'devices' });
+    expect(routeOf('/machines/devices')).toEqual({ page: 'devices' });
+    expect(routeOf('/machines/workers')).toEqual({ page: 'workers' });
+    expect(routeOf('/machines/workers/worker%2001')).toEqual({ page: 'worker', id: 'worker 01' });
+    expect(routeOf('/machines/storage')).toEqual({ page: 'storage' });
+    expect(routeOf('/machines/operations')).toEqual({ page: 'operations' });
+    expect(routeOf('/clusters')).toEqual({ page: 'clusters' });
+    expect(routeOf('/clusters/new')).toEqual({ page: 'cluster-new' });
+    expect(routeOf('/clusters/abcd1234')).toEqual({ page: 'cluster', id: 'abcd1234' });
+    expect(routeOf('/bootstrap')).toEqual({ page: 'bootstrap' });
+    expect(routeOf('/bootstrap/bootstrap-5b7fd3a81290')).toEqual({ page: 'bootstrap-run', id: 'bootstrap-5b7fd3a81290' });
+    expect(routeOf('/local-clusters')).toEqual({ page: 'local-clusters' });
+    expect(routeOf('/machines/nope')).toEqual({ page: 'not-found' });
+    expect(routeOf('/clusters/a/b')).toEqual({ page: 'not-found' });
+  });
+});

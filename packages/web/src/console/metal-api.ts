@@ -1,0 +1,92 @@
+/**
+ * The provisioning API (seed 004) as the console calls it, through the console listener's
+ * `/api/metal` prefix. Every shape is imported from the server package as a type only, so
+ * the bundle holds no server code and the client cannot drift from the API.
+ */
+import type {
+  AgentLunTarget,
+  AgentProbe,
+  BatchBindResult,
+  BatchPreview,
+  Device,
+  DiskBatchResult,
+  MastersListing,
+  OperationsPage,
+  Os,
+  WorkerDeleted,
+  WorkerStatus,
+  WorkerView,
+} from '@ironlens/metal';
+import type { AgentInput, AgentView, BatchBindRequest, CreateWorkerInput, DeviceDeclaration, DiskBatchRequest, DiskRequest } from '@ironlens/metal/api';
+import { type Http, query } from './http';
+
+export type {
+  AgentLunTarget,
+  AgentProbe,
+  AgentView,
+  BatchBindResult,
+  BatchPreview,
+  Device,
+  DiskBatchResult,
+  MastersListing,
+  OperationsPage,
+  Os,
+  WorkerStatus,
+  WorkerView,
+};
+
+/** The operating systems a disk can hold (seed §7; the server's `OS_VALUES`). */
+export const OS_CHOICES = ['ubuntu', 'debian', 'centos', 'windows', 'esxi'] as const satisfies readonly Os[];
+// Fails to compile when the server adds an OS this list lacks.
+type MissingOs = Exclude<Os, (typeof OS_CHOICES)[number]>;
+const _allOs: MissingOs extends never ? true : never = true;
+void _allOs;
+
+/** Boot menu items `menu_default` may name (the server's `MENU_ITEMS`). */
+export const MENU_ITEMS = [...OS_CHOICES, 'menu-diag', 'menu-install', 'config', 'shell', 'reboot', 'exit'] as const;
+
+const enc = encodeURIComponent;
+
+export function createMetalApi(http: Http) {
+  const c = http.call.bind(http);
+  return {
+    health: () => c<{ status: string }>('GET', '/healthz'),
+    autoRegister: () => c<{ enabled: boolean }>('GET', '/settings/auto-register'),
+    setAutoRegister: (enabled: boolean) => c<{ enabled: boolean }>('PUT', '/settings/auto-register', { enabled }),
+
+    devices: (state: 'all' | 'pooled' | 'bound' | 'revoked' = 'all') => c<Device[]>('GET', `/devices${query({ state })}`),
+    device: (mac: string) => c<Device>('GET', `/devices/${enc(mac)}`),
+    registerDevice: (d: DeviceDeclaration) => c<Device>('POST', '/devices', d),
+    revokeDevice: (mac: string) => c<Device>('DELETE', `/devices/${enc(mac)}`),
+    bind: (mac: string, workerId: string, force: boolean) => c<Device>('POST', `/devices/${enc(mac)}/bind${query({ worker_id: workerId, force: force ? 'true' : undefined })}`),
+    unbind: (mac: string) => c<Device>('DELETE', `/devices/${enc(mac)}/bind`),
+    previewBatch: (req: BatchBindRequest) => c<BatchPreview>('POST', '/devices/bind/batch/preview', req),
+    bindBatch: (req: BatchBindRequest) => c<BatchBindResult>('POST', '/devices/bind/batch', req),
+
+    workers: () => c<WorkerView[]>('GET', '/workers'),
+    worker: (id: string) => c<WorkerView>('GET', `/workers/${enc(id)}`),
+    workerStatus: (id: string) => c<WorkerStatus>('GET', `/workers/${enc(id)}/status`),
+    createWorker: (w: CreateWorkerInput) => c<WorkerView>('POST', '/workers', w),
+    setWorkerMac: (id: string, mac: string) => c<WorkerView & { changed: boolean }>('PUT', `/workers/${enc(id)}/mac`, { mac }),
+    setDefaultOs: (id: string, body: { os?: string | null; menu_default?: string | null; menu_timeout?: number | null }) => c<WorkerView>('PUT', `/workers/${enc(id)}/default-os`, body),
+    deleteWorker: (id: string, deleteDisk: boolean) => c<WorkerDeleted>('DELETE', `/workers/${enc(id)}${query({ delete_disk: deleteDisk ? 'true' : undefined })}`),
+    createDisk: (id: string, req: DiskRequest) => c<WorkerView>('POST', `/workers/${enc(id)}/luns/disk`, req),
+    deleteDisk: (id: string, os: string, deleteFile: boolean) => c<WorkerView>('DELETE', `/workers/${enc(id)}/luns/disk/${enc(os)}${query({ delete_file: deleteFile ? 'true' : undefined })}`),
+    createDisksBatch: (req: DiskBatchRequest) => c<DiskBatchResult>('POST', '/workers/luns/disk/batch', req),
+
+    agents: (live = true) => c<AgentView[]>('GET', `/agents${query({ live: live ? 'true' : 'false' })}`),
+    probeAgent: (body: { base_url: string; token?: string | null; agent_id?: string | null }) => c<AgentProbe>('POST', '/agents/probe', body),
+    createAgent: (a: AgentInput & { id: string }) => c<AgentView>('POST', '/agents', a),
+    updateAgent: (id: string, a: AgentInput) => c<AgentView>('PUT', `/agents/${enc(id)}`, a),
+    luns: (agentId: string) => c<AgentLunTarget[]>('GET', `/agents/${enc(agentId)}/luns`),
+    deleteLun: (agentId: string, iqn: string, deleteFile: boolean) =>
+      c<unknown>('DELETE', `/agents/${enc(agentId)}/luns${query({ iqn, delete_file: deleteFile ? 'true' : undefined })}`),
+    createCdLun: (agentId: string, iso: string, iqn?: string) => c<unknown>('POST', `/agents/${enc(agentId)}/luns/cd`, iqn ? { iso, iqn } : { iso }),
+    scanLuns: (agentId: string) => c<unknown>('POST', `/agents/${enc(agentId)}/luns/scan`),
+    masters: () => c<MastersListing>('GET', '/masters'),
+
+    operations: (q: { since?: number; limit?: number; mac?: string }) => c<OperationsPage>('GET', `/operations${query(q)}`),
+  };
+}
+
+export type MetalApi = ReturnType<typeof createMetalApi>;

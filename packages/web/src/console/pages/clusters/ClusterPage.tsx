@@ -1,0 +1,430 @@
+import { type FormEvent, useState } from 'react';
+import { Badge, bytes, Dialog, ErrorNote, Meter, PageHeader, when, ScrollBox } from '../../components/ui';
+import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
+import { useConsole } from '../../context';
+import { Link, navigate } from '../../router';
+import { useAction, usePoll } from '../../use-poll';
+
+/** One cluster: overview charts, nodes (cordon/uncordon), components, namespaces, CRDs, token rotation, edit, delete. */
+export function ClusterPage({ id }: { id: string }) {
+  const { clusters } = useConsole();
+  // The overview reads the whole cluster: every 15 s.
+  const ov = usePoll(() => clusters.overview(id), 15_000, [id]);
+  const [editing, setEditing] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const c = ov.data?.cluster;
+  return (
+    <>
+      <PageHeader title={c ? c.name : `Cluster ${id}`} lead={<Link to="/clusters">← all clusters</Link>}>
+        {c && (
+          <>
+            <Badge tone={c.ready ? 'good' : 'bad'} testId="cluster-ready">
+              {c.ready ? 'ready' : 'not ready'}
+            </Badge>
+            <button type="button" className="btn" onClick={() => setEditing(true)} data-testid="cluster-edit">
+              Edit
+            </button>
+            <button type="button" className="btn btn-danger" onClick={() => setDeleting(true)} data-testid="cluster-delete">
+              Delete…
+            </button>
+          </>
+        )}
+      </PageHeader>
+      <ErrorNote error={ov.error} testId="overview-error" />
+      {ov.data && <OverviewCharts ov={ov.data} />}
+      {ov.data && <Nodes id={id} ov={ov.data} onDone={() => void ov.refresh()} />}
+      {ov.data && <Workloads ov={ov.data} />}
+      {c && <CrdCard id={id} />}
+      {c && <TokenCard cluster={c} />}
+      {c && editing && (
+        <EditCluster
+          cluster={c}
+          onClose={() => setEditing(false)}
+          onDone={async () => {
+            setEditing(false);
+            await ov.refresh();
+          }}
+        />
+      )}
+      {c && deleting && <DeleteCluster cluster={c} onClose={() => setDeleting(false)} />}
+    </>
+  );
+}
+
+function OverviewCharts({ ov }: { ov: Overview }) {
+  const h = ov.kubernetes.hardware;
+  const gpuTotal = h.usableGpuCount ?? h.totalGpuCount ?? h.gpuCount;
+  return (
+    <section className="card" aria-labelledby="hw-title" data-testid="overview">
+      <div className="card-head">
+        <h2 id="hw-title">Capacity</h2>
+        <span className="muted small">as of {when(ov.fetchedAt)}</span>
+      </div>
+      <div className="stats">
+        <div>
+          <div className="muted small">Nodes</div>
+          <div className="big" data-testid="ov-nodes">
+            {h.nodes}
+          </div>
+          <div className="small muted">
+            {h.gpuNodes} with GPUs · {h.cpuCores} CPU cores
+          </div>
+        </div>
+        <div>
+          <div className="muted small">GPUs</div>
+          <div className="big" data-testid="ov-gpus">
+            {h.gpuCount}
+          </div>
+          <div className="small muted">VRAM {bytes(h.vramBytes)}</div>
+        </div>
+        <Meter
+          label="GPUs in use"
+          value={h.allocatedGpuCount ?? 0}
+          max={gpuTotal || 0}
+          detail={h.allocatedGpuCount == null ? 'unknown' : `${h.allocatedGpuCount} used, ${h.availableGpuCount ?? '?'} free`}
+          testId="ov-gpu-meter"
+        />
+        <Meter
+          label="Memory"
+          value={h.memoryUsagePercent ?? 0}
+          max={h.memoryUsagePercent == null ? 0 : 100}
+          detail={h.memoryUsagePercent == null ? 'unknown (no Prometheus reading)' : `${h.memoryUsagePercent.toFixed(1)}% used, ${bytes(h.memoryAvailableBytes)} free of ${bytes(h.memoryBytes)}`}
+        />
+        <Meter
+          label="Disk"
+          value={h.diskUsedBytes ?? 0}
+          max={h.diskBytes ?? 0}
+          detail={h.diskUsedBytes == null ? 'unknown' : `${bytes(h.diskUsedBytes)} used, ${bytes(h.diskAvailableBytes)} free`}
+        />
+      </div>
+      <h3>GPUs per accelerator</h3>
+      <div className="stats" data-testid="ov-accelerators">
+        {h.accelerators.map((a) => (
+          <Meter key={a.id} label={a.id} value={a.gpuCount} max={h.gpuCount || a.gpuCount} detail={`${a.gpuCount} GPU${a.gpuCount === 1 ? '' : 's'}`} />
+        ))}
+        {h.accelerators.length === 0 && <p className="muted">No GPU found.</p>}
+      </div>
+      <h3>Components</h3>
+      <ul className="plain">
+        {Object.entries(ov.kubernetes.components).map(([k, v]) => (
+          <li key={k}>
+            {k}: <Badge tone={v.status === 'ready' ? 'good' : v.installed ? 'warn' : 'muted'}>{v.installed ? v.status : 'not installed'}</Badge> {v.installed && `${v.ready}/${v.desired}`}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Nodes({ id, ov, onDone }: { id: string; ov: Overview; onDone: () => void }) {
+  const { clusters } = useConsole();
+  const [sel, setSel] = useState<string[]>([]);
+  const [result, setResult] = useState<{ items: CordonResult[] } | null>(null);
+  const act = useAction();
+  const run = async (cordon: boolean) => {
+    const r = await act.run(() => (cordon ? clusters.cordon(id, sel) : clusters.uncordon(id, sel)));
+    if (r) {
+      setResult(r);
+      setSel([]);
+      onDone();
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="nodes-title">
+      <div className="card-head">
+        <h2 id="nodes-title">Nodes</h2>
+        <div className="page-actions">
+          <button type="button" className="btn btn-small" disabled={!sel.length || act.pending} onClick={() => void run(true)} data-testid="nodes-cordon">
+            Cordon
+          </button>
+          <button type="button" className="btn btn-small" disabled={!sel.length || act.pending} onClick={() => void run(false)} data-testid="nodes-uncordon">
+            Uncordon
+          </button>
+        </div>
+      </div>
+      <ErrorNote error={act.error} />
+      {result && (
+        <ul className="plain small" aria-live="polite">
+          {result.items.map((i) => (
+            <li key={i.name}>
+              {i.name}: {i.error ? <span className="error-text">{i.error}</span> : 'done'}
+            </li>
+          ))}
+        </ul>
+      )}
+      <ScrollBox label="Nodes table">
+        <table className="table" data-testid="nodes-table">
+          <caption className="sr-only">Nodes</caption>
+          <thead>
+            <tr>
+              <th scope="col">
+                <span className="sr-only">Select</span>
+              </th>
+              <th scope="col">Node</th>
+              <th scope="col">Role</th>
+              <th scope="col">Ready</th>
+              <th scope="col">CPU</th>
+              <th scope="col">GPUs</th>
+              <th scope="col">VRAM</th>
+              <th scope="col">Kubernetes / OS</th>
+            </tr>
+          </thead>
+          <tbody>
+            {ov.kubernetes.nodes.map((n) => (
+              <tr key={n.name} data-testid={`node-row-${n.name}`}>
+                <td>
+                  <input type="checkbox" aria-label={`Select node ${n.name}`} checked={sel.includes(n.name)} onChange={() => setSel((s) => (s.includes(n.name) ? s.filter((x) => x !== n.name) : [...s, n.name]))} />
+                </td>
+                <td>{n.name}</td>
+                <td>{n.role}</td>
+                <td>
+                  <Badge tone={n.ready ? 'good' : 'bad'}>{n.ready ? 'ready' : 'not ready'}</Badge> {n.schedulingDisabled && <Badge tone="warn">cordoned</Badge>}
+                </td>
+                <td>{n.cpu}</td>
+                <td>
+                  {n.gpuCount}{' '}
+                  <span className="small muted">
+                    {Object.entries(n.gpuByProfile)
+                      .map(([k, v]) => `${k}×${v}`)
+                      .join(', ')}
+                  </span>
+                </td>
+                <td>{bytes(n.vramBytes)}</td>
+                <td className="small">
+                  {n.version} · {n.osImage}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollBox>
+    </section>
+  );
+}
+
+function Workloads({ ov }: { ov: Overview }) {
+  return (
+    <section className="card" aria-labelledby="ns-title">
+      <h2 id="ns-title">Namespaces and deployments</h2>
+      <ScrollBox label="Deployments table">
+        <table className="table" data-testid="namespaces-table">
+          <caption className="sr-only">Deployments per namespace</caption>
+          <thead>
+            <tr>
+              <th scope="col">Namespace</th>
+              <th scope="col">Deployment</th>
+              <th scope="col">Ready / desired</th>
+              <th scope="col">Available</th>
+            </tr>
+          </thead>
+          <tbody>
+            {ov.kubernetes.namespaces.flatMap((ns) =>
+              ns.deployments.length
+                ? ns.deployments.map((d) => (
+                    <tr key={`${ns.name}/${d.name}`}>
+                      <td>{ns.name}</td>
+                      <td>{d.name}</td>
+                      <td>
+                        {d.ready}/{d.desired}
+                      </td>
+                      <td>{d.available}</td>
+                    </tr>
+                  ))
+                : [
+                    <tr key={ns.name}>
+                      <td>{ns.name}</td>
+                      <td className="muted">no deployments</td>
+                      <td />
+                      <td />
+                    </tr>,
+                  ],
+            )}
+          </tbody>
+        </table>
+      </ScrollBox>
+    </section>
+  );
+}
+
+function CrdCard({ id }: { id: string }) {
+  const { clusters } = useConsole();
+  const st = usePoll(() => clusters.crds(id), 60_000, [id]);
+  const act = useAction();
+  const apply = async () => {
+    await act.run(() => clusters.applyCrds(id));
+    await st.refresh();
+  };
+  return (
+    <section className="card" aria-labelledby="crds-title">
+      <h2 id="crds-title">CRDs</h2>
+      {st.data && (
+        <ul className="plain" data-testid="cluster-crds">
+          <li>
+            Gateway API: <Badge tone={st.data.gateway_api === 'ready' ? 'good' : 'warn'}>{st.data.gateway_api}</Badge>
+          </li>
+          <li>
+            Inference Extension: <Badge tone={st.data.gateway_api_inference_extension === 'ready' ? 'good' : 'warn'}>{st.data.gateway_api_inference_extension}</Badge>
+          </li>
+        </ul>
+      )}
+      <button type="button" className="btn btn-small" onClick={() => void apply()} disabled={act.pending}>
+        Apply again
+      </button>
+      <ErrorNote error={st.error ?? act.error} />
+    </section>
+  );
+}
+
+function TokenCard({ cluster }: { cluster: ClusterRecord }) {
+  const { clusters } = useConsole();
+  const [token, setToken] = useState('');
+  const [done, setDone] = useState<string | null>(null);
+  const act = useAction();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const r = await act.run(() => clusters.rotateHfSecret(cluster.id, { token }));
+    if (r) {
+      setToken('');
+      setDone(`Token replaced in ${r.namespace}/${r.name}. Running workloads keep the old one until they are redeployed.`);
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="tok-title">
+      <h2 id="tok-title">Hugging Face token</h2>
+      <p className="small muted">{cluster.hfTokenSecret ? `Secret ${cluster.hfTokenSecret.namespace}/${cluster.hfTokenSecret.name}` : 'No secret recorded yet.'}</p>
+      <form className="form inline-form" onSubmit={submit}>
+        <label className="field">
+          <span>New token (write-only)</span>
+          <input type="password" autoComplete="new-password" value={token} onChange={(e) => setToken(e.target.value)} required data-testid="rotate-token" />
+        </label>
+        <button type="submit" className="btn" disabled={!token || act.pending || !cluster.hfTokenSecret}>
+          Rotate
+        </button>
+      </form>
+      {done && (
+        <p className="small" role="status">
+          {done}
+        </p>
+      )}
+      <ErrorNote error={act.error} />
+    </section>
+  );
+}
+
+function EditCluster({ cluster, onClose, onDone }: { cluster: ClusterRecord; onClose: () => void; onDone: () => Promise<void> }) {
+  const { clusters } = useConsole();
+  const [f, setF] = useState({
+    name: cluster.name,
+    description: cluster.description ?? '',
+    gatewayPort: cluster.gatewayPort ? String(cluster.gatewayPort) : '',
+    gatewayPublicUrl: cluster.gatewayPublicUrl ?? '',
+    gatewayNamespace: cluster.gatewayNamespace ?? '',
+    inotify: cluster.inotifyMaxUserInstances ? String(cluster.inotifyMaxUserInstances) : '8192',
+  });
+  const act = useAction();
+  const set = (k: keyof typeof f) => (e: { target: { value: string } }) => setF((o) => ({ ...o, [k]: e.target.value }));
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const ok = await act.run(() =>
+      clusters.update(cluster.id, {
+        name: f.name.trim(),
+        description: f.description,
+        gatewayPort: f.gatewayPort ? Number(f.gatewayPort) : null,
+        gatewayPublicUrl: f.gatewayPublicUrl,
+        gatewayNamespace: f.gatewayNamespace || null,
+        inotifyMaxUserInstances: Number(f.inotify),
+      }),
+    );
+    if (ok) await onDone();
+  };
+  return (
+    <Dialog title={`Edit ${cluster.name}`} open onClose={onClose} testId="cluster-edit-dialog">
+      <form className="form" onSubmit={submit}>
+        <label className="field">
+          <span>Name</span>
+          <input value={f.name} onChange={set('name')} required />
+        </label>
+        <label className="field">
+          <span>Description</span>
+          <input value={f.description} onChange={set('description')} />
+        </label>
+        <label className="field">
+          <span>Gateway NodePort (30000–32767)</span>
+          <input type="number" min={30000} max={32767} value={f.gatewayPort} onChange={set('gatewayPort')} />
+        </label>
+        <label className="field">
+          <span>Gateway public URL host</span>
+          <input value={f.gatewayPublicUrl} onChange={set('gatewayPublicUrl')} />
+        </label>
+        <label className="field">
+          <span>Gateway namespace prefix (the cluster id is appended)</span>
+          <input value={f.gatewayNamespace} onChange={set('gatewayNamespace')} maxLength={63} />
+        </label>
+        <label className="field">
+          <span>fs.inotify.max_user_instances on every node</span>
+          <input type="number" min={128} value={f.inotify} onChange={set('inotify')} />
+        </label>
+        <ErrorNote error={act.error} />
+        <div className="form-actions">
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={act.pending}>
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+/** Delete, with what goes and what stays spelled out before it runs (seed 000's order and rules). */
+function DeleteCluster({ cluster, onClose }: { cluster: ClusterRecord; onClose: () => void }) {
+  const { clusters } = useConsole();
+  const act = useAction();
+  const run = async () => {
+    const ok = await act.run(async () => {
+      await clusters.remove(cluster.id);
+      return true;
+    });
+    if (ok) navigate('/clusters');
+  };
+  const gwNs = cluster.gatewayNamespace ?? `lens-gateway-${cluster.id}`;
+  return (
+    <Dialog title={`Delete ${cluster.name}`} open onClose={onClose} testId="cluster-delete-dialog">
+      <h3>Removed</h3>
+      <ul data-testid="delete-removed">
+        <li>
+          the gateway namespace <span className="mono">{gwNs}</span> with its Gateway, payload processor, authorization and routes (must succeed, or nothing else is removed)
+        </li>
+        {cluster.hfTokenSecret && (
+          <li>
+            the Hugging Face token Secret <span className="mono">{`${cluster.hfTokenSecret.namespace}/${cluster.hfTokenSecret.name}`}</span>, and its namespace only if ironlens made it or nothing else
+            lives there
+          </li>
+        )}
+        {cluster.draft && <li>the draft’s storage volumes (PersistentVolumeClaims and PersistentVolumes)</li>}
+        <li>the cluster’s record and its stored kubeconfig in ironlens</li>
+      </ul>
+      <h3>Kept</h3>
+      <ul data-testid="delete-kept">
+        <li>the cluster itself, its nodes and every other namespace and workload</li>
+        <li>shared gateway controllers and other registrations’ namespaces</li>
+        <li>model files on NFS or host-path storage (volumes use the Retain policy)</li>
+        <li>default, kube-system, kube-public and kube-node-lease, always</li>
+      </ul>
+      {!cluster.draft && (
+        <p className="callout warn small">A finished cluster with available llm-d deployments or storage volumes is refused (409): remove those first.</p>
+      )}
+      <ErrorNote error={act.error} testId="delete-error" />
+      <div className="form-actions">
+        <button type="button" className="btn" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" className="btn btn-danger" onClick={() => void run()} disabled={act.pending} data-testid="cluster-delete-confirm">
+          Delete {cluster.name}
+        </button>
+      </div>
+    </Dialog>
+  );
+}

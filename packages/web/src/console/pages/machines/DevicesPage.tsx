@@ -1,0 +1,265 @@
+import { type FormEvent, useMemo, useState } from 'react';
+import { Badge, Dialog, ErrorNote, mem, PageHeader, toneOf, when, ScrollBox } from '../../components/ui';
+import { useConsole } from '../../context';
+import type { Device, WorkerView } from '../../metal-api';
+import { Link } from '../../router';
+import { useAction, usePoll } from '../../use-poll';
+import { AutoRegisterSwitch } from './AutoRegisterSwitch';
+import { BatchBind } from './BatchBind';
+
+type StateFilter = 'all' | 'pooled' | 'bound' | 'revoked';
+
+/** MAC without separators, lower case: `00:0C:29-AA…` and `000c29aa…` match each other. */
+export const macKey = (s: string) => s.toLowerCase().replace(/[^0-9a-f]/g, '');
+
+function matches(d: Device, q: string): boolean {
+  if (!q) return true;
+  const t = q.trim().toLowerCase();
+  const k = macKey(t);
+  if (k.length >= 2 && macKey(d.mac).includes(k)) return true;
+  return (d.fingerprint.serial ?? '').toLowerCase().includes(t) || (d.uuid ?? '').toLowerCase().includes(t);
+}
+
+/** The device pool (seed §16): what iPXE reported, bound or not, with bind / unbind / revoke. */
+export function DevicesPage() {
+  const { metal } = useConsole();
+  const [state, setState] = useState<StateFilter>('all');
+  const [search, setSearch] = useState('');
+  // A device reported by /devices/report shows up within one poll, no reload.
+  const devices = usePoll(() => metal.devices(state), 3000, [state]);
+  const workers = usePoll(() => metal.workers(), 10_000);
+  const [binding, setBinding] = useState<Device | null>(null);
+  const [confirm, setConfirm] = useState<{ device: Device; action: 'unbind' | 'revoke' } | null>(null);
+  const [showBatch, setShowBatch] = useState(false);
+  const act = useAction();
+  const shown = useMemo(() => (devices.data ?? []).filter((d) => matches(d, search)), [devices.data, search]);
+
+  const runConfirm = async () => {
+    if (!confirm) return;
+    const { device, action } = confirm;
+    const ok = await act.run(() => (action === 'unbind' ? metal.unbind(device.mac) : metal.revokeDevice(device.mac)));
+    if (ok) {
+      setConfirm(null);
+      await devices.refresh();
+    }
+  };
+
+  return (
+    <>
+      <PageHeader title="Devices" lead="Machines iPXE has reported (the device pool), and which worker each one boots as.">
+        <button type="button" className="btn" onClick={() => setShowBatch((s) => !s)} aria-expanded={showBatch} data-testid="batch-toggle">
+          Batch bind
+        </button>
+      </PageHeader>
+      <AutoRegisterSwitch />
+      {showBatch && <BatchBind onDone={() => void devices.refresh()} />}
+      <section className="card" aria-labelledby="pool-title">
+        <div className="card-head">
+          <h2 id="pool-title">Device pool</h2>
+          <span className="muted" data-testid="device-count" aria-live="polite">
+            {devices.data ? `${shown.length} of ${devices.data.length}` : 'loading…'}
+          </span>
+        </div>
+        <div className="toolbar">
+          <label className="field inline">
+            <span>State</span>
+            <select value={state} onChange={(e) => setState(e.target.value as StateFilter)} data-testid="device-state-filter">
+              <option value="all">all</option>
+              <option value="pooled">pooled</option>
+              <option value="bound">bound</option>
+              <option value="revoked">revoked</option>
+            </select>
+          </label>
+          <label className="field inline grow">
+            <span>Search by MAC or serial</span>
+            <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="00:0c:29… or serial" data-testid="device-search" />
+          </label>
+        </div>
+        <ErrorNote error={devices.error} testId="devices-error" />
+        <ErrorNote error={act.error && !confirm ? act.error : null} />
+        <ScrollBox label="Scrollable table">
+          <table className="table" data-testid="devices-table">
+            <caption className="sr-only">Devices in the pool</caption>
+            <thead>
+              <tr>
+                <th scope="col">MAC</th>
+                <th scope="col">State</th>
+                <th scope="col">Worker</th>
+                <th scope="col">Model</th>
+                <th scope="col">Serial</th>
+                <th scope="col">CPU and memory</th>
+                <th scope="col">NIC</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((d) => (
+                <tr key={d.mac} data-testid={`device-row-${macKey(d.mac)}`}>
+                  <td className="mono">{d.mac}</td>
+                  <td>
+                    <Badge tone={toneOf[d.state]}>{d.state}</Badge>
+                    {d.source === 'manual' && <span className="muted small"> manual</span>}
+                  </td>
+                  <td>{d.bound_worker_id ? <Link to={`/machines/workers/${encodeURIComponent(d.bound_worker_id)}`}>{d.bound_worker_id}</Link> : '—'}</td>
+                  <td>
+                    {d.fingerprint.manufacturer ?? '—'}
+                    {d.fingerprint.product && <div className="small muted">{d.fingerprint.product}</div>}
+                  </td>
+                  <td className="mono">{d.fingerprint.serial ?? '—'}</td>
+                  <td>
+                    {d.fingerprint.cpumodel ?? '—'}
+                    <div className="small muted">
+                      {mem(d.fingerprint.mem_total)}
+                      {d.fingerprint.mem_type ? ` ${d.fingerprint.mem_type}` : ''}
+                      {d.fingerprint.mem_speed ? ` @${d.fingerprint.mem_speed}` : ''}
+                    </div>
+                  </td>
+                  <td>{[d.fingerprint.chip, d.fingerprint.busid].filter(Boolean).join(' ') || '—'}</td>
+                  <td className="nowrap">{when(d.last_seen)}</td>
+                  <td className="actions">
+                    {d.state !== 'revoked' && (
+                      <button type="button" className="btn btn-small" onClick={() => setBinding(d)} data-testid={`bind-${macKey(d.mac)}`} aria-label={`${d.state === 'bound' ? 'Re-bind' : 'Bind'} ${d.mac}`}>
+                        {d.state === 'bound' ? 'Re-bind' : 'Bind'}
+                      </button>
+                    )}
+                    {d.state === 'bound' && (
+                      <button type="button" className="btn btn-small" onClick={() => setConfirm({ device: d, action: 'unbind' })} data-testid={`unbind-${macKey(d.mac)}`} aria-label={`Unbind ${d.mac}`}>
+                        Unbind
+                      </button>
+                    )}
+                    {d.state !== 'revoked' && (
+                      <button type="button" className="btn btn-small btn-danger" onClick={() => setConfirm({ device: d, action: 'revoke' })} data-testid={`revoke-${macKey(d.mac)}`} aria-label={`Revoke ${d.mac}`}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+              {devices.data && shown.length === 0 && (
+                <tr>
+                  <td colSpan={9} className="empty">
+                    {devices.data.length === 0 ? 'No devices yet. A machine appears here when its iPXE calls /devices/report.' : 'No device matches the filter.'}
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </ScrollBox>
+      </section>
+      {binding && (
+        <BindDialog
+          device={binding}
+          workers={workers.data ?? []}
+          devices={devices.data ?? []}
+          onClose={() => setBinding(null)}
+          onDone={async () => {
+            setBinding(null);
+            await Promise.all([devices.refresh(), workers.refresh()]);
+          }}
+        />
+      )}
+      <Dialog title={confirm?.action === 'revoke' ? 'Revoke device' : 'Unbind device'} open={!!confirm} onClose={() => setConfirm(null)} testId="confirm-dialog">
+        {confirm && (
+          <>
+            {confirm.action === 'unbind' ? (
+              <p>
+                <span className="mono">{confirm.device.mac}</span> goes back to the pool. Worker <strong>{confirm.device.bound_worker_id}</strong> keeps its disks but no machine boots as it until
+                another device is bound; dnsmasq is rewritten now.
+              </p>
+            ) : (
+              <p>
+                <span className="mono">{confirm.device.mac}</span> is revoked: it is unbound{confirm.device.bound_worker_id ? ` from ${confirm.device.bound_worker_id}` : ''}, gets no boot variables,
+                cannot be bound again and its reports are ignored.
+              </p>
+            )}
+            <ErrorNote error={act.error} />
+            <div className="form-actions">
+              <button type="button" className="btn" onClick={() => setConfirm(null)}>
+                Cancel
+              </button>
+              <button type="button" className={`btn ${confirm.action === 'revoke' ? 'btn-danger' : 'btn-primary'}`} onClick={() => void runConfirm()} disabled={act.pending} data-testid="confirm-ok">
+                {confirm.action === 'revoke' ? 'Revoke' : 'Unbind'}
+              </button>
+            </div>
+          </>
+        )}
+      </Dialog>
+    </>
+  );
+}
+
+function BindDialog({ device, workers, devices, onClose, onDone }: { device: Device; workers: WorkerView[]; devices: Device[]; onClose: () => void; onDone: () => Promise<void> }) {
+  const { metal } = useConsole();
+  const [workerId, setWorkerId] = useState('');
+  const [force, setForce] = useState(false);
+  const act = useAction();
+  const target = workers.find((w) => w.worker_id === workerId);
+  const workerDevice = target?.mac ? devices.find((d) => macKey(d.mac) === macKey(target.mac ?? '')) : undefined;
+  const deviceBoundElsewhere = device.state === 'bound' && device.bound_worker_id !== workerId ? device.bound_worker_id : null;
+  const workerHasOther = target?.mac && macKey(target.mac) !== macKey(device.mac) ? target.mac : null;
+  const needsForce = !!(deviceBoundElsewhere || workerHasOther);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const ok = await act.run(() => metal.bind(device.mac, workerId, force));
+    if (ok) await onDone();
+  };
+  return (
+    <Dialog title={`Bind ${device.mac}`} open onClose={onClose} testId="bind-dialog">
+      <form className="form" onSubmit={submit}>
+        <label className="field">
+          <span>Worker</span>
+          <select value={workerId} onChange={(e) => setWorkerId(e.target.value)} required data-testid="bind-worker">
+            <option value="">choose a worker…</option>
+            {workers.map((w) => (
+              <option key={w.worker_id} value={w.worker_id}>
+                {w.worker_id}
+                {w.mac ? ` (bound to ${w.mac})` : ' (no device)'}
+              </option>
+            ))}
+          </select>
+        </label>
+        {needsForce && (
+          <div className="callout warn" data-testid="force-consequence">
+            <p>
+              <strong>This is a re-bind.</strong>
+            </p>
+            <ul>
+              {deviceBoundElsewhere && (
+                <li>
+                  Worker <strong>{deviceBoundElsewhere}</strong> loses this machine: it stays registered with its disks, but nothing boots as it until another device is bound.
+                </li>
+              )}
+              {workerHasOther && (
+                <li>
+                  Device <span className="mono">{workerHasOther}</span>
+                  {workerDevice ? ` (${workerDevice.fingerprint.product ?? 'unknown product'})` : ''} is unbound from <strong>{workerId}</strong> and goes back to the pool; at its next boot it gets
+                  no boot variables.
+                </li>
+              )}
+              <li>
+                At its next boot <span className="mono">{device.mac}</span> boots as <strong>{workerId}</strong>, from {workerId}’s system disks. dnsmasq is rewritten at once.
+              </li>
+            </ul>
+            <label className="check-field">
+              <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} data-testid="bind-force" />
+              <span>Force the re-bind (I understand the consequences above)</span>
+            </label>
+          </div>
+        )}
+        <ErrorNote error={act.error} testId="bind-error" />
+        <div className="form-actions">
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={!workerId || act.pending || (needsForce && !force)} data-testid="bind-submit">
+            {needsForce ? 'Force re-bind' : 'Bind'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,247 @@
+import { type FormEvent, useState } from 'react';
+import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
+import { useConsole } from '../../context';
+import { MENU_ITEMS, type WorkerView } from '../../metal-api';
+import { Link } from '../../router';
+import { useAction, usePoll } from '../../use-poll';
+import { BatchDisks } from './BatchDisks';
+
+/** Workers (seed §4, §7, §11): identities with their binding, disks and boot settings. */
+export function WorkersPage() {
+  const { metal } = useConsole();
+  const workers = usePoll(() => metal.workers(), 5000);
+  const [selected, setSelected] = useState<string[]>([]);
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState<string[] | null>(null);
+  const list = workers.data ?? [];
+  const toggle = (id: string) => setSelected((s) => (s.includes(id) ? s.filter((x) => x !== id) : [...s, id]));
+  const allSelected = list.length > 0 && list.every((w) => selected.includes(w.worker_id));
+
+  return (
+    <>
+      <PageHeader title="Workers" lead="Each worker is an identity a machine boots as: its MAC binding, its iSCSI system disks, its default OS and boot menu.">
+        <button type="button" className="btn btn-primary" onClick={() => setCreating(true)} data-testid="worker-create-open">
+          New worker
+        </button>
+      </PageHeader>
+      <section className="card" aria-labelledby="workers-title">
+        <div className="card-head">
+          <h2 id="workers-title">Workers</h2>
+          <div className="page-actions">
+            <span className="muted" aria-live="polite">
+              {selected.length} selected
+            </span>
+            <button type="button" className="btn btn-small btn-danger" disabled={selected.length === 0} onClick={() => setDeleting(selected)} data-testid="workers-delete-selected">
+              Delete selected
+            </button>
+          </div>
+        </div>
+        <ErrorNote error={workers.error} testId="workers-error" />
+        <ScrollBox label="Scrollable table">
+          <table className="table" data-testid="workers-table">
+            <caption className="sr-only">Workers</caption>
+            <thead>
+              <tr>
+                <th scope="col">
+                  <input type="checkbox" aria-label="Select all workers" checked={allSelected} onChange={() => setSelected(allSelected ? [] : list.map((w) => w.worker_id))} />
+                </th>
+                <th scope="col">Worker</th>
+                <th scope="col">Hostname</th>
+                <th scope="col">MAC</th>
+                <th scope="col">Readiness</th>
+                <th scope="col">Disks</th>
+                <th scope="col">Default OS</th>
+                <th scope="col">Boot menu</th>
+                <th scope="col">CD</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((w) => (
+                <tr key={w.worker_id} data-testid={`worker-row-${w.worker_id}`}>
+                  <td>
+                    <input type="checkbox" aria-label={`Select ${w.worker_id}`} checked={selected.includes(w.worker_id)} onChange={() => toggle(w.worker_id)} data-testid={`select-${w.worker_id}`} />
+                  </td>
+                  <td>
+                    <Link to={`/machines/workers/${encodeURIComponent(w.worker_id)}`}>{w.worker_id}</Link>
+                  </td>
+                  <td>{w.hostname}</td>
+                  <td className="mono">{w.mac ?? '—'}</td>
+                  <td>
+                    <Badge tone={toneOf[w.readiness]} testId={`readiness-${w.worker_id}`}>
+                      {w.readiness}
+                    </Badge>
+                  </td>
+                  <td>{w.disks.length ? w.disks.map((d) => `${d.os} @ ${d.agent}`).join(', ') : '—'}</td>
+                  <td>{w.default_os ?? '—'}</td>
+                  <td>{w.boot?.menu_default ? `${w.boot.menu_default}${w.boot.menu_timeout != null ? `, ${w.boot.menu_timeout} ms` : ''}` : '—'}</td>
+                  <td>{w.cd ? w.cd.iso : '—'}</td>
+                </tr>
+              ))}
+              {workers.data && list.length === 0 && (
+                <tr>
+                  <td colSpan={9} className="empty">
+                    No workers yet.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </ScrollBox>
+      </section>
+      <BatchDisks workers={list} selected={selected} onDone={() => void workers.refresh()} />
+      {creating && (
+        <CreateWorkerDialog
+          onClose={() => setCreating(false)}
+          onDone={async () => {
+            setCreating(false);
+            await workers.refresh();
+          }}
+        />
+      )}
+      {deleting && (
+        <DeleteWorkersDialog
+          ids={deleting}
+          workers={list}
+          onClose={() => setDeleting(null)}
+          onDone={async () => {
+            setDeleting(null);
+            setSelected([]);
+            await workers.refresh();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function CreateWorkerDialog({ onClose, onDone }: { onClose: () => void; onDone: () => Promise<void> }) {
+  const { metal } = useConsole();
+  const pooled = usePoll(() => metal.devices('pooled'), 0);
+  const [f, setF] = useState({ worker_id: '', hostname: '', arch: '', mac: '', windows_iso: '', menu_default: '', menu_timeout: '' });
+  const act = useAction();
+  const set = (k: keyof typeof f) => (e: { target: { value: string } }) => setF((o) => ({ ...o, [k]: e.target.value }));
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const boot = f.menu_default || f.menu_timeout ? { menu_default: f.menu_default || null, menu_timeout: f.menu_timeout === '' ? null : Number(f.menu_timeout) } : null;
+    const ok = await act.run(() =>
+      metal.createWorker({
+        worker_id: f.worker_id.trim(),
+        hostname: f.hostname.trim() || null,
+        arch: f.arch.trim() || null,
+        mac: f.mac || null,
+        windows_iso: f.windows_iso.trim() || null,
+        boot,
+      }),
+    );
+    if (ok) await onDone();
+  };
+  return (
+    <Dialog title="New worker" open onClose={onClose} testId="worker-create">
+      <form className="form" onSubmit={submit}>
+        <div className="grid-2">
+          <label className="field">
+            <span>Worker id</span>
+            <input value={f.worker_id} onChange={set('worker_id')} required pattern="[A-Za-z0-9._\-]{1,63}" placeholder="worker-01" data-testid="worker-id" />
+          </label>
+          <label className="field">
+            <span>Hostname (default: the id)</span>
+            <input value={f.hostname} onChange={set('hostname')} data-testid="worker-hostname" />
+          </label>
+          <label className="field">
+            <span>Architecture (default: the server’s)</span>
+            <input value={f.arch} onChange={set('arch')} placeholder="x86_64" />
+          </label>
+          <label className="field">
+            <span>Bind a pooled device</span>
+            <select value={f.mac} onChange={set('mac')} data-testid="worker-mac">
+              <option value="">none for now</option>
+              {(pooled.data ?? []).map((d) => (
+                <option key={d.mac} value={d.mac}>
+                  {d.mac} {d.fingerprint.product ? `(${d.fingerprint.product})` : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="field">
+            <span>Install CD: ISO file on the CD agent</span>
+            <input value={f.windows_iso} onChange={set('windows_iso')} placeholder="Win11_24H2.iso" data-testid="worker-iso" />
+          </label>
+          <label className="field">
+            <span>Boot menu default</span>
+            <select value={f.menu_default} onChange={set('menu_default')}>
+              <option value="">menu (no default)</option>
+              {MENU_ITEMS.map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="field">
+            <span>Menu timeout (ms, 0 waits forever)</span>
+            <input type="number" min={0} value={f.menu_timeout} onChange={set('menu_timeout')} />
+          </label>
+        </div>
+        <ErrorNote error={pooled.error ?? act.error} testId="worker-create-error" />
+        <div className="form-actions">
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={act.pending || !f.worker_id.trim()} data-testid="worker-create-submit">
+            Create worker
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function DeleteWorkersDialog({ ids, workers, onClose, onDone }: { ids: string[]; workers: WorkerView[]; onClose: () => void; onDone: () => Promise<void> }) {
+  const { metal } = useConsole();
+  const [deleteDisk, setDeleteDisk] = useState(false);
+  const [failures, setFailures] = useState<string[]>([]);
+  const act = useAction();
+  const run = async () => {
+    const errs: string[] = [];
+    await act.run(async () => {
+      for (const id of ids) {
+        try {
+          await metal.deleteWorker(id, deleteDisk);
+        } catch (err) {
+          errs.push(`${id}: ${(err as Error).message}`);
+        }
+      }
+    });
+    setFailures(errs);
+    if (errs.length === 0) await onDone();
+  };
+  const disks = workers.filter((w) => ids.includes(w.worker_id)).reduce((n, w) => n + w.disks.length, 0);
+  return (
+    <Dialog title={`Delete ${ids.length} worker${ids.length > 1 ? 's' : ''}`} open onClose={onClose} testId="worker-delete">
+      <p>
+        {ids.join(', ')} will be removed: bound devices go back to the pool and dnsmasq is rewritten; their {disks} system disk target{disks === 1 ? '' : 's'} and install CD are removed from the
+        storage agents.
+      </p>
+      <label className="check-field">
+        <input type="checkbox" checked={deleteDisk} onChange={(e) => setDeleteDisk(e.target.checked)} />
+        <span>Also delete the disk image files (cannot be undone)</span>
+      </label>
+      {failures.length > 0 && (
+        <ul className="error-note" role="alert">
+          {failures.map((f) => (
+            <li key={f}>{f}</li>
+          ))}
+        </ul>
+      )}
+      <ErrorNote error={act.error} />
+      <div className="form-actions">
+        <button type="button" className="btn" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" className="btn btn-danger" onClick={() => void run()} disabled={act.pending} data-testid="worker-delete-confirm">
+          Delete
+        </button>
+      </div>
+    </Dialog>
+  );
+}
