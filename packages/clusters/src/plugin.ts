@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import { AppError, bearerMatches, installErrorHandling } from '@ironlens/core';
+import { installBearerGuard, installErrorHandling } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, problemErrorOptions, renderProblem } from './http/problem';
 import { clusterRoutes } from './routes/clusters.routes';
@@ -28,13 +28,6 @@ export async function clustersPlugin(app: FastifyInstance, opts: ClustersPluginO
     // At the root of an app that already set the not-found handler for '/': the error handler is set regardless.
   }
   await app.register(multipart, { throwFileSizeLimit: false });
-  const token = opts.token;
-  if (token) {
-    app.addHook('onRequest', async (req, reply) => {
-      if (bearerMatches(req.headers.authorization, token)) return;
-      reply.header('www-authenticate', 'Bearer');
-      return reply.status(401).type(PROBLEM_CONTENT_TYPE).send(renderProblem(new AppError('auth_required', 'Unauthorized')));
-    });
-  }
+  installBearerGuard(app, { token: opts.token, publicPaths: () => false, render: renderProblem, contentType: PROBLEM_CONTENT_TYPE });
   clusterRoutes(app, opts.services);
 }

@@ -14,7 +14,7 @@ import {
   StatusResponse,
 } from './bootstrap.schemas';
 import type { BootstrapService } from './bootstrap.service';
-import { PROBLEM_CONTENT_TYPE, renderProblem, renderValidationProblem } from './problem';
+import { PROBLEM_CONTENT_TYPE, problemErrorOptions, renderProblem } from '../http/problem';
 
 export interface BootstrapServices {
   bootstrap: BootstrapService;
@@ -35,17 +35,9 @@ const problems = { 401: Problem, 404: Problem, 422: Problem, 503: Problem };
  */
 export async function bootstrapPlugin(app: FastifyInstance, opts: BootstrapPluginOptions): Promise<void> {
   const { bootstrap } = opts.services;
-  installErrorHandling(app, renderProblem, { contentType: PROBLEM_CONTENT_TYPE, renderValidation: renderValidationProblem });
+  installErrorHandling(app, renderProblem, problemErrorOptions);
   if (opts.token) {
-    installBearerGuard(app, {
-      token: opts.token,
-      publicPaths: () => false,
-      render: renderProblem,
-    });
-    app.addHook('onSend', async (_req, reply, payload) => {
-      if (reply.statusCode === 401) reply.type(PROBLEM_CONTENT_TYPE);
-      return payload;
-    });
+    installBearerGuard(app, { token: opts.token, publicPaths: () => false, render: renderProblem, contentType: PROBLEM_CONTENT_TYPE });
     app.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, security: [{ bearer: [] }] };
     });

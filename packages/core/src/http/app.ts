@@ -167,6 +167,8 @@ export interface BearerGuardOptions {
   /** Paths (without query) that stay open. */
   publicPaths: (path: string, method: string) => boolean;
   render?: ErrorRenderer;
+  /** Content type of the 401 body (e.g. `application/problem+json`). Default: Fastify's JSON. */
+  contentType?: string;
 }
 
 /** Adds a bearer-token check to one context. 401 with the API's error shape otherwise. */
@@ -183,6 +185,7 @@ export function installBearerGuard(app: FastifyInstance, opts: BearerGuardOption
     if (opts.publicPaths(path, req.method)) return;
     if (!bearerMatches(req.headers.authorization, token)) {
       reply.header('www-authenticate', 'Bearer');
+      if (opts.contentType) reply.type(opts.contentType);
       return reply.status(401).send(render(new AppError('auth_required', 'Unauthorized')));
     }
   });
