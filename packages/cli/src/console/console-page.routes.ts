@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
-import { isAppError, resolveInside } from '@ironlens/core';
+import { join } from 'node:path';
+import { escapeAttr, webAssetRoutes } from '@ironlens/core';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 export interface ConsolePageOptions {
@@ -25,16 +25,6 @@ export interface ConsolePageOptions {
  */
 export const CONSOLE_PAGE_PATHS = ['/', '/machines', '/machines/*', '/clusters', '/clusters/*', '/bootstrap', '/bootstrap/*', '/local-clusters'];
 
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.map': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.woff2': 'font/woff2',
-};
-
-const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 /** The single-page console: `index.html` at each page path, the built assets under `/static/`. */
 export async function consolePageRoutes(app: FastifyInstance, opts: ConsolePageOptions): Promise<void> {
@@ -64,24 +54,5 @@ export async function consolePageRoutes(app: FastifyInstance, opts: ConsolePageO
   };
   for (const path of CONSOLE_PAGE_PATHS) app.get(path, { schema: { hide: true } }, async (_req, reply) => page(reply));
 
-  app.get('/static/*', { schema: { hide: true } }, async (req, reply) => {
-    const rel = (req.params as { '*': string })['*'];
-    let file: string;
-    try {
-      file = resolveInside(opts.webDist, rel);
-    } catch (err) {
-      if (isAppError(err)) return reply.status(404).send({ detail: 'Not Found' });
-      return reply.status(404).send({ detail: `web assets not built: run ${opts.buildCommand}` });
-    }
-    try {
-      const body = await readFile(file);
-      return reply
-        .type(TYPES[extname(file)] ?? 'application/octet-stream')
-        .header('cache-control', 'no-cache')
-        .header('x-content-type-options', 'nosniff')
-        .send(body);
-    } catch {
-      return reply.status(404).send({ detail: 'Not Found' });
-    }
-  });
+  webAssetRoutes(app, opts);
 }

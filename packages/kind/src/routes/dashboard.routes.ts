@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
-import { isAppError, resolveInside } from '@ironlens/core';
+import { join } from 'node:path';
+import { escapeAttr, webAssetRoutes } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 
 export interface DashboardOptions {
@@ -14,21 +14,6 @@ export interface DashboardOptions {
   buildCommand?: string;
 }
 
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.html': 'text/html; charset=utf-8',
-  '.json': 'application/json',
-  '.map': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-  '.txt': 'text/plain; charset=utf-8',
-};
-
-const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 /**
  * The dashboard page at `/`, `/ui` → 307 to it, and the built assets under `/static/`.
@@ -63,24 +48,5 @@ export async function dashboardRoutes(app: FastifyInstance, opts: DashboardOptio
 
   app.get('/ui', { schema: { hide: true } }, (_req, reply) => reply.redirect(`${base}/`, 307));
 
-  app.get('/static/*', { schema: { hide: true } }, async (req, reply) => {
-    const rel = (req.params as { '*': string })['*'];
-    let file: string;
-    try {
-      file = resolveInside(opts.webDist, rel);
-    } catch (err) {
-      if (isAppError(err)) return reply.status(404).send({ detail: 'Not Found' });
-      // The dist directory itself is missing.
-      return reply.status(404).send({ detail: opts.buildCommand ? `web assets not built: run ${opts.buildCommand}` : 'web assets not built' });
-    }
-    try {
-      const body = await readFile(file);
-      return reply
-        .type(TYPES[extname(file)] ?? 'application/octet-stream')
-        .header('cache-control', 'no-cache')
-        .send(body);
-    } catch {
-      return reply.status(404).send({ detail: 'Not Found' });
-    }
-  });
+  webAssetRoutes(app, opts);
 }

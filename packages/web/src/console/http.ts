@@ -97,18 +97,8 @@ export function createHttp(base: string, auth: ApiAuth): Http {
   };
 }
 
-/** Saves a Blob as a file through an object URL. */
-export function saveBlob(blob: Blob, filename: string): void {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  a.style.display = 'none';
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
+// One download helper for the kind panel and the console.
+export { saveBlob } from '../kind/api';
 
 /** `?a=1&b=x` from the defined entries. */
 export function query(params: Record<string, string | number | boolean | null | undefined>): string {
