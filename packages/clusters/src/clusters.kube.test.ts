@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientNodeConnector, type Kube, type KubeConnector } from './adapters/kube.adapter';
 import { stackProfile } from './profile';
 import { type ClustersTestApp, multipart, startClustersApp } from './testing/app';
 import { CountingConnectProxy } from './testing/counting-proxy';
@@ -57,7 +58,9 @@ beforeAll(async () => {
   mirror.addReleaseAsset('/kubernetes-sigs/gateway-api/releases/download/v1.5.1/standard-install.yaml', gatewayApiBundle());
   mirror.addReleaseAsset('/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.5.0/v1-manifests.yaml', inferenceExtensionBundle());
   await mirror.start();
-  t = await startClustersApp({ env: { IRONLENS_GITHUB_MIRROR: mirror.url, IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS: '60000' } });
+  // The suite checks figures, not timing: overviews wait for every kubelet Summary (the budget
+  // is tested on its own below).
+  t = await startClustersApp({ env: { IRONLENS_GITHUB_MIRROR: mirror.url, IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS: '60000', IRONLENS_CLUSTER_SUMMARY_BUDGET_MS: '60000' } });
   id = (await register({ name: 'harness' })).id;
 }, 45 * 60_000);
 
@@ -273,6 +276,89 @@ describe('overview', () => {
     expect(h.prometheus.queries).toEqual(expect.arrayContaining(['node_memory_MemAvailable_bytes', 'node_memory_MemTotal_bytes']));
     expect(prom.namespace).toBe('monitoring');
     await core.deleteNamespacedPod({ name: 'gpu-user', namespace: 'default', gracePeriodSeconds: 0 });
+  });
+});
+
+/**
+ * The real adapter, except that kubelet Summaries are held until `release()`: a kubelet that
+ * has not answered yet. Counts the Summary calls it was asked for and those that finished.
+ */
+class HeldSummaries {
+  readonly asked: string[] = [];
+  finished = 0;
+  private released = false;
+  private readonly waiting: Array<() => void> = [];
+
+  readonly connector: KubeConnector = (kubeconfig, opts) => {
+    const real = clientNodeConnector(kubeconfig, opts);
+    return new Proxy(real, {
+      get: (target, prop) => {
+        if (prop === 'nodeSummary') {
+          return async (name: string, timeoutMs?: number) => {
+            this.asked.push(name);
+            if (!this.released) await new Promise<void>((r) => this.waiting.push(r));
+            try {
+              return await target.nodeSummary(name, timeoutMs);
+            } finally {
+              this.finished++;
+            }
+          };
+        }
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    }) as Kube;
+  };
+
+  release(): void {
+    this.released = true;
+    for (const r of this.waiting.splice(0)) r();
+  }
+}
+
+describe('overview within its time budget (IRONLENS_CLUSTER_SUMMARY_BUDGET_MS)', () => {
+  it('answers with the disk figures null while kubelet Summaries are outstanding, and has them on the next call', async () => {
+    const held = new HeldSummaries();
+    const b = await startClustersApp({ env: { IRONLENS_CLUSTER_SUMMARY_BUDGET_MS: '300' }, deps: { connector: held.connector } });
+    try {
+      const { payload, headers } = multipart({ name: 'budget', draft: 'true' }, { content: h.kubeconfig });
+      const reg = await b.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
+      expect(reg.statusCode, reg.body).toBe(201);
+      const cid = reg.json().cluster.id as string;
+
+      // No kubelet answers: the overview does not wait for them past the budget.
+      const first = await b.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${cid}` });
+      expect(first.statusCode).toBe(200);
+      const o1 = first.json();
+      const ready = o1.kubernetes.nodes.filter((n: { ready: boolean }) => n.ready).map((n: { name: string }) => n.name);
+      expect(ready).toEqual(expect.arrayContaining(['control-plane-0', 'gpu-nv-0001', 'gpu-intel-0002']));
+      expect(o1.kubernetes.hardware).toMatchObject({
+        nodes: o1.kubernetes.nodes.length,
+        diskBytes: null,
+        diskUsedBytes: null,
+        diskAvailableBytes: null,
+        diskUsagePercent: null,
+        totalGpuCount: expect.any(Number),
+      });
+      expect(o1.kubernetes.hardware.totalGpuCount).toBeGreaterThanOrEqual(12);
+      expect([...held.asked].sort()).toEqual([...ready].sort());
+
+      // The scrape goes on in the background; once the kubelets answer, the next call has the figures.
+      held.release();
+      await until('the held Summaries finished', async () => held.finished === ready.length, 30_000);
+      await new Promise((r) => setImmediate(r));
+      const o2 = (await b.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${cid}` })).json();
+      expect(o2.kubernetes.hardware).toMatchObject({
+        diskBytes: ready.length * 450 * GiB,
+        diskUsedBytes: ready.length * 150 * GiB,
+        diskAvailableBytes: ready.length * 300 * GiB,
+        diskUsagePercent: 33.3,
+      });
+      // From the cache filled by the first call's scrape: no kubelet was asked twice.
+      expect(held.asked.length).toBe(ready.length);
+    } finally {
+      await b.close();
+    }
   });
 });
 
