@@ -2,10 +2,11 @@
  * Cluster manager benchmark (issue 9), against the real control plane of
  * `@ironlens/kube-harness` with 1,000 simulated GPU nodes:
  *
- * 1. GET /api/cluster/overview of the 1,000-node cluster (target < 1 s server time), and the
- *    same reads made the way Lens makes them: one `kubectl` subprocess per read (node, pod,
- *    deployment, namespace, daemonset lists; one `kubectl get --raw` per node Summary; the
- *    Prometheus query through the service proxy).
+ * 1. GET /api/cluster/overview of the 1,000-node cluster (target < 1 s server time): the first
+ *    call, the time until its background Summary scrape has the disk figures in, and polled
+ *    calls; beside them the same reads made the way Lens makes them: one `kubectl` subprocess
+ *    per read (node, pod, deployment, namespace, daemonset lists; one `kubectl get --raw` per
+ *    node Summary; the Prometheus query through the service proxy).
  * 2. GET /api/cluster/clusters with 100 registered clusters, 10 of them unreachable (an address
  *    that accepts TCP and never answers: the worst case, bounded by the probe timeout;
  *    target < 2 s), and the Lens way: `kubectl get --raw /readyz` per cluster, one after another.
@@ -80,19 +81,35 @@ async function main() {
     const id = await register('bench', h.kubeconfig, true);
 
     // --- 1. overview
-    log('overview: first call (every kubelet Summary scraped)');
+    log('overview: first call (no kubelet Summary held yet)');
+    const overview = async () => {
+      const r = await t!.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${id}` });
+      if (r.statusCode !== 200) throw new Error(`overview: ${r.statusCode} ${r.body.slice(0, 300)}`);
+      return r.json().kubernetes.hardware as { nodes: number; gpuCount: number; diskBytes: number | null; memoryUsagePercent: number | null };
+    };
     const c0 = performance.now();
-    const warm = await t.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${id}` });
+    const first = await overview();
     const coldMs = ms(c0);
-    log(`overview: first call ${coldMs} ms`);
-    if (warm.statusCode !== 200) throw new Error(`overview: ${warm.statusCode} ${warm.body.slice(0, 300)}`);
-    const hw = warm.json().kubernetes.hardware;
+    log(`overview: first call ${coldMs} ms (diskBytes ${first.diskBytes})`);
+    // The Summary scrape the first call started goes on in the background: poll, as the console
+    // does, until the disk figures are in.
+    const pollTimes: number[] = [];
+    let hw = first;
+    while (hw.diskBytes === null) {
+      if (performance.now() - c0 > 300_000) throw new Error('overview: disk figures still null after 5 minutes');
+      await new Promise((r) => setTimeout(r, 1000));
+      const t0 = performance.now();
+      hw = await overview();
+      pollTimes.push(ms(t0));
+    }
+    const completeMs = ms(c0);
+    log(`overview: disk figures in after ${completeMs} ms (${pollTimes.length} polls: ${pollTimes.join(', ')} ms)`);
     const times: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       const t0 = performance.now();
-      const r = await t.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${id}` });
+      hw = await overview();
       times.push(ms(t0));
-      if (r.statusCode !== 200) throw new Error(`overview: ${r.statusCode}`);
+      if (hw.diskBytes === null) throw new Error('overview: disk figures went back to null');
     }
     log(`overview: ironlens median ${median(times)} ms over ${RUNS} runs`);
 
@@ -168,8 +185,12 @@ async function main() {
       nodes: nodes.length,
       overview: {
         ironlens_first_call_ms: coldMs,
+        ironlens_first_call_disk_bytes: first.diskBytes,
+        ironlens_disk_figures_in_after_ms: completeMs,
+        ironlens_polls_until_disk_figures_ms: pollTimes,
         ironlens_ms_median: median(times),
-        note_ironlens: 'first call scrapes every kubelet Summary; later calls within IRONLENS_CLUSTER_SUMMARY_TTL_MS (15 s) reuse them (older ones are answered while refreshed in the background)',
+        note_ironlens:
+          'the first call waits for kubelet Summaries at most IRONLENS_CLUSTER_SUMMARY_BUDGET_MS (500 ms) from its arrival and answers the disk figures null (unknown) past it, while the scrape goes on in the background; the script then polls once a second until the disk figures are in; the timed runs reuse the Summaries (IRONLENS_CLUSTER_SUMMARY_TTL_MS, 15 s; older ones answered while refreshed in the background)',
         ironlens_ms_runs: times,
         kubectl_ms: lensOverviewMs,
         kubectl_detail: {
@@ -198,7 +219,8 @@ async function main() {
         '',
         `| call | ironlens | Lens way (kubectl subprocesses) |`,
         `| --- | --- | --- |`,
-        `| overview, ${nodes.length} nodes, first call | ${coldMs} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
+        `| overview, ${nodes.length} nodes, first call (disk figures ${first.diskBytes === null ? 'null: Summaries not in yet' : 'in'}) | ${coldMs} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
+        `| overview, ${nodes.length} nodes, until the disk figures are in (polled once a second) | ${completeMs} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
         `| overview, ${nodes.length} nodes, polled (median of ${RUNS}) | ${median(times)} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
         `| list, ${CLUSTERS} clusters, ${UNREACHABLE} unreachable | ${median(listTimes)} ms | ${lensListMs} ms |`,
         '',
