@@ -543,6 +543,24 @@ describe('delete', () => {
     const r3 = await send('DELETE', `/api/cluster/clusters/${c.id}`);
     expect(r3.statusCode).toBe(204);
     expect(r3.body).toBe('');
+    // Each attempt is a clusters.delete job of the shared runner: two refused, one done.
+    const jobs = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: c.id });
+    expect(jobs.map((j) => j.status).sort()).toEqual(['failed', 'failed', 'success']);
+    expect(jobs.filter((j) => j.status === 'failed').map((j) => j.error)).toEqual(
+      expect.arrayContaining([r1.json().detail, r2.json().detail]),
+    );
+    const done = jobs.find((j) => j.status === 'success')!;
+    expect(done).toMatchObject({ percent: 100, message: 'cluster to-delete deleted', finishedAt: expect.stringMatching(/Z$/) });
+    expect(done.log).toEqual(
+      expect.arrayContaining([
+        '==> check that the cluster no longer serves',
+        `==> delete the gateway namespace lens-gateway-${c.id}`,
+        '==> delete the HF token secret team-a/hf',
+        '==> remove the record',
+        'namespace team-a kept: it holds 1 other object(s)',
+      ]),
+    );
+    expect(done.result).toEqual({ notes: ['namespace team-a kept: it holds 1 other object(s)'] });
     expect(await core.readNamespace({ name: `lens-gateway-${c.id}` }).catch((e) => e.code)).toBe(404);
     expect(await core.readNamespacedSecret({ name: 'hf', namespace: 'team-a' }).catch((e) => e.code)).toBe(404);
     expect((await core.readNamespace({ name: 'team-a' })).status?.phase).toBe('Active');

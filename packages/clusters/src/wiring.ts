@@ -9,7 +9,7 @@ import { ClusterRepository } from './repositories/cluster.repository';
 import { DownloadRepository, PrepullRepository } from './repositories/download.repository';
 import { SessionRepository } from './repositories/session.repository';
 import { ClusterAccess } from './services/cluster-access';
-import { ClusterService, NODE_TUNING_JOB } from './services/cluster.service';
+import { ClusterService, DELETE_JOB, NODE_TUNING_JOB } from './services/cluster.service';
 import { CRDS_JOB, CrdsService } from './services/crds.service';
 import { HfTokenService } from './services/hf-token.service';
 import { OverviewService } from './services/overview.service';
@@ -85,7 +85,7 @@ export interface ClusterServicesDeps {
   profile?: StackProfile;
 }
 
-export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB];
+export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB];
 
 /** Hand-written constructor injection for the cluster manager. */
 export function createClusterServices(deps: ClusterServicesDeps): ClusterServices {
