@@ -20,13 +20,13 @@
  *
  * Everything stays on loopback; the control plane and the servers are stopped at the end.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startKubeCluster } from '@ironlens/kube-harness';
+import type { Sample } from '@ironlens/kube-harness';
 import { type ClustersTestApp, kubeconfigWithKey, multipart, startClustersApp } from '../packages/clusters/src/testing/app';
 import { machine } from './bench/machine';
 
@@ -45,11 +45,58 @@ async function kubectl(kubeconfig: string, args: string[], timeoutS = 30): Promi
   return stdout;
 }
 
+/** A kube-harness control plane in a child process (scripts/bench/kube-harness-child.ts: why). */
+interface ChildHarness {
+  kubeconfig: string;
+  prometheus(samples: Sample[]): Promise<{ namespace: string; name: string }>;
+  stop(): Promise<void>;
+}
+
+async function startChildHarness(opts: { nodes: number; gpu: boolean; ip?: string }): Promise<ChildHarness> {
+  const child: ChildProcess = fork(join(import.meta.dirname, 'bench', 'kube-harness-child.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const next = <T>(op: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: { op: string; message?: string }) => {
+        if (m.op !== op && m.op !== 'error') return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        if (m.op === 'error') reject(new Error(`kube-harness child: ${m.message}`));
+        else resolve(m as T);
+      };
+      const onExit = (code: number | null) => reject(new Error(`kube-harness child exited (${code}) before ${op}`));
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  const started = next<{ kubeconfig: string }>('started');
+  child.send({ op: 'start', ...opts });
+  const { kubeconfig } = await started.catch(async (e) => {
+    child.kill('SIGTERM');
+    await exited;
+    throw e;
+  });
+  return {
+    kubeconfig,
+    async prometheus(samples) {
+      const p = next<{ namespace: string; name: string }>('prometheus');
+      child.send({ op: 'prometheus', samples });
+      return p;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.send({ op: 'stop' });
+      await exited;
+    },
+  };
+}
+
 async function main() {
   const kubectlVersion = (await execFileP('kubectl', ['version', '--client']).catch(() => ({ stdout: 'kubectl: not found' }))).stdout.split('\n')[0];
   if (kubectlVersion.includes('not found')) throw new Error('kubectl is needed for the Lens-way reference (Debian/apt or a release binary on PATH)');
-  log(`starting a control plane with ${NODES} GPU fixture nodes…`);
-  const h = await startKubeCluster({ nodes: NODES, gpu: true });
+  log(`starting a control plane with ${NODES} GPU fixture nodes (in a child process)…`);
+  const h = await startChildHarness({ nodes: NODES, gpu: true });
   const work = mkdtempSync(join(tmpdir(), 'ironlens-bench-clusters-'));
   const held = new Set<Socket>();
   const blackHole = createServer((s) => {
@@ -57,11 +104,13 @@ async function main() {
     s.on('close', () => held.delete(s));
   });
   let t: ClustersTestApp | undefined;
-  let small: Awaited<ReturnType<typeof startKubeCluster>> | undefined;
+  let small: ChildHarness | undefined;
   try {
-    const prom = await h.exposePrometheus();
-    const nodes = (await h.kubeConfig().makeApiClient((await import('@kubernetes/client-node')).CoreV1Api).listNode()).items.map((n) => n.metadata!.name!);
-    h.prometheus.set(
+    const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
+    const kc = new KubeConfig();
+    kc.loadFromString(h.kubeconfig);
+    const nodes = (await kc.makeApiClient(CoreV1Api).listNode()).items.map((n) => n.metadata!.name!);
+    const prom = await h.prometheus(
       nodes.flatMap((n, i) => [
         { metric: { __name__: 'node_memory_MemTotal_bytes', instance: n }, value: 512 * 2 ** 30 },
         { metric: { __name__: 'node_memory_MemAvailable_bytes', instance: n }, value: (200 + (i % 200)) * 2 ** 30 },
@@ -150,7 +199,7 @@ async function main() {
     // The reachable clusters of the list are a second, node-less control plane: each final
     // registration applies its node-tuning DaemonSet, which must not land 90 times on 1,000 nodes.
     log('starting a second, node-less control plane for the list…');
-    small = await startKubeCluster({ nodes: 0, ip: '127.0.0.2' });
+    small = await startChildHarness({ nodes: 0, gpu: false, ip: '127.0.0.2' });
     const smallPath = join(work, 'small.kubeconfig');
     writeFileSync(smallPath, small.kubeconfig, { mode: 0o600 });
     log(`registering ${CLUSTERS} clusters (${UNREACHABLE} unreachable)…`);

@@ -146,10 +146,19 @@ export class OverviewService {
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
     const nodeList = kube.listNodes();
-    // The Summary scrape starts as soon as the node names are known, beside the other lists.
+    const serviceList = kube.listServices();
+    // The Summary scrape starts as soon as the node names are known, the Prometheus queries as
+    // soon as the Services are: both beside the other lists (a failed list is reported below).
     const diskP = nodeList.then(
       (nodes) => this.disk(row.id, kube, nodes, deadline),
-      () => null, // the failed list itself is reported below
+      () => null,
+    );
+    const memoryP = serviceList.then(
+      (services) => {
+        const p = findPrometheus(services);
+        return p ? this.memoryPercent(kube, p) : null;
+      },
+      () => null,
     );
     const [nodes, namespaces, deployments, daemonSets, statefulSets, pods, slices, claims, services] = await onCluster(() =>
       Promise.all([
@@ -161,11 +170,11 @@ export class OverviewService {
         kube.listPods({ fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' }),
         kube.listResourceSlices().catch(() => [] as ResourceSliceLike[]),
         kube.listResourceClaims().catch(() => [] as ResourceClaimLike[]),
-        kube.listServices(),
+        serviceList,
       ]),
     );
     const prometheus = findPrometheus(services);
-    const [disk, memoryPercent] = await Promise.all([diskP, prometheus ? this.memoryPercent(kube, prometheus) : Promise.resolve(null)]);
+    const [disk, memoryPercent] = await Promise.all([diskP, memoryP]);
 
     // Per-node GPUs: extended resources first; DRA devices when a node advertises none.
     const draByNode = new Map<string, { byProfile: Record<string, number>; vram: number }>();
