@@ -16,8 +16,14 @@ export function dataDirFrom(env: Env): string {
   return resolve(envString(env, 'IRONLENS_DATA_DIR', '.ironlens'));
 }
 
+/**
+ * The store: PostgreSQL when `IRONLENS_DATABASE_URL` is set (`postgres://user:pass@host:5432/db`,
+ * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`).
+ */
 export async function openStore(env: Env): Promise<Store> {
-  return Store.open({ file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS });
+  const url = envOptional(env, 'IRONLENS_DATABASE_URL');
+  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new Error('IRONLENS_DATABASE_URL must be a postgres:// or postgresql:// URL');
+  return Store.open(url ? { url, migrations: ALL_MIGRATIONS } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS });
 }
 
 export interface Running {
