@@ -23,7 +23,7 @@
 import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Sample } from '@ironlens/kube-harness';
@@ -95,7 +95,8 @@ async function startChildHarness(opts: { nodes: number; gpu: boolean; ip?: strin
 async function main() {
   const kubectlVersion = (await execFileP('kubectl', ['version', '--client']).catch(() => ({ stdout: 'kubectl: not found' }))).stdout.split('\n')[0];
   if (kubectlVersion.includes('not found')) throw new Error('kubectl is needed for the Lens-way reference (Debian/apt or a release binary on PATH)');
-  log(`starting a control plane with ${NODES} GPU fixture nodes (in a child process)…`);
+  const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
+  log(`load average ${loadBefore}; starting a control plane with ${NODES} GPU fixture nodes (in a child process)…`);
   const h = await startChildHarness({ nodes: NODES, gpu: true });
   const work = mkdtempSync(join(tmpdir(), 'ironlens-bench-clusters-'));
   const held = new Set<Socket>();
@@ -160,7 +161,8 @@ async function main() {
       times.push(ms(t0));
       if (hw.diskBytes === null) throw new Error('overview: disk figures went back to null');
     }
-    log(`overview: ironlens median ${median(times)} ms over ${RUNS} runs`);
+    const loadOverview = loadavg().map((l) => l.toFixed(2)).join(' ');
+    log(`overview: ironlens median ${median(times)} ms over ${RUNS} runs (load average ${loadOverview})`);
 
     log('overview the Lens way (kubectl subprocesses)…');
     const l0 = performance.now();
@@ -231,6 +233,7 @@ async function main() {
 
     const result = {
       machine: { ...machine(), kubectl: kubectlVersion },
+      load_average: { before: loadBefore, after_overview: loadOverview, after_list: loadavg().map((l) => l.toFixed(2)).join(' ') },
       nodes: nodes.length,
       overview: {
         ironlens_first_call_ms: coldMs,
