@@ -120,6 +120,7 @@ interface SummaryCache {
   inflight: Map<string, Promise<void>>;
   queue: Array<{ name: string; kube: Kube; done: () => void }>;
   active: number;
+  pumpScheduled: boolean;
 }
 
 /** How a Service is recognised as the cluster's Prometheus. */
@@ -145,14 +146,9 @@ export class OverviewService {
     const deadline = Date.now() + this.opts.summaryBudgetMs;
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
-    const nodeList = kube.listNodes();
     const serviceList = kube.listServices();
-    // The Summary scrape starts as soon as the node names are known, the Prometheus queries as
-    // soon as the Services are: both beside the other lists (a failed list is reported below).
-    const diskP = nodeList.then(
-      (nodes) => this.disk(row.id, kube, nodes, deadline),
-      () => null,
-    );
+    // The Prometheus queries start as soon as the Services are listed, beside the other lists
+    // (a failed list is reported below).
     const memoryP = serviceList.then(
       (services) => {
         const p = findPrometheus(services);
@@ -162,7 +158,7 @@ export class OverviewService {
     );
     const [nodes, namespaces, deployments, daemonSets, statefulSets, pods, slices, claims, services] = await onCluster(() =>
       Promise.all([
-        nodeList,
+        kube.listNodes(),
         kube.listNamespaces(),
         kube.listDeployments(),
         kube.listDaemonSets(),
@@ -174,7 +170,9 @@ export class OverviewService {
       ]),
     );
     const prometheus = findPrometheus(services);
-    const [disk, memoryPercent] = await Promise.all([diskP, memoryP]);
+    // The Summaries this overview lacks are asked for once its own reads are in (on a large
+    // cluster their scrape would otherwise slow those reads), within what is left of the budget.
+    const [disk, memoryPercent] = await Promise.all([this.disk(row.id, kube, nodes, deadline), memoryP]);
 
     // Per-node GPUs: extended resources first; DRA devices when a node advertises none.
     const draByNode = new Map<string, { byProfile: Record<string, number>; vram: number }>();
@@ -327,7 +325,7 @@ export class OverviewService {
     const now = Date.now();
     let c = this.summaries.get(clusterId);
     if (!c) {
-      c = { nodes: new Map(), inflight: new Map(), queue: [], active: 0 };
+      c = { nodes: new Map(), inflight: new Map(), queue: [], active: 0, pumpScheduled: false };
       this.summaries.set(clusterId, c);
     }
     const cache = c;
@@ -360,7 +358,15 @@ export class OverviewService {
     if (running) return running;
     const p = new Promise<void>((done) => c.queue.push({ name, kube, done }));
     c.inflight.set(name, p);
-    this.pump(c);
+    // The requests go out on the next turn of the event loop: an overview past its budget
+    // answers first.
+    if (!c.pumpScheduled) {
+      c.pumpScheduled = true;
+      setImmediate(() => {
+        c.pumpScheduled = false;
+        this.pump(c);
+      });
+    }
     return p;
   }
 
