@@ -23,7 +23,7 @@ const lunTarget = {
       items: { type: 'string' },
       description: 'who may log in: ["ALL"] (every initiator), or initiator names (IQNs); stgt also lists address rules added by hand; [] nobody',
     },
-    accounts: { type: 'array', items: { type: 'string' }, description: 'CHAP users a login must prove (stgt; absent on lio); [] no CHAP' },
+    accounts: { type: 'array', items: { type: 'string' }, description: 'CHAP users a login must prove (stgt); absent without CHAP, and on lio' },
   },
 } as const;
 const initiatorField = {

@@ -44,7 +44,7 @@ export interface LunTarget {
   luns: { backing: string }[];
   /** Who may log in: `["ALL"]`, or the initiator names (see `Target.acl`). */
   acl: string[];
-  /** The CHAP users a login must prove (stgt; absent on LIO). */
+  /** The CHAP users a login must prove (stgt; absent without CHAP, and on LIO). */
   accounts?: string[];
 }
 
@@ -402,6 +402,7 @@ export class LunService {
 
 function toLunTarget(t: Target): LunTarget {
   const luns = t.luns.map((l) => ({ backing: l.backing }));
-  const accounts = t.accounts === undefined ? {} : { accounts: t.accounts };
+  // Only a target with CHAP accounts says so: the answer of every other target is unchanged.
+  const accounts = t.accounts?.length ? { accounts: t.accounts } : {};
   return t.tid === undefined ? { iqn: t.iqn, luns, acl: t.acl, ...accounts } : { iqn: t.iqn, tid: t.tid, luns, acl: t.acl, ...accounts };
 }
