@@ -365,7 +365,7 @@ export class LunService {
           // A name found on disk is no credential: without a recorded initiator, nobody is admitted.
           else if (entry.initiator === undefined && !this.opts.scanOpen) skip('no recorded initiator: not exported to every initiator (IRONLENS_AGENT_SCAN_OPEN)');
           else if (entry.chap_user !== undefined && (entry.initiator === undefined || !credentials.has(entry.chap_user))) {
-            skip(`no CHAP credential for ${entry.chap_user}: the agent keeps no secret; the control plane re-sends it (POST /agents/<id>/scan)`);
+            skip(`no CHAP credential for ${entry.chap_user}: the agent keeps no secret; the control plane re-sends it (POST /agents/<id>/luns/scan)`);
           } else {
             const chap = entry.chap_user === undefined ? undefined : credentials.get(entry.chap_user);
             const opts = { initiator: entry.initiator, chap };
