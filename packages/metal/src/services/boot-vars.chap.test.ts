@@ -58,7 +58,8 @@ describe('/boot-vars with IRONLENS_ISCSI_CHAP=true', () => {
   /** The account the control plane sent the agent with the disk: the secret the bound answer must carry. */
   const sentChap = () => {
     const call = agent.calls.find((c) => c.path === '/luns/disk');
-    return (call?.body as { chap?: { user: string; password: string } }).chap;
+    if (!call) throw new Error('no POST /luns/disk reached the agent');
+    return (call.body as { chap?: { user: string; password: string } }).chap;
   };
 
   beforeEach(async () => {
@@ -169,7 +170,9 @@ describe('/boot-vars with CHAP off (the default)', () => {
       await f.services.devices.import([{ mac: MAC }], {});
       await f.app.inject({ method: 'POST', url: '/workers', payload: { worker_id: 'w1', mac: MAC } });
       expect((await f.app.inject({ method: 'POST', url: '/workers/w1/luns/disk', payload: { type: 'empty', os: 'ubuntu', size: '1G' } })).statusCode).toBe(200);
-      expect((agent.calls.find((c) => c.path === '/luns/disk')?.body as { chap?: unknown }).chap).toBeUndefined();
+      const disk = agent.calls.find((c) => c.path === '/luns/disk');
+      expect(disk?.body).toMatchObject({ initiator: 'iqn.2026-07.com.controller:w1' });
+      expect(disk?.body).not.toHaveProperty('chap');
       expect((await f.app.inject({ url: `/boot-vars?mac=${MAC}&hostname=w1` })).body).not.toMatch(/username|password/);
       expect(await f.store.db.selectFrom('worker_chap').selectAll().execute()).toEqual([]);
     } finally {
