@@ -205,7 +205,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       join(paths.tftp, 'forge-worker-01.ipxe'),
       `#!ipxe\nchain --autofree http://${SRV}:4839/boot-vars?hostname=${WORKER} || echo ironlens-e2e: no boot vars\n` +
         `set initiator-iqn \${base-iqn}:${WORKER}\n` +
-        'echo ironlens-e2e: forging ${initiator-iqn} base-iqn=${base-iqn} iscsi-server=${iscsi-server} username=[${username}]\n' +
+        `echo ironlens-e2e: forging \${initiator-iqn} base-iqn=\${base-iqn} iscsi-server=\${iscsi-server} username=[\${username}]\n` +
         `sanboot iscsi:\${iscsi-server}\${iscsi-sep}\${base-iqn}:${WORKER}.ubuntu || echo ironlens-e2e: sanboot refused (error \${errno})\n` +
         'prompt --timeout 60000 ironlens-e2e: done ||\n',
     );
