@@ -1,1 +1,1 @@
-export { isUniqueViolation, type NamedMigration, Store, type StoreOptions } from './store';
+export { autoIncrementId, type Dialect, isUniqueViolation, type NamedMigration, Store, type StoreOptions } from './store';
