@@ -60,6 +60,13 @@ const MACHINE1 = [
   `type=17,speed=${SMBIOS1.speed}`,
 ];
 
+/**
+ * What ends a guessing or forging machine's run: the refusal line printed whole (up to the
+ * error number's closing parenthesis, so the console read at that moment holds it), its
+ * final prompt, or the marker of a boot that should not have happened.
+ */
+const REFUSED_OR_DONE = /ironlens-e2e: sanboot refused \(error 0x[0-9a-f]+\)|ironlens-e2e: done|DISKLESS-BOOT-OK/;
+
 const TGTD_NOISE = /target_cmd|iscsi_task|__cmd_done|bs_rdwr|iscsi_scsi_cmd|iscsi_data_rsp|mtask_/;
 
 const t0 = Date.now();
@@ -542,7 +549,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
     }, run.serial);
   });
   it("refuses a machine that guesses the worker's disk IQN and sanboots it under another initiator name", async () => {
-    const run = await step('guessing machine', () => boot({ name: 'machine-3-guess', mac: MAC3, until: /ironlens-e2e: (sanboot refused|done)|DISKLESS-BOOT-OK/ }));
+    const run = await step('guessing machine', () => boot({ name: 'machine-3-guess', mac: MAC3, until: REFUSED_OR_DONE }));
     await step('guessing machine: checks', async () => {
       const shown = run.console;
       const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
@@ -561,7 +568,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
   });
 
   it("refuses a machine that forges the worker's initiator name from the hostname-only boot vars: no secret, no login", async () => {
-    const run = await step('forging machine', () => boot({ name: 'machine-4-forge', mac: MAC4, until: /ironlens-e2e: (sanboot refused|done)|DISKLESS-BOOT-OK/ }));
+    const run = await step('forging machine', () => boot({ name: 'machine-4-forge', mac: MAC4, until: REFUSED_OR_DONE }));
     await step('forging machine: checks', async () => {
       const shown = run.console;
       const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
