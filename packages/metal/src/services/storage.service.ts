@@ -43,6 +43,13 @@ function withoutSecret(err: unknown, chap: ChapCredential | undefined): unknown 
   return new AppError(err.code, scrub(err.message), extra, err.status);
 }
 
+/** Refuses an agent answer that does not confirm the CHAP account it was asked to bind. */
+function requireChapBound(agentId: string, out: CreatedLun, chap: ChapCredential): void {
+  if (out.chap_user === chap.user) return;
+  const text = `agent ${agentId} did not bind the CHAP account ${chap.user} to ${out.iqn} (an agent without CHAP support?); the target was removed again`;
+  throw new AppError('agent_bad_gateway', text, { agent: agentId, error: text });
+}
+
 /**
  * System disks and install CDs (seed §7.1–7.4, §10, §11, §14, §15): the ledger side of
  * storage. A target made on an agent whose ledger write then fails is removed again,
@@ -216,6 +223,8 @@ export class StorageService implements WorkerStorage {
       source: req.type === 'master' ? { type: 'master', name: String(req.name) } : { type: 'empty', size: String(req.size) },
     };
     try {
+      // An agent that does not know `chap` (older than issue 13) would make a disk guarded by the name alone.
+      if (chap) requireChapBound(a.id, out, chap);
       await this.store.transaction(async (trx) => {
         const db = trx;
         const current = await this.workers.get(db, w.worker_id);
@@ -344,6 +353,10 @@ export class StorageService implements WorkerStorage {
       out = await this.agents.client(a).createCd({ iso, iqn, initiator: initiatorOf(base, hostname), ...(chap ? { chap } : {}), timeoutMs: this.diskTimeoutMs });
     } catch (err) {
       throw withoutSecret(err, chap);
+    }
+    if (chap && out.chap_user !== chap.user) {
+      await this.agents.client(a).deleteTarget({ iqn: out.iqn, deleteFile: false, ignoreMissing: true }).catch(() => {});
+      requireChapBound(a.id, out, chap);
     }
     await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out.iqn, iso, ...(chap ? { chap_user: chap.user } : {}), client: ctx.client });
     return { agent: a.id, iqn: out.iqn, iso, backing: out.backing };

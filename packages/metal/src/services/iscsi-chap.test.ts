@@ -148,6 +148,29 @@ set menu-timeout 5000
     expect(again.chap.password).not.toBe(first.password);
   });
 
+  it("binds a new worker's install CD to its account, made before the worker row exists, and its disk to the same one", async () => {
+    expect((await api('POST', '/workers', { worker_id: 'w2', windows_iso: 'Win11.iso' })).statusCode).toBe(200);
+    const cd = agent.calls.find((c) => c.path === '/luns/cd')?.body as { initiator: string; chap: { user: string; password: string } };
+    expect(cd.initiator).toBe('iqn.2026-07.com.controller:w2');
+    expect(cd.chap).toEqual({ user: 'il-w2', password: expect.stringMatching(/^[A-Za-z0-9]{16}$/) });
+    expect((await api('POST', '/workers/w2/luns/disk', { type: 'empty', os: 'windows', size: '1G' })).statusCode).toBe(200);
+    expect((agent.calls.filter((c) => c.path === '/luns/disk').at(-1)?.body as { chap: unknown }).chap).toEqual(cd.chap);
+    expect(cd.chap.password).not.toBe(sentChap()?.password);
+  });
+
+  it('refuses and removes a disk from an agent that does not confirm the account (an agent without CHAP)', async () => {
+    agent.handlers.set('POST /luns/disk', (call, res) => {
+      const b = call.body as { iqn: string; filename: string };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ iqn: b.iqn, filename: b.filename, backing: `/images/${b.filename}`, clone: null }));
+    });
+    const r = await api('POST', '/workers/w1/luns/disk', { type: 'empty', os: 'debian', size: '1G' });
+    expect(r.statusCode).toBe(502);
+    expect(r.json()).toEqual({ agent: 'a1', error: expect.stringContaining('did not bind the CHAP account il-w1') });
+    expect(agent.calls.filter((c) => c.path === '/luns' && c.method === 'DELETE').map((c) => c.query.iqn)).toEqual(['iqn.2026-07.com.controller:w1.debian']);
+    expect(((await api('GET', '/workers/w1')).json() as { disks: { os: string }[] }).disks.map((d) => d.os)).toEqual(['ubuntu']);
+  });
+
   it('skips the bound answer of an account that cannot be opened, and says so', async () => {
     await f.store.db.updateTable('worker_chap').set({ secret_sealed: 'v1:garbage' }).where('worker_id', '=', 'w1').execute();
     f.services.bootVars.invalidate();
