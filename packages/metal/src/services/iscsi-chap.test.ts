@@ -154,7 +154,7 @@ set menu-timeout 5000
     expect(cd.initiator).toBe('iqn.2026-07.com.controller:w2');
     expect(cd.chap).toEqual({ user: 'il-w2', password: expect.stringMatching(/^[A-Za-z0-9]{16}$/) });
     expect((await api('POST', '/workers/w2/luns/disk', { type: 'empty', os: 'windows', size: '1G' })).statusCode).toBe(200);
-    expect((agent.calls.filter((c) => c.path === '/luns/disk').at(-1)?.body as { chap: unknown }).chap).toEqual(cd.chap);
+    expect(agent.calls.filter((c) => c.path === '/luns/disk').at(-1)?.body).toMatchObject({ initiator: 'iqn.2026-07.com.controller:w2', chap: cd.chap });
     expect(cd.chap.password).not.toBe(sentChap()?.password);
   });
 
