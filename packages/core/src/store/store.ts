@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Kysely as KyselyType, Kysely, type Migration, Migrator, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely';
+import { queryLogger, type StoreQuery } from './query-log';
 
 /** A named schema change. Names are global across packages: `<package>-<NNNN>-<what>`. */
 export interface NamedMigration extends Migration {
@@ -13,6 +14,8 @@ export interface StoreOptions {
   file: string;
   /** Every package's migrations; applied in name order, each once. */
   migrations: NamedMigration[];
+  /** Told the duration of every query (for the store latency metric). Default: nothing. */
+  onQuery?: (q: StoreQuery) => void;
 }
 
 /**
@@ -28,8 +31,8 @@ export interface StoreOptions {
 export class Store<DB = any> {
   readonly db: KyselyType<DB>;
 
-  private constructor(sqlite: Database.Database) {
-    this.db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }) });
+  private constructor(sqlite: Database.Database, onQuery?: (q: StoreQuery) => void) {
+    this.db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }), log: onQuery && queryLogger(onQuery) });
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: see the class comment.
@@ -40,7 +43,7 @@ export class Store<DB = any> {
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    const store = new Store<DB>(sqlite);
+    const store = new Store<DB>(sqlite, opts.onQuery);
     await store.migrate(opts.migrations);
     return store;
   }
