@@ -288,6 +288,8 @@ export class JobRunner {
         error = err instanceof Error ? err.message : String(err);
       }
     }
+    // Before the final write: whoever sees the job finished in the store sees it in the metrics.
+    this.observer.finished(run.job.kind, status, (performance.now() - pickedUp) / 1000, started);
     await this.flush(run);
     try {
       await this.repo.update(id, {
@@ -298,7 +300,6 @@ export class JobRunner {
           : { error, message: error }),
       });
     } finally {
-      this.observer.finished(run.job.kind, status, (performance.now() - pickedUp) / 1000, started);
       this.running.delete(id);
       if (this.running.size === 0 && this.pollTimer) {
         clearInterval(this.pollTimer);
