@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AgentOnTgtd, startAgentOnTgtd } from '@ironlens/agent/testing';
-import { type PromSample, parsePrometheusText, sampleValue, waitUntil } from '@ironlens/core/testing';
+import { type PromSample, parsePrometheusText, sampleValue, waitFor, waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from './serve';
 
@@ -68,6 +68,8 @@ beforeAll(async () => {
       IPXE_CP_DNSMASQ_HOSTS_FILE: hosts,
       IPXE_CP_DNSMASQ_PID_FILE: pidFile,
       IPXE_CP_AGENT_TIMEOUT: '2',
+      // No kind on this PATH: a creation job of the console's kind panel starts and fails at once.
+      PATH: join(dir, 'empty-bin'),
     },
     () => {},
   );
@@ -111,11 +113,10 @@ describe('ironlens serve /metrics', () => {
     expect((await call(boot, 'POST', '/workers', CP_TOKEN, { worker_id: 'w2' })).status).toBe(200);
     expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${MAC_1},w1\n`);
 
-    // The first /boot-vars after a write reads the store; the second is answered from the cache.
+    // The first /boot-vars after a write reads the store; the next two are answered from the cache.
     const first = await (await call(boot, 'GET', `/boot-vars?mac=${MAC_1}`)).text();
-    const second = await (await call(boot, 'GET', `/boot-vars?mac=${MAC_1}`)).text();
     expect(first).toContain('# boot vars for w1');
-    expect(second).toBe(first);
+    for (let i = 0; i < 2; i++) expect(await (await call(boot, 'GET', `/boot-vars?mac=${MAC_1}`)).text()).toBe(first);
 
     // Agents: a real one (up), one at an address nothing answers (down).
     expect((await call(boot, 'POST', '/agents', CP_TOKEN, { id: 'store-1', base_url: agent?.url, token: AGENT_TOKEN, role: { disk: true } })).status).toBe(201);
@@ -135,13 +136,13 @@ describe('ironlens serve /metrics', () => {
 
     expect(http('GET', '/devices/report', '200')).toBe(2);
     expect(http('POST', '/workers', '200')).toBe(2);
-    expect(http('GET', '/boot-vars', '200')).toBe(2);
+    expect(http('GET', '/boot-vars', '200')).toBe(3);
     expect(http('POST', '/agents', '201')).toBe(2);
     expect(http('POST', '/devices/:mac/bind', '500')).toBe(1);
     expect(delta('ironlens_http_request_duration_seconds_count', { listener: 'boot', method: 'POST', route: '/devices/:mac/bind', status: '500' })).toBe(1);
 
     expect(delta('ironlens_boot_vars_cache_misses_total')).toBe(1);
-    expect(delta('ironlens_boot_vars_cache_hits_total')).toBe(1);
+    expect(delta('ironlens_boot_vars_cache_hits_total')).toBe(2);
 
     // Creating w1 bound to MAC_1 rendered and reloaded; w2 (no MAC) changed no binding; the bind rendered, and its reload failed.
     expect(delta('ironlens_dnsmasq_hosts_renders_total')).toBe(2);
@@ -181,6 +182,26 @@ describe('ironlens serve /metrics', () => {
     // The same process: the boot listener's series and the store's gauges are here as well.
     expect(sampleValue(samples, 'ironlens_devices', { state: 'bound' })).toBe(2);
     expect(samples.some((s) => s.labels.listener === 'boot')).toBe(true);
+  });
+
+  it('counts a job of the console’s kind panel by kind and outcome, with its duration', async () => {
+    const consoleUrl = running.urls.console;
+    const created = await call(consoleUrl, 'POST', '/kind/api/v1/clusters', CONSOLE_TOKEN, { name: 'dev', workers: 0 });
+    expect(created.status).toBe(202);
+    const jobId = (await created.json()).job_id as string;
+    const job = await waitFor(
+      'the creation job to end',
+      async () => (await call(consoleUrl, 'GET', `/kind/api/v1/jobs/${jobId}`, CONSOLE_TOKEN)).json(),
+      (j) => j.status !== 'queued' && j.status !== 'running',
+    );
+    expect(job.status).toBe('failed');
+    expect(job.error).toContain('kind is not installed');
+    const { samples, text } = await scrape(consoleUrl, CONSOLE_TOKEN);
+    expect(sampleValue(samples, 'ironlens_jobs_finished_total', { kind: 'kind.create_cluster', outcome: 'failed' })).toBe(1);
+    expect(sampleValue(samples, 'ironlens_jobs_finished_total', { kind: 'kind.create_cluster', outcome: 'success' })).toBe(0);
+    expect(sampleValue(samples, 'ironlens_job_duration_seconds_count', { kind: 'kind.create_cluster', outcome: 'failed' })).toBe(1);
+    expect(sampleValue(samples, 'ironlens_jobs_running', { kind: 'kind.create_cluster' })).toBe(0);
+    expect(text).not.toContain(jobId);
   });
 
   it('is served by the storage agent too, behind its token', async () => {

@@ -34,12 +34,14 @@ describe('metrics of the boot control plane', () => {
     const before = (await scrape()).samples;
     const first = await app.inject({ url: '/boot-vars?mac=00:0c:29:00:00:01' });
     const second = await app.inject({ url: '/boot-vars?mac=00:0c:29:00:00:01' });
+    const third = await app.inject({ url: '/boot-vars?mac=00:0c:29:00:00:01' });
     expect(second.body).toBe(first.body);
+    expect(third.body).toBe(first.body);
     expect(first.body).toContain('set menu-default reboot');
     const { samples, text } = await scrape();
     expect(sampleValue(samples, 'ironlens_boot_vars_cache_misses_total') - sampleValue(before, 'ironlens_boot_vars_cache_misses_total')).toBe(1);
-    expect(sampleValue(samples, 'ironlens_boot_vars_cache_hits_total') - sampleValue(before, 'ironlens_boot_vars_cache_hits_total')).toBe(1);
-    expect(sampleValue(samples, 'ironlens_http_requests_total', { listener: 'boot', method: 'GET', route: '/boot-vars', status: '200' })).toBe(2);
+    expect(sampleValue(samples, 'ironlens_boot_vars_cache_hits_total') - sampleValue(before, 'ironlens_boot_vars_cache_hits_total')).toBe(2);
+    expect(sampleValue(samples, 'ironlens_http_requests_total', { listener: 'boot', method: 'GET', route: '/boot-vars', status: '200' })).toBe(3);
     expect(sampleValue(samples, 'ironlens_http_requests_total', { route: '/devices/report', status: '200' })).toBe(1);
     expect(text).not.toMatch(/00:0c:29|000c29/);
   });
