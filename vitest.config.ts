@@ -4,13 +4,28 @@ import { defineConfig } from 'vitest/config';
 // Suites that start real tools (dnsmasq, tgtd, qemu, a Kubernetes control plane)
 // live in the same run; they are slow, so the timeouts are generous, and they run
 // in forked processes so a crashed tool cannot take the runner with it.
+//
+// Two projects: `sqlite` runs every test on the embedded store; `postgres` runs again the
+// suites that go through the store, on a real PostgreSQL that its globalSetup starts
+// (scripts/vitest-postgres.setup.ts). Slow end-to-end suites (qemu, Chromium) run once.
+const POSTGRES_SUITES = ['packages/core/src/jobs/**/*.test.ts', 'packages/core/src/store/**/*.test.ts', 'packages/core/src/secrets/**/*.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 600_000,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'sqlite', include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'postgres', include: POSTGRES_SUITES, globalSetup: ['scripts/vitest-postgres.setup.ts'] },
+      },
+    ],
   },
 });

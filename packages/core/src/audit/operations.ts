@@ -1,5 +1,5 @@
 import { type Generated, type Kysely, sql } from 'kysely';
-import type { NamedMigration, Store } from '../store';
+import { autoIncrementId, type NamedMigration, type Store } from '../store';
 import { redact } from './redact';
 
 /**
@@ -30,7 +30,7 @@ export const operationsMigrations: NamedMigration[] = [
     async up(db) {
       await db.schema
         .createTable('operations')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', 'integer', autoIncrementId(db))
         .addColumn('ts', 'text', (c) => c.notNull())
         .addColumn('op', 'text', (c) => c.notNull())
         .addColumn('status', 'text', (c) => c.notNull())
@@ -69,7 +69,7 @@ type Db = Kysely<any>;
 export class OperationsLog {
   private readonly db: Kysely<OperationsTables>;
 
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.db;
   }
 
@@ -117,6 +117,8 @@ export class OperationsLog {
         .values({ id, ts, op, status: status ?? 'ok', mac: (mac as string) ?? null, worker_id: (worker_id as string) ?? null, data: JSON.stringify(rest) })
         .execute();
     }
+    // PostgreSQL numbers ids with a sequence, which explicit ids do not move.
+    if (entries.length) await this.store.advanceSequence('operations', 'id', db);
   }
 
   /** Removes every entry (`ironlens import --replace`); pass a transaction to make it part of it. */

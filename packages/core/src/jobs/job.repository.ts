@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { AppError } from '../errors';
-import { isUniqueViolation, type NamedMigration, type Store } from '../store';
+import { autoIncrementId, isUniqueViolation, type NamedMigration, type Store } from '../store';
 
 /** `queued` → `running` → one of `success`, `failed`, `cancelled`. */
 export type JobStatus = 'queued' | 'running' | 'success' | 'failed' | 'cancelled';
@@ -67,7 +67,7 @@ export const jobsMigrations: NamedMigration[] = [
     async up(db) {
       await db.schema
         .createTable('jobs')
-        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('seq', 'integer', autoIncrementId(db))
         .addColumn('id', 'text', (c) => c.notNull().unique())
         .addColumn('kind', 'text', (c) => c.notNull())
         .addColumn('subject', 'text')
@@ -80,7 +80,7 @@ export const jobsMigrations: NamedMigration[] = [
         .addColumn('result', 'text')
         .addColumn('error', 'text')
         .addColumn('cancel_requested', 'integer', (c) => c.notNull().defaultTo(0))
-        // `kind + NUL + subject` while an exclusive job is active, NULL otherwise: the unique
+        // `[kind, subject]` (JSON) while an exclusive job is active, NULL otherwise: the unique
         // index lets one active job per subject exist (NULLs never collide, in SQLite or PostgreSQL).
         .addColumn('active_key', 'text', (c) => c.unique())
         .addColumn('created_at', 'text', (c) => c.notNull())
@@ -163,7 +163,7 @@ export class JobsRepository {
           log: '',
           input: job.input === undefined ? null : JSON.stringify(job.input),
           cancel_requested: 0,
-          active_key: job.exclusive ? `${job.kind}\u0000${subject ?? ''}` : null,
+          active_key: job.exclusive ? JSON.stringify([job.kind, subject]) : null,
           created_at: ts,
           updated_at: ts,
         })

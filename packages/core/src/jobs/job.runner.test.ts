@@ -4,18 +4,18 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAppError } from '../errors';
 import { Store } from '../store';
-import { waitUntil } from '../testing';
+import { testStoreTarget, waitUntil } from '../testing';
 import { execStreaming } from './exec-streaming';
 import { JobsRepository, jobsMigrations } from './job.repository';
 import { JobCancelledError, type JobContext, JobRunner, type JobRunnerOptions } from './job.runner';
 
 let dir: string;
-let file: string;
+let target: Awaited<ReturnType<typeof testStoreTarget>>;
 const stores: Store[] = [];
 const runners: JobRunner[] = [];
 
 async function open(opts: JobRunnerOptions = {}) {
-  const store = await Store.open({ file, migrations: jobsMigrations });
+  const store = await Store.open({ ...target, migrations: jobsMigrations });
   stores.push(store);
   const repo = new JobsRepository(store);
   const runner = new JobRunner(repo, { flushDelayMs: 5, ...opts });
@@ -23,9 +23,9 @@ async function open(opts: JobRunnerOptions = {}) {
   return { store, repo, runner };
 }
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ironlens-jobs-'));
-  file = join(dir, 'state.sqlite');
+  target = await testStoreTarget(join(dir, 'state.sqlite'));
 });
 
 afterEach(async () => {

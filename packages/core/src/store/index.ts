@@ -1,2 +1,2 @@
 export type { StoreQuery } from './query-log';
-export { isUniqueViolation, type NamedMigration, Store, type StoreOptions } from './store';
+export { autoIncrementId, type Dialect, isUniqueViolation, type NamedMigration, Store, type StoreOptions } from './store';

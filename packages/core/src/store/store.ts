@@ -1,7 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { type Kysely as KyselyType, Kysely, type Migration, Migrator, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely';
+import {
+  type ColumnDefinitionBuilder,
+  type Kysely as KyselyType,
+  Kysely,
+  type Migration,
+  Migrator,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDatabase,
+  sql,
+  type Transaction,
+} from 'kysely';
+import pg from 'pg';
 import { queryLogger, type StoreQuery } from './query-log';
 
 /** A named schema change. Names are global across packages: `<package>-<NNNN>-<what>`. */
@@ -9,19 +22,27 @@ export interface NamedMigration extends Migration {
   name: string;
 }
 
+/** Which engine a store runs on. */
+export type Dialect = 'sqlite' | 'postgres';
+
 export interface StoreOptions {
-  /** SQLite file path, or `:memory:`. */
-  file: string;
+  /** SQLite file path, or `:memory:`. Used when `url` is not given. */
+  file?: string;
+  /** `postgres://user:pass@host:port/db`: the store runs on PostgreSQL instead of SQLite. */
+  url?: string;
   /** Every package's migrations; applied in name order, each once. */
   migrations: NamedMigration[];
-  /** Told the duration of every query (for the store latency metric). Default: nothing. */
+  /** PostgreSQL: connections in the pool (default 10). */
+  poolSize?: number;
+  /** Told the duration of every query, on either engine (the store latency metric). Default: nothing. */
   onQuery?: (q: StoreQuery) => void;
 }
 
 /**
- * The one store for every subsystem. Embedded default: SQLite (better-sqlite3, WAL).
- * Queries go through Kysely so a PostgreSQL dialect can take over; SQLite-only SQL is not
- * used outside this file.
+ * The one store for every subsystem. Embedded default: SQLite (better-sqlite3, WAL); with a
+ * `postgres://` URL, PostgreSQL (node-postgres pool), so that several replicas share one
+ * database. Queries go through Kysely; engine-specific SQL lives only in this file
+ * ({@link autoIncrementId}, {@link Store.advanceSequence}, {@link isUniqueViolation}).
  *
  * `DB` is the table interface the caller queries (`Store<MetalDatabase>`), so the compiler
  * checks every query against it. It is a claim about the migrations passed to `open`, which
@@ -31,20 +52,41 @@ export interface StoreOptions {
 export class Store<DB = any> {
   readonly db: KyselyType<DB>;
 
-  private constructor(sqlite: Database.Database, onQuery?: (q: StoreQuery) => void) {
-    this.db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }), log: onQuery && queryLogger(onQuery) });
+  private constructor(
+    db: KyselyType<DB>,
+    readonly dialect: Dialect,
+    /** PostgreSQL: the pool, for LISTEN/NOTIFY and advisory locks on a dedicated client. */
+    readonly pool: pg.Pool | null,
+  ) {
+    this.db = db;
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: see the class comment.
   static async open<DB = any>(opts: StoreOptions): Promise<Store<DB>> {
-    if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
-    const sqlite = new Database(opts.file);
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('busy_timeout = 5000');
-    const store = new Store<DB>(sqlite, opts.onQuery);
-    await store.migrate(opts.migrations);
+    const log = opts.onQuery && queryLogger(opts.onQuery);
+    let store: Store<DB>;
+    if (opts.url) {
+      const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, types: { getTypeParser: typeParser } });
+      // An idle client that loses its server (a restart) must not crash the process; the pool
+      // drops it and the next query opens a new connection.
+      pool.on('error', () => {});
+      store = new Store<DB>(new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log }), 'postgres', pool);
+    } else {
+      const file = opts.file ?? ':memory:';
+      if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+      const sqlite = new Database(file);
+      sqlite.pragma('journal_mode = WAL');
+      sqlite.pragma('synchronous = NORMAL');
+      sqlite.pragma('foreign_keys = ON');
+      sqlite.pragma('busy_timeout = 5000');
+      store = new Store<DB>(new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }), log }), 'sqlite', null);
+    }
+    try {
+      await store.migrate(opts.migrations);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
     return store;
   }
 
@@ -74,9 +116,38 @@ export class Store<DB = any> {
     return this.db.transaction().execute(fn);
   }
 
+  /**
+   * After rows were inserted with explicit values in an {@link autoIncrementId} column (an
+   * import), moves PostgreSQL's sequence past the largest one so the next generated id does not
+   * collide. SQLite's AUTOINCREMENT follows by itself.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: any package's table and transaction.
+  async advanceSequence(table: string, column: string, trx?: KyselyType<any>): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    const db = trx ?? this.db;
+    await sql`select setval(pg_get_serial_sequence(${table}, ${column}), coalesce((select max(${sql.ref(column)}) from ${sql.table(table)}), 0) + 1, false)`.execute(db);
+  }
+
   async close(): Promise<void> {
     await this.db.destroy();
   }
+}
+
+/**
+ * PostgreSQL answers `bigint` (what `count(*)` and `sum` give) as a string; the store's callers
+ * expect numbers, as SQLite gives them. Counts here stay far below 2^53.
+ */
+const typeParser = ((oid: number, format?: 'text' | 'binary') =>
+  oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser;
+
+/**
+ * An integer primary key the engine numbers: SQLite `INTEGER PRIMARY KEY AUTOINCREMENT`,
+ * PostgreSQL `integer GENERATED BY DEFAULT AS IDENTITY` (explicit values still allowed, for
+ * imports; see {@link Store.advanceSequence}). For use in migrations.
+ */
+export function autoIncrementId(db: KyselyType<unknown>): (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  return (c) => (postgres ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement());
 }
 
 /**
@@ -103,7 +174,7 @@ function reusingStatements(db: Database.Database, max = 1000): SqliteDatabase {
   };
 }
 
-/** True when `err` is a unique-constraint violation from the driver. */
+/** True when `err` is a unique-constraint violation from either engine. */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
