@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../http';
 import { JobRunner, JobsRepository, jobsMigrations } from '../jobs';
-import { Store } from '../store';
-import { parsePrometheusText, sampleValue } from '../testing';
+import { type NamedMigration, Store } from '../store';
+import { parsePrometheusText, sampleValue, testStoreTarget } from '../testing';
 import { Metrics } from './metrics';
 
 const dirs: string[] = [];
@@ -75,20 +75,36 @@ describe('metrics', () => {
     await appB.close();
   });
 
+  // On SQLite, and on PostgreSQL in the suite's PostgreSQL run (vitest project `postgres`).
   it('times store queries by operation, and counts the failed ones', async () => {
     const metrics = new Metrics({ processMetrics: false });
     const dir = mkdtempSync(join(tmpdir(), 'ironlens-metrics-'));
     dirs.push(dir);
-    const store = await Store.open({ file: join(dir, 'db.sqlite'), migrations: [], onQuery: metrics.storeQuery });
+    const table: NamedMigration = {
+      name: 'test-0001-things',
+      up: async (db) => {
+        await db.schema.createTable('things').addColumn('name', 'text', (c) => c.primaryKey()).execute();
+      },
+    };
+    const store = await Store.open({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: [table], onQuery: metrics.storeQuery });
     const before = parsePrometheusText(await metrics.text());
-    await store.db.selectFrom('sqlite_master').select('name').execute();
-    await store.db.selectFrom('sqlite_master').select('name').execute();
-    await expect(store.db.selectFrom('no_such_table').selectAll().execute()).rejects.toThrow();
+    await store.db.insertInto('things').values({ name: 'a' }).execute();
+    await store.db.selectFrom('things').selectAll().execute();
+    await store.db.selectFrom('things').selectAll().execute();
+    await expect(store.db.insertInto('things').values({ name: 'a' }).execute()).rejects.toThrow();
+    await store.db.updateTable('things').set({ name: 'b' }).execute();
+    await store.db.deleteFrom('things').execute();
     const after = parsePrometheusText(await metrics.text());
     const delta = (name: string, labels: Record<string, string>) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
-    expect(delta('ironlens_store_query_duration_seconds_count', { operation: 'select' })).toBe(3);
-    expect(delta('ironlens_store_query_errors_total', { operation: 'select' })).toBe(1);
+    expect(delta('ironlens_store_query_duration_seconds_count', { operation: 'select' })).toBe(2);
+    expect(delta('ironlens_store_query_duration_seconds_count', { operation: 'insert' })).toBe(2);
+    expect(delta('ironlens_store_query_duration_seconds_count', { operation: 'update' })).toBe(1);
+    expect(delta('ironlens_store_query_duration_seconds_count', { operation: 'delete' })).toBe(1);
+    expect(delta('ironlens_store_query_errors_total', { operation: 'insert' })).toBe(1);
+    expect(delta('ironlens_store_query_errors_total', { operation: 'select' })).toBe(0);
     expect(sampleValue(after, 'ironlens_store_query_duration_seconds_sum', { operation: 'select' })).toBeGreaterThan(0);
+    // The migration's DDL is timed too, under `other`.
+    expect(sampleValue(after, 'ironlens_store_query_duration_seconds_count', { operation: 'other' })).toBeGreaterThan(0);
     await store.close();
   });
 
@@ -96,7 +112,7 @@ describe('metrics', () => {
     const metrics = new Metrics({ processMetrics: false });
     const dir = mkdtempSync(join(tmpdir(), 'ironlens-metrics-'));
     dirs.push(dir);
-    const store = await Store.open({ file: join(dir, 'db.sqlite'), migrations: jobsMigrations });
+    const store = await Store.open({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: jobsMigrations });
     const runner = new JobRunner(new JobsRepository(store), { observer: metrics.jobs, cancelPollMs: 0 });
     let release!: () => void;
     const gate = new Promise<void>((r) => {
