@@ -22,8 +22,10 @@ export const UNMATCHED_ROUTE = 'unmatched';
  */
 export function recordHttpMetrics(app: FastifyInstance, opts: ListenerMetrics): void {
   const { metrics, listener } = opts;
-  app.addHook('onResponse', async (req, reply) => {
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (req, reply, done) => {
     metrics.httpRequest(listener, req.method, req.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 }
 
