@@ -20,6 +20,21 @@ const JOB_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14
 /** Store operations kept as label values; anything else (DDL, raw SQL) is `other`. */
 const STORE_OPERATIONS = new Set(['select', 'insert', 'update', 'delete']);
 
+let processRegistry: Registry | undefined;
+
+/**
+ * Node's process metrics belong to the process, not to one app: they are collected once (one
+ * event-loop monitor, one GC observer, which prom-client never stops) and shown by every
+ * `Metrics` that asks for them, however many apps a test process builds.
+ */
+function processMetricsRegistry(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 /**
  * The Prometheus metrics of one process: one prom-client `Registry` (never the global default
  * one, so several apps built in one process — tests — keep apart), the metrics core itself
@@ -31,6 +46,7 @@ const STORE_OPERATIONS = new Set(['select', 'insert', 'update', 'delete']);
  */
 export class Metrics {
   readonly registry = new Registry();
+  private readonly process: Registry | undefined;
   private readonly httpRequests: Counter<'listener' | 'method' | 'route' | 'status'>;
   private readonly httpDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
   private readonly storeDuration: Histogram<'operation'>;
@@ -40,7 +56,7 @@ export class Metrics {
   private readonly jobsRunning: Gauge<'kind'>;
 
   constructor(opts: MetricsOptions = {}) {
-    if (opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    this.process = opts.processMetrics === false ? undefined : processMetricsRegistry();
     this.httpRequests = this.counter({
       name: 'ironlens_http_requests_total',
       help: 'HTTP requests answered, by listener, method, route pattern and status code.',
@@ -87,8 +103,9 @@ export class Metrics {
   }
 
   /** Every metric in the text exposition format; gauges read from the store are collected now. */
-  text(): Promise<string> {
-    return this.registry.metrics();
+  async text(): Promise<string> {
+    const own = await this.registry.metrics();
+    return this.process ? `${await this.process.metrics()}${own}` : own;
   }
 
   counter<L extends string>(config: CounterConfiguration<L>): Counter<L> {
