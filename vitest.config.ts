@@ -12,6 +12,7 @@ const POSTGRES_SUITES = [
   'packages/core/src/jobs/**/*.test.ts',
   'packages/core/src/store/**/*.test.ts',
   'packages/core/src/secrets/**/*.test.ts',
+  'packages/core/src/metrics/**/*.test.ts',
   'packages/metal/src/repositories/**/*.test.ts',
 ];
 
