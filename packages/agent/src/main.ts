@@ -1,3 +1,4 @@
+import { Metrics } from '@ironlens/core';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { DiskImages } from './adapters/disk-images.adapter';
 import type { IscsiTargets } from './adapters/iscsi-targets';
@@ -24,7 +25,8 @@ export function targetsFor(config: AgentConfig): IscsiTargets {
  * `ironlens agent`: reads the configuration from `env` (throws on an invalid value),
  * wires the real adapters, rebuilds missing targets from DISK_DIR (a scan, as tgtd keeps
  * nothing across restarts), fills the master cache and rescans it on a timer, and listens
- * on `IRONLENS_AGENT_LISTEN`.
+ * on `IRONLENS_AGENT_LISTEN`. `/metrics` serves its Prometheus metrics, behind `IPXE_AGENT_TOKEN`
+ * when that is set (docs/metrics.md).
  */
 export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> {
   const config = readAgentConfig(env);
@@ -34,7 +36,8 @@ export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> 
   let log: FastifyBaseLogger | undefined;
   const masters = new MasterCatalog(images, (err) => log?.error({ err }, 'master rescan failed'));
   const wired = wireAgent({ ...deps, images, masters });
-  const app = await buildAgentApp({ ...deps, ...wired, logger: { level: env.IRONLENS_LOG_LEVEL || 'info' } });
+  const metrics = { metrics: new Metrics(), listener: 'agent', token: config.token };
+  const app = await buildAgentApp({ ...deps, ...wired, logger: { level: env.IRONLENS_LOG_LEVEL || 'info' }, metrics });
   log = app.log;
 
   try {
@@ -42,7 +45,7 @@ export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> 
     app.log.info({ created: scan.created.length, skipped: scan.skipped.length }, 'startup scan of %s', config.diskDir);
     // Worth an operator's eye: a backend failure, a file not exported because nobody was
     // recorded as its initiator (IRONLENS_AGENT_SCAN_OPEN), a link leading out of DISK_DIR.
-    const notable = /^(backend failed|no recorded initiator|leads outside|is a link to a master)/;
+    const notable = /^(backend failed|no recorded initiator|no CHAP credential|leads outside|is a link to a master)/;
     for (const s of scan.skipped) if (notable.test(s.reason)) app.log.warn({ file: s.filename, iqn: s.iqn }, s.reason);
   } catch (err) {
     // The agent still starts (healthz answers, POST /luns/scan can be retried): the backend may come up later.

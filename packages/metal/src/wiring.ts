@@ -1,4 +1,4 @@
-import { type Exec, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
+import { type Exec, type Metrics, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import { DetectingReloader } from './adapters/dnsmasq-detect.adapter';
 import type { MetalConfig } from './config';
@@ -14,12 +14,15 @@ import { WorkerService } from './services/worker.service';
 import type { StorageAgents } from './adapters/storage-agent';
 import { HttpStorageAgents } from './adapters/storage-agent.http';
 import { AgentRepository } from './repositories/agent.repository';
+import { ChapRepository } from './repositories/chap.repository';
 import type { MetalStore } from './repositories/tables';
 import { AgentService } from './services/agent.service';
 import { StorageService } from './services/storage.service';
 import { LayoutService } from './services/layout.service';
 import { RenderGuard, type WarnFn } from './services/render-guard.service';
 import { ReportGuard } from './services/report-guard.service';
+import { MetalMetrics } from './metal.metrics';
+import { AGENT_PROBE_BUDGET_MS, InventoryService } from './services/inventory.service';
 
 /** What the routes get: services only, never the store (the services own every transaction). */
 export interface MetalServices {
@@ -47,12 +50,14 @@ export interface MetalDeps {
   storageAgents?: StorageAgents;
   /** Where `${NAME}` in agent tokens and `IRONLENS_SECRET_KEY` are read. Default is `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** Seals agent tokens at rest. Default is `SecretBox.fromEnv(env, config.dataDir)`. */
+  /** Seals agent tokens and CHAP secrets at rest. Default is `SecretBox.fromEnv(env, config.dataDir)`. */
   secrets?: SecretBox;
   /** Where warnings go (records a renderer refused, …). Default is stderr. */
   warn?: WarnFn;
   /** The clock of the registration window and the report rate limit. Default is `Date.now`. */
   now?: () => number;
+  /** The process' metrics: the boot control plane adds its own (boot-vars cache, dnsmasq, devices, workers, agents). Default: none. */
+  metrics?: Metrics;
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -74,16 +79,20 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const settingsRepo = new SettingsRepository();
   const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now);
   const guard = new RenderGuard(ops, deps.warn);
-  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard);
-  const agentRepo = new AgentRepository(deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir));
+  const metrics = deps.metrics && new MetalMetrics(deps.metrics);
+  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq);
+  const secrets = deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir);
+  const agentRepo = new AgentRepository(secrets);
+  const chapRepo = new ChapRepository(secrets);
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
   const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate());
-  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]));
+  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo);
+  metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
-  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs);
+  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
   const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
   return {
     config,

@@ -109,6 +109,8 @@ export class WorkerRepository {
 
   async delete(db: MetalDb, workerId: string): Promise<void> {
     await db.deleteFrom('disks').where('worker_id', '=', workerId).execute();
+    // The worker's CHAP account goes with it (its targets are gone by now).
+    await db.deleteFrom('worker_chap').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('workers').where('worker_id', '=', workerId).execute();
   }
 
@@ -116,5 +118,11 @@ export class WorkerRepository {
   async deleteAll(db: MetalDb): Promise<void> {
     await db.deleteFrom('disks').execute();
     await db.deleteFrom('workers').execute();
+  }
+
+  /** Workers per state (the `ironlens_workers` gauge). */
+  async countByState(db: MetalDb): Promise<Map<string, number>> {
+    const rows = await db.selectFrom('workers').select((eb) => ['state', eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
+    return new Map(rows.map((r) => [r.state, Number(r.n)]));
   }
 }
