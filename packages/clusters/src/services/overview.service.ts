@@ -121,6 +121,8 @@ interface SummaryCache {
   queue: Array<{ name: string; kube: Kube; done: () => void }>;
   active: number;
   pumpScheduled: boolean;
+  /** The last overview that looked at this cluster. */
+  usedAt: number;
 }
 
 /** How a Service is recognised as the cluster's Prometheus. */
@@ -325,10 +327,15 @@ export class OverviewService {
     const now = Date.now();
     let c = this.summaries.get(clusterId);
     if (!c) {
-      c = { nodes: new Map(), inflight: new Map(), queue: [], active: 0, pumpScheduled: false };
+      c = { nodes: new Map(), inflight: new Map(), queue: [], active: 0, pumpScheduled: false, usedAt: now };
       this.summaries.set(clusterId, c);
     }
     const cache = c;
+    // Clusters not looked at for longer than an answer may be used (deleted ones among them) are forgotten.
+    for (const [id, other] of this.summaries) {
+      if (other !== cache && other.inflight.size === 0 && now - other.usedAt > this.opts.summaryMaxStaleMs) this.summaries.delete(id);
+    }
+    cache.usedAt = now;
     const age = (n: string) => {
       const e = cache.nodes.get(n);
       return e ? now - e.at : Number.POSITIVE_INFINITY;
