@@ -599,6 +599,28 @@ describe('delete', () => {
     });
   });
 
+  it('a delete job cancelled while the gateway namespace is terminating answers 502 and keeps the record', async () => {
+    const c = await register({ name: 'cancel-delete', draft: 'true' });
+    const ns = `lens-gateway-${c.id}`;
+    // A finalizer nobody removes keeps the namespace terminating.
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'held', finalizers: ['example.com/hold'] } } });
+    const pending = send('DELETE', `/api/cluster/clusters/${c.id}`);
+    const job = await until('the delete job waiting for the gateway namespace', async () => {
+      const [j] = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: c.id });
+      return j?.status === 'running' && j.stage === `delete the gateway namespace ${ns}` ? j : undefined;
+    });
+    await t.services.runner.cancel(job.id);
+    const res = await pending;
+    expect(res.statusCode).toBe(502);
+    expect(res.json().code).toBe('cluster_gateway_cleanup_failed');
+    expect((await t.services.runner.repository.get(job.id))?.status).toBe('cancelled');
+    const items = (await get('/api/cluster/clusters?includeDrafts=true')).json().items;
+    expect(items.map((x: { id: string }) => x.id)).toContain(c.id);
+    await core.patchNamespacedConfigMap({ name: 'held', namespace: ns, body: [{ op: 'remove', path: '/metadata/finalizers' }] });
+    expect((await send('DELETE', `/api/cluster/clusters/${c.id}`)).statusCode).toBe(204);
+  });
+
   it('deletes the namespace ironlens created for the HF secret (labelled) with the cluster', async () => {
     const c = await register({ name: 'own-ns' });
     expect((await send('POST', `/api/cluster/clusters/${c.id}/hf-token-secrets`, { namespace: `hf-${c.id}`, name: 'hf', token: 'hf_z' })).statusCode).toBe(201);
