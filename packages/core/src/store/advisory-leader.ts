@@ -86,7 +86,7 @@ export class AdvisoryLeader {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString, keepAlive: true, query_timeout: Math.max(1000, this.retryMs * 2) });
+    const client = new pg.Client({ connectionString: this.connectionString, keepAlive: true, query_timeout: Math.max(5000, this.retryMs * 2) });
     client.on('error', (err) => void this.drop(client, err.message));
     client.on('end', () => void this.drop(client, 'connection ended'));
     try {

@@ -1,4 +1,4 @@
-import { AdvisoryLeader, type ChangeFeed } from '@ironlens/core';
+import { AdvisoryLeader, type ChangeFeed, isAppError } from '@ironlens/core';
 import type { AgentService } from './agent.service';
 import { AGENT_TOPIC } from './agent.service';
 import { BOOT_VARS_TOPICS, type BootVarsService } from './boot-vars.service';
@@ -49,6 +49,8 @@ export interface ReplicatedMetal {
 export class MetalReplication {
   private readonly unsubscribe: Array<() => void> = [];
   private readonly leader: AdvisoryLeader;
+  private closed = false;
+  private retry?: NodeJS.Timeout;
 
   private constructor(
     private readonly metal: ReplicatedMetal,
@@ -103,11 +105,28 @@ export class MetalReplication {
     );
   }
 
+  /**
+   * Renders the file (when this process is the writer). A render that could not read the
+   * store or write the file (a connection the database dropped a moment ago) is tried again
+   * every `retryMs` while this process stays the writer; a failed dnsmasq reload is reported
+   * and not retried (the file is written).
+   */
   private render(): void {
-    this.metal.dhcp.render().catch((err: Error) => this.opts.log?.(`warning: ${err.message}`));
+    this.metal.dhcp.render().catch((err: Error) => {
+      this.opts.log?.(`warning: ${err.message}`);
+      if (isAppError(err) && err.code === 'dnsmasq_reload_failed') return;
+      if (this.closed || this.retry) return;
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        if (!this.closed && this.metal.dhcp.writer) this.render();
+      }, this.opts.retryMs ?? 2000);
+      this.retry.unref();
+    });
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
     for (const u of this.unsubscribe.splice(0)) u();
     await this.leader.close();
   }
