@@ -110,7 +110,8 @@ describe('job leases across replicas', () => {
     const killedAt = Date.now();
     await waitUntil('the dead replica\'s job is failed', async () => (await b.repo.get(id))?.status === 'failed', 10_000, 20);
     const took = Date.now() - killedAt;
-    expect(took).toBeLessThan(FAST.leaseMs + FAST.sweepMs + 500);
+    // Bounded: one lease and one sweep after its last heartbeat (a second of slack for a loaded machine).
+    expect(took).toBeLessThan(FAST.leaseMs + FAST.sweepMs + 1000);
     const after = (await b.repo.get(id))!;
     expect(after.error).toBe(INTERRUPTED_MESSAGE);
     expect(after.finishedAt).not.toBeNull();
