@@ -1,4 +1,4 @@
-import { type Exec, type Metrics, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
+import { type ChangeFeed, type Exec, LocalChangeFeed, type Metrics, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import { DetectingReloader } from './adapters/dnsmasq-detect.adapter';
 import type { MetalConfig } from './config';
@@ -58,6 +58,12 @@ export interface MetalDeps {
   now?: () => number;
   /** The process' metrics: the boot control plane adds its own (boot-vars cache, dnsmasq, devices, workers, agents). Default: none. */
   metrics?: Metrics;
+  /**
+   * Where writes are told to the other replicas on the same database (`openChangeFeed`). With a
+   * shared feed (PostgreSQL) this process does not write the hosts file until `MetalReplication`
+   * elects it. Default is a {@link LocalChangeFeed}: alone, nobody to tell, always the writer.
+   */
+  changes?: ChangeFeed;
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -73,22 +79,23 @@ export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
 export function createMetalServices(deps: MetalDeps): MetalServices {
   const { store, config } = deps;
   const exec = deps.exec ?? realExec;
+  const changes = deps.changes ?? new LocalChangeFeed();
   const ops = new OperationsLog(store);
   const deviceRepo = new DeviceRepository();
   const workerRepo = new WorkerRepository();
   const settingsRepo = new SettingsRepository();
-  const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now);
+  const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now, changes);
   const guard = new RenderGuard(ops, deps.warn);
   const metrics = deps.metrics && new MetalMetrics(deps.metrics);
-  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq);
+  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq, changes);
   const secrets = deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir);
   const agentRepo = new AgentRepository(secrets);
   const chapRepo = new ChapRepository(secrets);
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
-  const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate());
-  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo);
+  const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
+  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo, changes);
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });

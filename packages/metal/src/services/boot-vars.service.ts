@@ -1,4 +1,4 @@
-import { type ChapCredential, isChapSecret, isChapUser } from '@ironlens/core';
+import { type ChangeFeed, type ChapCredential, isChapSecret, isChapUser } from '@ironlens/core';
 import { isIqn, isIscsiSep, isIscsiServer, isMenuItem, isMenuTimeout, isValidHostname, isValidMac, normalizeMac } from '../domain/identifiers';
 import type { Device, Disk, WorkerRecord } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -77,6 +77,9 @@ interface DataPlaneMemo {
   pending?: Promise<DataPlane | null>;
 }
 
+/** The change-feed topics the boot-vars cache publishes and follows. */
+export const BOOT_VARS_TOPICS = { ledger: 'metal.ledger', device: 'metal.device' } as const;
+
 const MAX_CACHED = 200_000;
 /** Longer request values (no hostname, worker id or MAC is) are answered but not remembered. */
 const MAX_KEY_LENGTH = 64;
@@ -113,6 +116,10 @@ const sameDataPlane = (a: DataPlane | null, b: DataPlane | null) => a === b || (
  * A worker's CHAP account (issue 13) is rendered only into the answer for a request whose
  * MAC is the device bound to that worker (`bound`); a request naming the hostname alone
  * gets the same variables without it, and the JSON form never carries it.
+ *
+ * Several replicas: `invalidate()` and `forgetDevice()` also publish the change on the change
+ * feed (`metal.ledger`, `metal.device:<mac>`), and the other replicas clear the same entries
+ * with `applyChange()` (wired in `MetalReplication`), within the feed's delay (milliseconds).
  */
 export class BootVarsService {
   private readonly workerByName = new Map<string, WorkerEntry>();
@@ -133,6 +140,8 @@ export class BootVarsService {
     private readonly onLookup: (hit: boolean) => void = () => {},
     /** Where workers' CHAP accounts are read. Default: nowhere (no CHAP lines). */
     private readonly chap?: ChapLookup,
+    /** Where the writes of this process are told to the other replicas. Default: nobody. */
+    private readonly changes: Pick<ChangeFeed, 'publish'> | null = null,
   ) {}
 
   /**
@@ -156,12 +165,10 @@ export class BootVarsService {
     return Object.freeze({ vars: frozen, subject, script, bound });
   }
 
-  /** Forget every cached lookup; called after each write of the ledger. */
+  /** Forget every cached lookup; called after each write of the ledger (and told to the other replicas). */
   invalidate(): void {
-    this.generation++;
-    this.workerByName.clear();
-    this.deviceByMac.clear();
-    this.dataPlaneByAgent.clear();
+    this.clear();
+    this.changes?.publish(BOOT_VARS_TOPICS.ledger);
   }
 
   /**
@@ -170,6 +177,28 @@ export class BootVarsService {
    * not kept (the generation moves), as with `invalidate()`.
    */
   forgetDevice(mac: string): void {
+    this.clearDevice(mac);
+    this.changes?.publish(BOOT_VARS_TOPICS.device, mac);
+  }
+
+  /**
+   * Another replica's change (`topic`, `key` from the change feed): clears what it touches,
+   * publishes nothing. A null key, or a topic not known here, clears everything.
+   */
+  applyChange(topic: string, key: string | null): void {
+    if (topic === BOOT_VARS_TOPICS.device && key !== null) this.clearDevice(key);
+    else this.clear();
+  }
+
+  /** Clears everything without telling anyone (after the change feed reconnected). */
+  clear(): void {
+    this.generation++;
+    this.workerByName.clear();
+    this.deviceByMac.clear();
+    this.dataPlaneByAgent.clear();
+  }
+
+  private clearDevice(mac: string): void {
     this.generation++;
     this.deviceByMac.delete(mac);
   }
