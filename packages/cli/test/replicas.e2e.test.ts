@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { artifactPath, type Postgres, sleep, startPostgres, waitFor } from '@ironlens/core/testing';
 import { type StandIns, writeStandIns } from '@ironlens/kind/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Balancer, buildCommand, type Dnsmasq, type Replica, removeTree, requireTool, startBalancer, startDnsmasq, startReplica } from './replicas.harness';
+import { type Balancer, buildCommand, type Dnsmasq, type Replica, removeTree, requireTool, startBalancer, startDnsmasq, startReplica } from '@ironlens/cli/testing';
 
 const TOKEN = 'replicas-e2e-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };

@@ -12,9 +12,9 @@ import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freeTcpPort, sleep, waitUntil } from '@ironlens/core/testing';
-import { buildCli } from '../src/build';
+import { buildCli } from '../build';
 
-const BIN_SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'ironlens.mjs');
+const BIN_SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'ironlens.mjs');
 
 /** Throws when a tool the test drives is missing (a test never passes without its tool). */
 export function requireTool(name: string, debianPackage: string): string {
