@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
 import { type Env, envBool, envInt, envNumber, envOptional, envString } from '@ironlens/core';
 
 export type ReloadMethod =
@@ -36,6 +37,15 @@ export interface MetalConfig {
   agentAllowLinkLocal: boolean;
   /** `IPXE_CP_DNSMASQ_HOSTS_FILE`. Default is `<data dir>/dnsmasq/dhcp-hosts.conf`. */
   dnsmasqHostsFile: string;
+  /**
+   * `IRONLENS_DHCP_WRITER_GROUP`: replicas on PostgreSQL that give the same group elect one
+   * writer of the hosts file among them (an advisory lock keyed by the group); give the same
+   * value to the replicas that serve one dnsmasq. Default is `<hostname>:<hosts file path>`:
+   * one writer per machine and file.
+   */
+  dhcpWriterGroup: string;
+  /** `IRONLENS_DHCP_WRITER_RETRY_MS`: how often a replica that is not the writer tries to become it, and the writer checks its lock's connection. Default is `2000`. */
+  dhcpWriterRetryMs: number;
   reload: ReloadMethod;
   /**
    * `IRONLENS_REPORT_REGISTER_PER_MINUTE`: new devices one source address may register
@@ -79,6 +89,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
   else reload = { kind: 'detect', container: 'ipxe-dnsmasq' };
   const agentTimeout = Number(envString(env, 'IPXE_CP_AGENT_TIMEOUT', '10'));
   if (!Number.isFinite(agentTimeout) || agentTimeout <= 0) throw new Error('IPXE_CP_AGENT_TIMEOUT must be a positive number of seconds');
+  const dnsmasqHostsFile = envString(env, 'IPXE_CP_DNSMASQ_HOSTS_FILE', join(dataDir, 'dnsmasq', 'dhcp-hosts.conf'));
   return {
     dataDir,
     token: envOptional(env, 'IPXE_CP_TOKEN'),
@@ -93,7 +104,9 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
       .map((p) => p.trim())
       .filter(Boolean),
     agentAllowLinkLocal: envBool(env, 'IPXE_CP_AGENT_ALLOW_LINK_LOCAL', false),
-    dnsmasqHostsFile: envString(env, 'IPXE_CP_DNSMASQ_HOSTS_FILE', join(dataDir, 'dnsmasq', 'dhcp-hosts.conf')),
+    dnsmasqHostsFile,
+    dhcpWriterGroup: envString(env, 'IRONLENS_DHCP_WRITER_GROUP', `${hostname()}:${resolve(dnsmasqHostsFile)}`),
+    dhcpWriterRetryMs: envInt(env, 'IRONLENS_DHCP_WRITER_RETRY_MS', 2000),
     reload,
     reportRegisterPerMinute: envInt(env, 'IRONLENS_REPORT_REGISTER_PER_MINUTE', 120),
     reportMaxPooled: envInt(env, 'IRONLENS_REPORT_MAX_POOLED', 1000),

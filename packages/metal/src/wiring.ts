@@ -1,4 +1,4 @@
-import { type Exec, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
+import { type ChangeFeed, type Exec, LocalChangeFeed, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import { DetectingReloader } from './adapters/dnsmasq-detect.adapter';
 import type { MetalConfig } from './config';
@@ -53,6 +53,12 @@ export interface MetalDeps {
   warn?: WarnFn;
   /** The clock of the registration window and the report rate limit. Default is `Date.now`. */
   now?: () => number;
+  /**
+   * Where writes are told to the other replicas on the same database (`openChangeFeed`). With a
+   * shared feed (PostgreSQL) this process does not write the hosts file until `MetalReplication`
+   * elects it. Default is a {@link LocalChangeFeed}: alone, nobody to tell, always the writer.
+   */
+  changes?: ChangeFeed;
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -68,19 +74,20 @@ export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
 export function createMetalServices(deps: MetalDeps): MetalServices {
   const { store, config } = deps;
   const exec = deps.exec ?? realExec;
+  const changes = deps.changes ?? new LocalChangeFeed();
   const ops = new OperationsLog(store);
   const deviceRepo = new DeviceRepository();
   const workerRepo = new WorkerRepository();
   const settingsRepo = new SettingsRepository();
-  const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now);
+  const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now, changes);
   const guard = new RenderGuard(ops, deps.warn);
-  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard);
+  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard, changes);
   const agentRepo = new AgentRepository(deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir));
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
-  const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate());
-  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]));
+  const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
+  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), changes);
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
   const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs);

@@ -47,6 +47,16 @@ export interface NewJob {
    * `job_conflict`. Enforced by a unique index, so it holds across processes. Default is `false`.
    */
   exclusive?: boolean;
+  /** The replica that will run it (see {@link JobsRepository.claim}). Default is `null` (nobody yet). */
+  owner?: string | null;
+  /** Until when the owner's lease holds (ISO 8601). Default is `null`: expired. */
+  leaseUntil?: string | null;
+}
+
+/** Who runs an active job and until when its lease holds; null fields: nobody / expired. */
+export interface JobLease {
+  owner: string | null;
+  leaseUntil: string | null;
 }
 
 export interface JobPatch {
@@ -92,6 +102,16 @@ export const jobsMigrations: NamedMigration[] = [
       await db.schema.createIndex('jobs_status').on('jobs').column('status').execute();
     },
   },
+  {
+    // Several replicas on one database: a job belongs to the replica that claimed it while
+    // its lease (heartbeated by that replica) holds; a sweep fails the jobs whose lease ran out.
+    name: 'core-0003-job-leases',
+    async up(db) {
+      await db.schema.alterTable('jobs').addColumn('owner', 'text').execute();
+      await db.schema.alterTable('jobs').addColumn('lease_until', 'text').execute();
+      await db.schema.createIndex('jobs_status_lease').on('jobs').columns(['status', 'lease_until']).execute();
+    },
+  },
 ];
 
 type Db = Store['db'];
@@ -113,6 +133,8 @@ interface JobRow {
   error: string | null;
   cancel_requested: number;
   active_key: string | null;
+  owner: string | null;
+  lease_until: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -144,6 +166,11 @@ function toJob(r: JobRow): Job {
 export class JobsRepository {
   constructor(private readonly store: Store) {}
 
+  /** True when other processes may run jobs on the same database (PostgreSQL): leases decide who runs what. */
+  get shared(): boolean {
+    return this.store.dialect === 'postgres';
+  }
+
   private get db(): Db {
     return this.store.db;
   }
@@ -164,6 +191,8 @@ export class JobsRepository {
           input: job.input === undefined ? null : JSON.stringify(job.input),
           cancel_requested: 0,
           active_key: job.exclusive ? JSON.stringify([job.kind, subject]) : null,
+          owner: job.owner ?? null,
+          lease_until: job.leaseUntil ?? null,
           created_at: ts,
           updated_at: ts,
         })
@@ -200,12 +229,19 @@ export class JobsRepository {
     return Number(r?.n ?? 0);
   }
 
-  /** Writes the given fields. A finishing status also releases the job's exclusive slot. */
-  async update(id: string, patch: JobPatch): Promise<void> {
+  /**
+   * Writes the given fields. A finishing status also releases the job's exclusive slot. With
+   * `owner`, only while the job is active and still that replica's (a job another replica
+   * declared interrupted stays so). Returns whether a row changed.
+   */
+  async update(id: string, patch: JobPatch, owner?: string): Promise<boolean> {
     const values: Record<string, unknown> = { updated_at: now() };
     if (patch.status !== undefined) {
       values.status = patch.status;
-      if (isFinished(patch.status)) values.active_key = null;
+      if (isFinished(patch.status)) {
+        values.active_key = null;
+        values.lease_until = null;
+      }
     }
     if (patch.stage !== undefined) values.stage = patch.stage;
     if (patch.percent !== undefined) values.percent = patch.percent;
@@ -215,7 +251,70 @@ export class JobsRepository {
     if (patch.error !== undefined) values.error = patch.error;
     if (patch.startedAt !== undefined) values.started_at = patch.startedAt;
     if (patch.finishedAt !== undefined) values.finished_at = patch.finishedAt;
-    await this.db.updateTable('jobs').set(values).where('id', '=', id).execute();
+    let q = this.db.updateTable('jobs').set(values).where('id', '=', id);
+    if (owner !== undefined) q = q.where('owner', '=', owner).where('status', 'in', [...ACTIVE_STATUSES]);
+    const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Who runs the job and until when (tests, diagnostics). */
+  async lease(id: string): Promise<JobLease | undefined> {
+    const r = await this.db.selectFrom('jobs').select(['owner', 'lease_until']).where('id', '=', id).executeTakeFirst();
+    return r ? { owner: r.owner ?? null, leaseUntil: r.lease_until ?? null } : undefined;
+  }
+
+  /**
+   * Takes a queued job for `owner` and marks it running, in one conditional UPDATE: only when
+   * nobody holds it, `owner` already does, or the holder's lease ran out. Of replicas
+   * claiming at once, exactly one gets `true`.
+   */
+  async claim(id: string, owner: string, leaseUntil: string): Promise<boolean> {
+    const ts = now();
+    const r = await this.db
+      .updateTable('jobs')
+      .set({ status: 'running', started_at: ts, owner, lease_until: leaseUntil, updated_at: ts })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .where((eb) => eb.or([eb('owner', 'is', null), eb('owner', '=', owner), eb('lease_until', 'is', null), eb('lease_until', '<', ts)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Extends the lease of `owner`'s active jobs among `ids`; returns the ids it still holds
+   * (a job missing from the answer was finished or declared interrupted by another replica).
+   */
+  async renew(owner: string, ids: string[], leaseUntil: string): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .updateTable('jobs')
+      .set({ lease_until: leaseUntil })
+      .where('owner', '=', owner)
+      .where('id', 'in', ids)
+      .where('status', 'in', [...ACTIVE_STATUSES])
+      .returning('id')
+      .execute();
+    return rows.map((r) => (r as { id: string }).id);
+  }
+
+  /**
+   * Fails as `error` the active jobs whose lease ran out (or that never had one): their
+   * replica stopped heartbeating. Live jobs of other replicas are not touched. Returns how
+   * many were marked.
+   */
+  async failExpired(error: string, kinds?: readonly string[]): Promise<number> {
+    const ts = now();
+    let q = this.db
+      .updateTable('jobs')
+      .set({ status: 'failed', error, message: error, active_key: null, lease_until: null, finished_at: ts, updated_at: ts })
+      .where('status', 'in', [...ACTIVE_STATUSES])
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', ts)]));
+    if (kinds !== undefined) {
+      if (kinds.length === 0) return 0;
+      q = q.where('kind', 'in', [...kinds]);
+    }
+    const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   /** Flags an active job for cancellation. False when it is unknown or already finished. */
@@ -242,7 +341,7 @@ export class JobsRepository {
     const ts = now();
     let q = this.db
       .updateTable('jobs')
-      .set({ status: 'failed', error, message: error, active_key: null, finished_at: ts, updated_at: ts })
+      .set({ status: 'failed', error, message: error, active_key: null, lease_until: null, finished_at: ts, updated_at: ts })
       .where('status', 'in', [...ACTIVE_STATUSES]);
     if (kind !== undefined) q = q.where('kind', '=', kind);
     const r = await q.executeTakeFirst();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
+import { replicaId } from '../store/replica';
 import { isFinished, type Job, type JobsRepository, type JobStatus } from './job.repository';
 
 /** Thrown (or used as the abort reason) when a job stops because cancellation was asked. */
@@ -63,6 +64,21 @@ export interface JobRunnerOptions {
   interruptedMessage?: string;
   /** Message of a cancelled job. Default is `cancelled by request`. */
   cancelledMessage?: string;
+  /** Who this runner is in `jobs.owner`. Default is the process's {@link replicaId}. */
+  owner?: string;
+  /**
+   * Other processes run jobs on the same database (replicas on PostgreSQL): `recover()` then
+   * fails only jobs whose lease ran out, and a sweep keeps doing so every `sweepMs`. Default is
+   * the repository's `shared` (true on PostgreSQL, false on SQLite, where `recover()` fails
+   * every job left active, as no other process can be running it).
+   */
+  shared?: boolean;
+  /** How long a claim holds without a heartbeat (`IRONLENS_JOB_LEASE_MS`). Default is `15000` ms. */
+  leaseMs?: number;
+  /** How often the leases of the jobs running here are extended (`IRONLENS_JOB_HEARTBEAT_MS`). Default is `5000` ms. */
+  heartbeatMs?: number;
+  /** Shared mode: how often expired leases are looked for. Default is `heartbeatMs`. */
+  sweepMs?: number;
 }
 
 export const INTERRUPTED_MESSAGE = 'interrupted: the process stopped while the job was running';
@@ -76,17 +92,31 @@ interface Running {
   timer?: NodeJS.Timeout;
   chain: Promise<void>;
   cancelRequested: boolean;
+  /** Another replica declared the job interrupted (its lease ran out): nothing more is written. */
+  lost: boolean;
 }
 
 /**
  * Runs long work as persisted jobs: status, stage, percent, a bounded log tail, result
  * and error land in the store; cancellation aborts the job's signal (which kills its
  * commands); a job left running by a previous process is marked failed by `recover()`.
+ *
+ * Several replicas on one database: a job is created owned by the runner that starts it,
+ * with a lease (`leaseMs`), and claimed by a conditional UPDATE before its handler runs, so
+ * exactly one replica runs it. The owner extends the leases of its jobs every `heartbeatMs`;
+ * a replica that dies stops doing so, and any other replica's sweep (every `sweepMs`) fails
+ * its jobs as interrupted once their lease ran out: within `leaseMs + sweepMs`. A runner
+ * whose lease was taken from it (a stall longer than the lease) aborts the job and writes
+ * nothing more.
  */
 export class JobRunner {
   private readonly running = new Map<string, Running>();
-  private readonly opts: Required<Omit<JobRunnerOptions, 'retention'>> & { retention: Record<string, number> };
+  private readonly opts: Required<Omit<JobRunnerOptions, 'retention' | 'shared' | 'sweepMs'>> & { retention: Record<string, number>; shared: boolean; sweepMs: number };
   private pollTimer?: NodeJS.Timeout;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private sweepTimer?: NodeJS.Timeout;
+  /** The kinds `recover()` was called for (what the sweep covers); null: every kind. */
+  private sweepKinds: Set<string> | null = new Set();
 
   constructor(
     private readonly repo: JobsRepository,
@@ -101,22 +131,79 @@ export class JobRunner {
       cancelPollMs: opts.cancelPollMs ?? 2000,
       interruptedMessage: opts.interruptedMessage ?? INTERRUPTED_MESSAGE,
       cancelledMessage: opts.cancelledMessage ?? 'cancelled by request',
+      owner: opts.owner ?? replicaId(),
+      shared: opts.shared ?? repo.shared,
+      leaseMs: opts.leaseMs ?? 15_000,
+      heartbeatMs: opts.heartbeatMs ?? 5000,
+      sweepMs: opts.sweepMs ?? opts.heartbeatMs ?? 5000,
     };
+    if (!(this.opts.heartbeatMs > 0 && this.opts.leaseMs > this.opts.heartbeatMs)) throw new Error('the job lease must be longer than the heartbeat');
+  }
+
+  /** Who this runner is in `jobs.owner`. */
+  get owner(): string {
+    return this.opts.owner;
+  }
+
+  private leaseUntil(): string {
+    return new Date(Date.now() + this.opts.leaseMs).toISOString();
   }
 
   get repository(): JobsRepository {
     return this.repo;
   }
 
-  /** Marks jobs of a previous process that never finished as failed (interrupted). Call once at start. */
-  recover(kind?: string): Promise<number> {
-    return this.repo.markInterrupted(this.opts.interruptedMessage, kind);
+  /**
+   * Marks jobs of a previous process that never finished as failed (interrupted). Call once at
+   * start. Alone on the database (SQLite): every queued or running job of `kind` (or of every
+   * kind). Shared: only those whose lease ran out, and from now on a periodic sweep does the same.
+   */
+  async recover(kind?: string): Promise<number> {
+    if (!this.opts.shared) return this.repo.markInterrupted(this.opts.interruptedMessage, kind);
+    if (kind === undefined) this.sweepKinds = null;
+    else this.sweepKinds?.add(kind);
+    this.ensureSweep();
+    return this.repo.failExpired(this.opts.interruptedMessage, kind === undefined ? undefined : [kind]);
+  }
+
+  /** Shared mode: fails the jobs (of the recovered kinds) whose lease ran out. Returns how many. */
+  sweep(): Promise<number> {
+    return this.repo.failExpired(this.opts.interruptedMessage, this.sweepKinds ? [...this.sweepKinds] : undefined);
+  }
+
+  private ensureSweep(): void {
+    if (this.sweepTimer) return;
+    this.sweepTimer = setInterval(() => void this.sweep().catch(() => {}), this.opts.sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  private ensureHeartbeat(): void {
+    if (this.heartbeatTimer) return;
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.opts.heartbeatMs);
+    this.heartbeatTimer.unref();
+  }
+
+  /** Extends the leases of the jobs running here; a job whose lease was taken is aborted. */
+  async heartbeat(): Promise<void> {
+    const runs = [...this.running.values()].filter((r) => !r.lost);
+    if (runs.length === 0) return;
+    let held: Set<string>;
+    try {
+      held = new Set(await this.repo.renew(this.opts.owner, runs.map((r) => r.job.id), this.leaseUntil()));
+    } catch {
+      return; // the store is unreachable: the lease runs on; the next beat tries again
+    }
+    for (const r of runs) {
+      if (held.has(r.job.id) || !this.running.has(r.job.id)) continue;
+      r.lost = true;
+      r.controller.abort(new Error(this.opts.interruptedMessage));
+    }
   }
 
   /** Creates the job (queued), starts `handler` in the background, and returns the job row. */
   async start(spec: StartJob, handler: JobHandler): Promise<Job> {
     const id = randomBytes(16).toString('hex');
-    const job = await this.repo.create({ id, kind: spec.kind, subject: spec.subject, input: spec.input, exclusive: spec.exclusive, message: spec.message });
+    const job = await this.repo.create({ id, kind: spec.kind, subject: spec.subject, input: spec.input, exclusive: spec.exclusive, message: spec.message, owner: this.opts.owner, leaseUntil: this.leaseUntil() });
     await this.repo.prune(spec.kind, this.opts.retention[spec.kind] ?? this.opts.defaultRetention);
     const controller = new AbortController();
     const run: Running = {
@@ -127,9 +214,11 @@ export class JobRunner {
       dirty: false,
       chain: Promise.resolve(),
       cancelRequested: false,
+      lost: false,
     };
     this.running.set(id, run);
     this.ensurePoll();
+    this.ensureHeartbeat();
     run.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.execute(run, handler));
     return job;
   }
@@ -163,6 +252,8 @@ export class JobRunner {
   async stop(): Promise<void> {
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = undefined;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
     const all = [...this.running.values()];
     for (const r of all) r.controller.abort(new Error(this.opts.interruptedMessage));
     await Promise.all(all.map((r) => r.done));
@@ -242,7 +333,12 @@ export class JobRunner {
     if (!run.dirty) return run.chain;
     run.dirty = false;
     const snapshot = { stage: run.state.stage, percent: run.state.percent, log: [...run.state.log] };
-    run.chain = run.chain.then(() => this.repo.update(run.job.id, snapshot)).catch(() => {});
+    run.chain = run.chain
+      .then(() => (run.lost ? undefined : this.repo.update(run.job.id, snapshot, this.opts.owner)))
+      .then(
+        () => {},
+        () => {},
+      );
     return run.chain;
   }
 
@@ -256,7 +352,11 @@ export class JobRunner {
         run.cancelRequested = true;
         throw new JobCancelledError(this.opts.cancelledMessage);
       }
-      await this.repo.update(id, { status: 'running', startedAt: new Date().toISOString() });
+      if (!(await this.repo.claim(id, this.opts.owner, this.leaseUntil()))) {
+        // Another replica holds it, or declared it interrupted: not ours to run or to write.
+        run.lost = true;
+        throw new Error(this.opts.interruptedMessage);
+      }
       outcome = (await handler(this.context(run))) ?? {};
     } catch (err) {
       if (run.cancelRequested || err instanceof JobCancelledError) {
@@ -272,18 +372,26 @@ export class JobRunner {
     }
     await this.flush(run);
     try {
-      await this.repo.update(id, {
-        status,
-        finishedAt: new Date().toISOString(),
-        ...(status === 'success'
-          ? { result: outcome?.result ?? null, message: outcome?.message ?? null, percent: 100 }
-          : { error, message: error }),
-      });
+      if (!run.lost) {
+        await this.repo.update(
+          id,
+          {
+            status,
+            finishedAt: new Date().toISOString(),
+            ...(status === 'success'
+              ? { result: outcome?.result ?? null, message: outcome?.message ?? null, percent: 100 }
+              : { error, message: error }),
+          },
+          this.opts.owner,
+        );
+      }
     } finally {
       this.running.delete(id);
-      if (this.running.size === 0 && this.pollTimer) {
-        clearInterval(this.pollTimer);
+      if (this.running.size === 0) {
+        if (this.pollTimer) clearInterval(this.pollTimer);
         this.pollTimer = undefined;
+        if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+        this.heartbeatTimer = undefined;
       }
     }
   }

@@ -1,4 +1,4 @@
-import { AppError, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
+import { AppError, type ChangeFeed, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
 import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
 import type { AgentInput, AgentProbeRequest } from '../api/schemas';
 import { checkTokenEnv, expandToken } from '../domain/agent-token';
@@ -24,6 +24,9 @@ export interface AgentTokenPolicy {
   /** Default is `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
+
+/** The change-feed topic of agent records (key: the agent id). */
+export const AGENT_TOPIC = 'metal.agent';
 
 const CAPS_TTL_MS = 60_000;
 const CAPS_FAILURE_TTL_MS = 10_000;
@@ -65,6 +68,8 @@ export class AgentService implements DataPlaneLookup {
     private readonly ops: OperationsLog,
     private readonly tokens: AgentTokenPolicy,
     private readonly onChange: () => void = () => {},
+    /** Where agent changes are told to the other replicas. Default: nobody. */
+    private readonly changes: Pick<ChangeFeed, 'publish'> | null = null,
   ) {}
 
   private get db(): MetalDb {
@@ -177,7 +182,14 @@ export class AgentService implements DataPlaneLookup {
 
   private changed(id: string): void {
     this.caps.delete(id);
+    this.changes?.publish(AGENT_TOPIC, id);
     this.onChange();
+  }
+
+  /** Forgets the cached `/capabilities` of one agent, or of every agent (another replica changed it). */
+  forgetCapabilities(id: string | null): void {
+    if (id === null) this.caps.clear();
+    else this.caps.delete(id);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { ChangeFeed } from '@ironlens/core';
 import { isIqn, isIscsiSep, isIscsiServer, isMenuItem, isMenuTimeout, isValidHostname, isValidMac, normalizeMac } from '../domain/identifiers';
 import type { Device, Disk, WorkerRecord } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -59,6 +60,9 @@ interface DataPlaneMemo {
   pending?: Promise<DataPlane | null>;
 }
 
+/** The change-feed topics the boot-vars cache publishes and follows. */
+export const BOOT_VARS_TOPICS = { ledger: 'metal.ledger', device: 'metal.device' } as const;
+
 const MAX_CACHED = 200_000;
 /** Longer request values (no hostname, worker id or MAC is) are answered but not remembered. */
 const MAX_KEY_LENGTH = 64;
@@ -90,6 +94,10 @@ const sameDataPlane = (a: DataPlane | null, b: DataPlane | null) => a === b || (
  *
  * A lookup that started before an `invalidate()` answers its own request but is not
  * kept (a generation counter), so a write is never hidden by a read that raced it.
+ *
+ * Several replicas: `invalidate()` and `forgetDevice()` also publish the change on the change
+ * feed (`metal.ledger`, `metal.device:<mac>`), and the other replicas clear the same entries
+ * with `applyChange()` (wired in `MetalReplication`), within the feed's delay (milliseconds).
  */
 export class BootVarsService {
   private readonly workerByName = new Map<string, WorkerEntry>();
@@ -106,6 +114,8 @@ export class BootVarsService {
     private readonly timeouts: { bootMenuTimeout: number; autoBootTimeout: number },
     /** Told about a record the renderer refused (a value outside its grammar). Default: nothing. */
     private readonly onRefused: (r: RenderRefusal) => void = () => {},
+    /** Where the writes of this process are told to the other replicas. Default: nobody. */
+    private readonly changes: Pick<ChangeFeed, 'publish'> | null = null,
   ) {}
 
   /**
@@ -122,12 +132,10 @@ export class BootVarsService {
     return Object.freeze({ vars: Object.freeze(vars), subject, script: renderBootVarsScript({ vars, subject }) });
   }
 
-  /** Forget every cached lookup; called after each write of the ledger. */
+  /** Forget every cached lookup; called after each write of the ledger (and told to the other replicas). */
   invalidate(): void {
-    this.generation++;
-    this.workerByName.clear();
-    this.deviceByMac.clear();
-    this.dataPlaneByAgent.clear();
+    this.clear();
+    this.changes?.publish(BOOT_VARS_TOPICS.ledger);
   }
 
   /**
@@ -136,6 +144,28 @@ export class BootVarsService {
    * not kept (the generation moves), as with `invalidate()`.
    */
   forgetDevice(mac: string): void {
+    this.clearDevice(mac);
+    this.changes?.publish(BOOT_VARS_TOPICS.device, mac);
+  }
+
+  /**
+   * Another replica's change (`topic`, `key` from the change feed): clears what it touches,
+   * publishes nothing. A null key, or a topic not known here, clears everything.
+   */
+  applyChange(topic: string, key: string | null): void {
+    if (topic === BOOT_VARS_TOPICS.device && key !== null) this.clearDevice(key);
+    else this.clear();
+  }
+
+  /** Clears everything without telling anyone (after the change feed reconnected). */
+  clear(): void {
+    this.generation++;
+    this.workerByName.clear();
+    this.deviceByMac.clear();
+    this.dataPlaneByAgent.clear();
+  }
+
+  private clearDevice(mac: string): void {
     this.generation++;
     this.deviceByMac.delete(mac);
   }

@@ -1,4 +1,4 @@
-import { isoSeconds, type OperationsLog } from '@ironlens/core';
+import { type ChangeFeed, isoSeconds, type OperationsLog } from '@ironlens/core';
 import type { SettingsRepository } from '../repositories/settings.repository';
 import type { MetalDb, MetalStore } from '../repositories/tables';
 
@@ -9,6 +9,9 @@ export interface RequestContext {
 
 /** Where the deadline of an open registration window is kept (ISO timestamp). */
 export const AUTO_REGISTER_UNTIL = 'auto_register_until';
+
+/** The change-feed topic of the runtime settings. */
+export const SETTINGS_TOPIC = 'metal.settings';
 
 /**
  * Runtime settings: the persisted value wins over the environment's default.
@@ -31,10 +34,18 @@ export class SettingsService {
     private readonly autoRegisterDefault: boolean,
     private readonly windowMinutes = 0,
     private readonly now: () => number = Date.now,
+    /** Where changes are told to the other replicas. Default: nobody. */
+    private readonly changes: Pick<ChangeFeed, 'publish'> | null = null,
   ) {}
 
   private get db(): MetalDb {
     return this.store.db;
+  }
+
+  /** Forgets the cached value: the next read goes to the store (another replica changed it). */
+  invalidate(): void {
+    this.autoRegister = undefined;
+    this.closesAt = undefined;
   }
 
   async getAutoRegister(): Promise<boolean> {
@@ -46,6 +57,7 @@ export class SettingsService {
       if (this.autoRegister && this.windowMinutes > 0 && this.closesAt === undefined) {
         this.closesAt = this.now() + this.windowMinutes * 60_000;
         await this.repo.set(this.db, AUTO_REGISTER_UNTIL, isoSeconds(new Date(this.closesAt)));
+        this.changes?.publish(SETTINGS_TOPIC);
       }
     }
     if (this.autoRegister && this.windowMinutes > 0 && this.closesAt !== undefined && this.now() >= this.closesAt) {
@@ -84,5 +96,6 @@ export class SettingsService {
     });
     this.autoRegister = enabled;
     this.closesAt = closesAt;
+    this.changes?.publish(SETTINGS_TOPIC);
   }
 }

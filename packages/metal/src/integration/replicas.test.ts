@@ -1,0 +1,113 @@
+/**
+ * Several replicas on one PostgreSQL database: a write through one is seen by the other's
+ * /boot-vars within 100 ms, and the hosts file has one writer per group that follows every
+ * replica's commits and is taken over when the writer stops.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openChangeFeed, operationsMigrations, Store } from '@ironlens/core';
+import { freshDatabaseUrl, onPostgres, type Postgres, startPostgres, waitUntil } from '@ironlens/core/testing';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildMetalApp } from '../app';
+import { metalConfigFromEnv } from '../config';
+import { metalMigrations } from '../repositories/metal.migrations';
+import type { MetalDatabase } from '../repositories/tables';
+import { MetalReplication } from '../services/replication.service';
+import { CountingReloader } from '../testing/fixture';
+import { createMetalServices } from '../wiring';
+
+// The suite's PostgreSQL in its postgres run; a server of this file's own in the SQLite run
+// (replicas exist only on PostgreSQL).
+let own: Postgres | undefined;
+let url: string;
+let dir: string;
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  if (!onPostgres()) own = await startPostgres();
+});
+afterAll(() => own?.stop());
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ironlens-replicas-'));
+  url = own ? await own.createDatabase() : await freshDatabaseUrl();
+});
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const TOKEN = 't0ken';
+
+async function replica(name: string) {
+  const store = await Store.open<MetalDatabase>({ url, migrations: [...operationsMigrations, ...metalMigrations] });
+  const changes = await openChangeFeed(store, { origin: name });
+  const hostsFile = join(dir, name, 'dhcp-hosts.conf');
+  const config = metalConfigFromEnv({ IPXE_CP_TOKEN: TOKEN, IPXE_CP_DNSMASQ_HOSTS_FILE: hostsFile, IRONLENS_DHCP_WRITER_GROUP: 'one-dnsmasq' }, join(dir, name));
+  const reloader = new CountingReloader();
+  const services = createMetalServices({ store, config, reloader, changes });
+  const replication = await MetalReplication.start(services, changes, { connectionString: url, dhcpWriterGroup: config.dhcpWriterGroup, retryMs: 100 });
+  const app = await buildMetalApp({ services });
+  let open = true;
+  const close = async () => {
+    if (!open) return;
+    open = false;
+    await app.close();
+    await replication.close();
+    await changes.close();
+    await store.close();
+  };
+  closers.push(close);
+  const inject = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) =>
+    app.inject({ method, url: path, headers: { authorization: `Bearer ${TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
+  const hosts = () => (existsSync(hostsFile) ? readFileSync(hostsFile, 'utf8') : null);
+  const bootVars = async (q: string) => (await app.inject({ url: `/boot-vars?${q}` })).body;
+  return { services, replication, reloader, hostsFile, inject, hosts, bootVars, close };
+}
+
+describe('replicas on one database', () => {
+  it("answers /boot-vars on replica B with a binding made through replica A within 100 ms, though B had cached the old answer", async () => {
+    const a = await replica('a');
+    const b = await replica('b');
+    expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
+    expect(await b.bootVars('mac=020000000001')).toBe('#!ipxe\n# boot vars for 02:00:00:00:00:01\nset menu-default reboot\nset menu-timeout 1\n');
+    expect(await b.bootVars('hostname=w-01')).toBe('#!ipxe\n# no per-worker boot vars found\n');
+
+    expect((await a.inject('POST', '/workers', { worker_id: 'w-01', mac: '020000000001' })).statusCode).toBe(200);
+    const committed = Date.now();
+    const bound = '#!ipxe\n# boot vars for w-01\nset menu-default reboot\nset menu-timeout 1\n';
+    await waitUntil('B answers the binding', async () => (await b.bootVars('mac=020000000001')) === bound, 2000, 2);
+    expect(Date.now() - committed).toBeLessThan(100);
+    expect(await b.bootVars('hostname=w-01')).toBe(bound);
+
+    // A setting, and an unbind through B, travel the other way.
+    expect((await b.inject('PUT', '/settings/auto-register', { enabled: false })).statusCode).toBe(200);
+    await waitUntil('A sees the setting', async () => (await a.inject('GET', '/settings/auto-register')).json().enabled === false, 2000, 5);
+    expect((await b.inject('DELETE', '/workers/w-01')).statusCode).toBeLessThan(300);
+    await waitUntil('A forgets the worker', async () => (await a.bootVars('hostname=w-01')) === '#!ipxe\n# no per-worker boot vars found\n', 2000, 5);
+  });
+
+  it('lets only the elected replica write the hosts file, which follows binds through the other, and hands it over when the writer stops', async () => {
+    const a = await replica('a');
+    const b = await replica('b');
+    expect([a.replication.dhcpWriter, b.replication.dhcpWriter]).toEqual([true, false]);
+    expect(a.hosts()).toBe('');
+    for (const m of ['020000000001', '020000000002']) expect((await b.inject('GET', `/devices/report?mac=${m}`)).statusCode).toBe(200);
+
+    expect((await b.inject('POST', '/workers', { worker_id: 'w-01', mac: '020000000001' })).statusCode).toBe(200);
+    const committed = Date.now();
+    await waitUntil("the writer's file has B's bind", () => a.hosts() === '02:00:00:00:00:01,w-01\n', 2000, 5);
+    expect(Date.now() - committed).toBeLessThan(500);
+    expect(a.reloader.count).toBeGreaterThanOrEqual(2);
+    expect(b.hosts()).toBeNull();
+    expect(b.reloader.count).toBe(0);
+
+    await a.close();
+    await waitUntil('B becomes the writer', () => b.replication.dhcpWriter, 3000, 10);
+    await waitUntil("B's file equals the database", () => b.hosts() === '02:00:00:00:00:01,w-01\n', 2000, 10);
+    expect(b.reloader.count).toBe(1);
+    expect((await b.inject('POST', '/workers', { worker_id: 'w-02', mac: '020000000002' })).statusCode).toBe(200);
+    expect(b.hosts()).toBe('02:00:00:00:00:01,w-01\n02:00:00:00:00:02,w-02\n');
+    expect(a.hosts()).toBe('02:00:00:00:00:01,w-01\n');
+  });
+});

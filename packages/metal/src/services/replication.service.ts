@@ -1,0 +1,102 @@
+import { AdvisoryLeader, type ChangeFeed } from '@ironlens/core';
+import type { AgentService } from './agent.service';
+import { AGENT_TOPIC } from './agent.service';
+import { BOOT_VARS_TOPICS, type BootVarsService } from './boot-vars.service';
+import { DHCP_TOPIC, type DhcpHostsService } from './dhcp-hosts.service';
+import { SETTINGS_TOPIC, type SettingsService } from './settings.service';
+
+export interface MetalReplicationOptions {
+  /** The database the replicas share, for the writer election's own connection. */
+  connectionString: string;
+  /** Replicas that give the same group elect one hosts-file writer (`IRONLENS_DHCP_WRITER_GROUP`). */
+  dhcpWriterGroup: string;
+  /** How often a follower tries to become the writer (`IRONLENS_DHCP_WRITER_RETRY_MS`). Default is `2000` ms. */
+  retryMs?: number;
+  log?: (msg: string) => void;
+}
+
+/** What the replication follows and drives: the metal services with a per-process cache or file. */
+export interface ReplicatedMetal {
+  bootVars: BootVarsService;
+  settings: SettingsService;
+  agents: AgentService;
+  dhcp: DhcpHostsService;
+}
+
+/**
+ * The boot control plane as one of several replicas on one PostgreSQL database:
+ * - the other replicas' changes (change feed) clear what this process caches: the boot-vars
+ *   lookups (`metal.ledger`, `metal.device:<mac>`), the auto-register setting
+ *   (`metal.settings`), an agent's cached capabilities (`metal.agent:<id>`); after the feed
+ *   lost its connection, everything is cleared (notifications sent meanwhile were lost);
+ * - the hosts file has one writer per `dhcpWriterGroup`, elected by a session advisory lock
+ *   ({@link AdvisoryLeader}); the writer renders at election, on every `metal.dhcp` notice
+ *   and after a resync; the others never write it. A writer that loses its lock's
+ *   connection stops writing at once.
+ */
+export class MetalReplication {
+  private readonly unsubscribe: Array<() => void> = [];
+  private readonly leader: AdvisoryLeader;
+
+  private constructor(
+    private readonly metal: ReplicatedMetal,
+    private readonly changes: ChangeFeed,
+    private readonly opts: MetalReplicationOptions,
+  ) {
+    const log = opts.log ?? (() => {});
+    this.leader = new AdvisoryLeader(opts.connectionString, {
+      name: `ironlens.dhcp-writer:${opts.dhcpWriterGroup}`,
+      retryMs: opts.retryMs ?? 2000,
+      log,
+      onElected: () => {
+        metal.dhcp.setWriter(true);
+        this.render();
+      },
+      onLost: () => metal.dhcp.setWriter(false),
+    });
+  }
+
+  /** Subscribes to the feed and runs the first election (awaited: the writer has rendered its file when this resolves). */
+  static async start(metal: ReplicatedMetal, changes: ChangeFeed, opts: MetalReplicationOptions): Promise<MetalReplication> {
+    const r = new MetalReplication(metal, changes, opts);
+    r.follow();
+    metal.dhcp.setWriter(false);
+    await r.leader.start();
+    if (r.leader.leader) await metal.dhcp.render().catch(() => {});
+    return r;
+  }
+
+  /** True while this process writes the hosts file of its group. */
+  get dhcpWriter(): boolean {
+    return this.leader.leader;
+  }
+
+  private follow(): void {
+    const { bootVars, settings, agents } = this.metal;
+    this.unsubscribe.push(
+      this.changes.subscribe(BOOT_VARS_TOPICS.ledger, (c) => bootVars.applyChange(c.topic, c.key)),
+      this.changes.subscribe(BOOT_VARS_TOPICS.device, (c) => bootVars.applyChange(c.topic, c.key)),
+      this.changes.subscribe(SETTINGS_TOPIC, () => settings.invalidate()),
+      this.changes.subscribe(AGENT_TOPIC, (c) => {
+        agents.forgetCapabilities(c.key);
+        bootVars.clear();
+      }),
+      this.changes.subscribe(DHCP_TOPIC, () => this.render()),
+      this.changes.onResync(() => {
+        bootVars.clear();
+        settings.invalidate();
+        agents.forgetCapabilities(null);
+        this.render();
+      }),
+    );
+  }
+
+  private render(): void {
+    this.metal.dhcp.render().catch((err: Error) => this.opts.log?.(`warning: ${err.message}`));
+  }
+
+  async close(): Promise<void> {
+    for (const u of this.unsubscribe.splice(0)) u();
+    await this.leader.close();
+  }
+}
