@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
+import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, OperationsLog, operationsMigrations, SecretBox, Store, secretKeyMatches, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
 import { mountConsole } from './console/console.plugin';
 
-export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
+export const ALL_MIGRATIONS = [...storeMetaMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
 /** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
 export function dataDirFrom(env: Env): string {
@@ -89,6 +89,11 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   };
 
   try {
+    if (!(await secretKeyMatches(store, SecretBox.fromEnv(env, dataDir)))) {
+      const message = 'the secret key (IRONLENS_SECRET_KEY, or secret.key in the data dir) is not the one the secrets in the store were sealed with';
+      if (store.dialect === 'postgres') throw new Error(`${message}: give every replica the same IRONLENS_SECRET_KEY`);
+      log(`warning: ${message}: sealed secrets (kubeconfigs, agent tokens) cannot be opened`);
+    }
     log(detection ? (await detection).summary : `dnsmasq reload: ${reloader.describe}`);
     const metal = createMetalServices({ store, config: metalConfig, reloader, env });
     // Repair: a crash between a commit and the file write is healed by rendering again.
