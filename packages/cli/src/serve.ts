@@ -1,9 +1,27 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, OperationsLog, operationsMigrations, SecretBox, Store, secretKeyMatches, storeMetaMigrations } from '@ironlens/core';
+import {
+  type ChangeFeed,
+  CHANGES_CHANNEL,
+  createHttpApp,
+  type Env,
+  envListen,
+  envOptional,
+  envString,
+  exec,
+  jobsMigrations,
+  OperationsLog,
+  openChangeFeed,
+  operationsMigrations,
+  replicaIdFromEnv,
+  SecretBox,
+  Store,
+  secretKeyMatches,
+  storeMetaMigrations,
+} from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { buildMetalApp, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
@@ -72,8 +90,11 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   // dnsmasq detection (a `docker inspect`, /proc) runs while the store opens.
   const reloader = reloaderFor(metalConfig, exec);
   const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
+  const origin = replicaIdFromEnv(env);
   const store = await openStore(env);
   const apps: FastifyInstance[] = [];
+  let changes: ChangeFeed | undefined;
+  let replication: MetalReplication | undefined;
   let kindClose: (() => Promise<void>) | undefined;
   let clustersClose: (() => Promise<void>) | undefined;
   let bootstrapClose: (() => Promise<void>) | undefined;
@@ -85,6 +106,10 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     bootstrapClose = undefined;
     if (clustersClose) await clustersClose();
     clustersClose = undefined;
+    await replication?.close();
+    replication = undefined;
+    await changes?.close();
+    changes = undefined;
     await store.close();
   };
 
@@ -95,9 +120,28 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       log(`warning: ${message}: sealed secrets (kubeconfigs, agent tokens) cannot be opened`);
     }
     log(detection ? (await detection).summary : `dnsmasq reload: ${reloader.describe}`);
-    const metal = createMetalServices({ store, config: metalConfig, reloader, env });
-    // Repair: a crash between a commit and the file write is healed by rendering again.
-    await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
+    if (store.dialect === 'postgres' && store.pool) {
+      // One of several replicas: caches follow the others' writes, jobs are leased, the hosts
+      // file has one elected writer per IRONLENS_DHCP_WRITER_GROUP.
+      changes = await openChangeFeed(store, { origin, log });
+      log(
+        `running as replica ${origin} on PostgreSQL: caches follow the other replicas (LISTEN ${CHANGES_CHANNEL}), jobs are leased (IRONLENS_JOB_LEASE_MS), the dnsmasq hosts file is written by the elected replica of group ${JSON.stringify(metalConfig.dhcpWriterGroup)}`,
+      );
+    }
+    const metal = createMetalServices({ store, config: metalConfig, reloader, env, changes });
+    if (changes?.shared && store.pool) {
+      // The elected writer renders at election (the repair below, for one process alone).
+      replication = await MetalReplication.start(metal, changes, {
+        connectionString: store.pool.options.connectionString as string,
+        dhcpWriterGroup: metalConfig.dhcpWriterGroup,
+        retryMs: metalConfig.dhcpWriterRetryMs,
+        log,
+      });
+      log(replication.dhcpWriter ? `this replica writes ${metalConfig.dnsmasqHostsFile}` : `another replica of the group writes the hosts file; this one takes over if it stops`);
+    } else {
+      // Repair: a crash between a commit and the file write is healed by rendering again.
+      await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
+    }
 
     const urls: Record<string, string> = {};
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';

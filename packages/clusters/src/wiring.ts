@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Env, envInt, envOptional, envString, githubMirrorFrom, JobRunner, JobsRepository, OperationsLog, SecretBox, type Store } from '@ironlens/core';
+import { type Env, envInt, envOptional, envString, githubMirrorFrom, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, SecretBox, type Store } from '@ironlens/core';
 import { type BundleFetcher, HttpBundleFetcher } from './adapters/bundle-fetch.adapter';
 import { GitCli, type GitClone } from './adapters/git.adapter';
 import { clientNodeConnector, type KubeConnector } from './adapters/kube.adapter';
@@ -91,7 +91,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
   const profile = deps.profile ?? stackProfile();
   const box = SecretBox.fromEnv(env, dataDir);
   const ops = new OperationsLog(store);
-  const runner = deps.runner ?? new JobRunner(new JobsRepository(store));
+  const runner = deps.runner ?? new JobRunner(new JobsRepository(store), jobLeaseFromEnv(env));
   const ready = Promise.all(CLUSTER_JOB_KINDS.map((k) => runner.recover(k))).then(() => undefined);
   const repo = new ClusterRepository();
   const sessions = new SessionRepository();

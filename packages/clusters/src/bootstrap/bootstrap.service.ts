@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppError, type Job, type JobRunner, type OperationsLog, type SecretBox } from '@ironlens/core';
+import { AppError, isFinished, type Job, type JobRunner, type OperationsLog, type SecretBox } from '@ironlens/core';
 import { type BootstrapJob, type BootstrapPhase, kubeconfigPurpose, PHASES } from './bootstrap.job';
 import type { BootstrapRepository, NodeAuth, StoredNode } from './bootstrap.repository';
 import { expandTargets, MAX_EXPANDED_HOSTS } from './host-spec';
@@ -219,12 +219,16 @@ export class BootstrapService {
   /**
    * At start: jobs a previous process left queued or running become failed ("interrupted by a
    * restart", their log kept); processes it left behind are killed and job directories (with
-   * their secret files) deleted.
+   * their secret files) deleted. Several replicas on one database: only jobs whose lease ran
+   * out are failed, and the directory of a job still active (another live replica's, should
+   * it share this data dir) is left alone.
    */
   async recover(): Promise<number> {
     const n = await this.deps.runner.recover(BOOTSTRAP_JOB_KIND);
     if (existsSync(this.deps.jobsDir)) {
       for (const name of readdirSync(this.deps.jobsDir)) {
+        const job = await this.deps.runner.repository.get(name);
+        if (job && !isFinished(job.status)) continue;
         const dir = join(this.deps.jobsDir, name);
         this.deps.kubespray.killLeftovers(dir);
         rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { type Env, envInt } from '../config/env';
 import { AppError } from '../errors';
-import { replicaId } from '../store/replica';
+import { replicaId, replicaIdFromEnv } from '../store/replica';
 import { isFinished, type Job, type JobsRepository, type JobStatus } from './job.repository';
 
 /** Thrown (or used as the abort reason) when a job stops because cancellation was asked. */
@@ -79,6 +80,19 @@ export interface JobRunnerOptions {
   heartbeatMs?: number;
   /** Shared mode: how often expired leases are looked for. Default is `heartbeatMs`. */
   sweepMs?: number;
+}
+
+/**
+ * The lease settings of every runner of `ironlens serve`: `IRONLENS_JOB_LEASE_MS` (default
+ * `15000`) and `IRONLENS_JOB_HEARTBEAT_MS` (default `5000`; must be shorter than the lease). A
+ * job of a replica that died is failed as interrupted by another within lease + heartbeat.
+ * `IRONLENS_REPLICA_ID`, when set, is the runners' owner name (default: {@link replicaId}).
+ */
+export function jobLeaseFromEnv(env: Env): Pick<JobRunnerOptions, 'leaseMs' | 'heartbeatMs' | 'owner'> {
+  const leaseMs = envInt(env, 'IRONLENS_JOB_LEASE_MS', 15_000, 100);
+  const heartbeatMs = envInt(env, 'IRONLENS_JOB_HEARTBEAT_MS', 5000, 50);
+  if (heartbeatMs >= leaseMs) throw new Error('IRONLENS_JOB_HEARTBEAT_MS must be shorter than IRONLENS_JOB_LEASE_MS');
+  return { leaseMs, heartbeatMs, owner: replicaIdFromEnv(env) };
 }
 
 export const INTERRUPTED_MESSAGE = 'interrupted: the process stopped while the job was running';

@@ -1,4 +1,4 @@
 export { ADVISORY_LOCK_CLASS, AdvisoryLeader, type AdvisoryLeaderOptions, advisoryLockKey } from './advisory-leader';
 export { CHANGES_CHANNEL, type Change, type ChangeFeed, type ChangeFeedOptions, type ChangeHandler, LocalChangeFeed, openChangeFeed, PgChangeFeed, parseChangePayload } from './change-feed';
-export { REPLICA_ID_PATTERN, replicaId, setReplicaId } from './replica';
+export { REPLICA_ID_PATTERN, replicaId, replicaIdFromEnv } from './replica';
 export { autoIncrementId, type Dialect, isUniqueViolation, type NamedMigration, Store, type StoreOptions } from './store';
