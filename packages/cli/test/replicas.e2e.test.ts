@@ -367,6 +367,7 @@ describe.sequential('three ironlens replicas on one PostgreSQL behind nginx', ()
     const results = await pool(
       CONCURRENCY,
       ops.map((op) => async () => {
+        const startedBeforeKill = killedAt < 0;
         const a =
           op.kind === 'bind'
             ? await call(nginx.url, 'POST', `/devices/${op.mac}/bind?worker_id=${op.worker}`)
@@ -377,7 +378,7 @@ describe.sequential('three ironlens replicas on one PostgreSQL behind nginx', ()
           killedAt = done;
           victim.kill9();
         }
-        return { op, status: a.status, body: a.body };
+        return { op, status: a.status, body: a.body, inFlightAtKill: startedBeforeKill && killedAt > 0 };
       }),
     );
     expect(killedAt).toBeGreaterThan(0);
@@ -391,7 +392,7 @@ describe.sequential('three ironlens replicas on one PostgreSQL behind nginx', ()
     // flight at the kill, so at most CONCURRENCY; anything else (500, 409, 504) is a defect.
     const writes = results.filter((r) => r.op.kind !== 'boot');
     const lost = writes.filter((r) => r.status === 502);
-    summary.kill = { killedAfter: killedAt, writes: writes.length, acknowledged: writes.filter((r) => r.status === 200).length, lost502: lost.length, boots: boots.length, bootFailures: boots.filter((r) => r.status !== 200).length };
+    summary.kill = { killedAfter: killedAt, inFlightAtKill: results.filter((r) => r.inFlightAtKill).length, writes: writes.length, acknowledged: writes.filter((r) => r.status === 200).length, lost502: lost.length, boots: boots.length, bootFailures: boots.filter((r) => r.status !== 200).length };
     expect(writes.filter((r) => r.status !== 200 && r.status !== 502)).toEqual([]);
     expect(lost.length).toBeLessThanOrEqual(CONCURRENCY);
 
