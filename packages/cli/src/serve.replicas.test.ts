@@ -4,15 +4,17 @@
  * /boot-vars within 100 ms; one of them writes the group's hosts file and the other takes over
  * when it stops.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabaseUrl, onPostgres, type Postgres, startPostgres, waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { transferLayout } from './layout';
 import { type Running, serve } from './serve';
 
 // The suite's PostgreSQL in its postgres run; a server of this file's own in the SQLite run.
 let own: Postgres | undefined;
+let url: string;
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-serve-replicas-'));
 const TOKEN = 't0ken';
 const replicas: Record<string, { running: Running; logs: string[]; hostsFile: string }> = {};
@@ -50,7 +52,6 @@ const call = (name: string, method: string, path: string, body?: unknown) =>
   });
 
 beforeAll(async () => {
-  let url: string;
   if (onPostgres()) url = await freshDatabaseUrl();
   else {
     own = await startPostgres();
@@ -72,6 +73,19 @@ describe('ironlens serve as replicas on PostgreSQL', () => {
     expect(replicas.a.logs.join('\n')).toMatch(/this replica writes .*a\/dnsmasq\/dhcp-hosts\.conf/);
     expect(replicas.b.logs.join('\n')).toMatch(/running as replica replica-b on PostgreSQL/);
     expect(replicas.b.logs.join('\n')).toMatch(/another replica of the group writes the hosts file/);
+  });
+
+  it('follows an `ironlens import` into the shared database, which writes no hosts file of its own', async () => {
+    const empty = '#!ipxe\n# no per-worker boot vars found\n';
+    expect(await (await call('a', 'GET', '/boot-vars?hostname=w-09')).text()).toBe(empty);
+    const layout = join(dir, 'layout');
+    mkdirSync(join(layout, 'state'), { recursive: true });
+    writeFileSync(join(layout, 'state', 'workers.yml'), 'workers:\n  w-09: {}\n');
+    const importHosts = join(dir, 'import', 'dhcp-hosts.conf');
+    await transferLayout({ IRONLENS_DATABASE_URL: url, IRONLENS_DATA_DIR: join(dir, 'import'), IPXE_CP_DNSMASQ_HOSTS_FILE: importHosts, IPXE_CP_DNSMASQ_RELOAD: 'false', IRONLENS_SECRET_KEY: 'ab'.repeat(32) }, 'import', layout);
+    await waitUntil('A answers the imported worker', async () => (await (await call('a', 'GET', '/boot-vars?hostname=w-09')).text()) !== empty, 2000, 5);
+    expect(await (await call('b', 'GET', '/boot-vars?hostname=w-09')).text()).toBe('#!ipxe\n# boot vars for w-09\nset menu-default reboot\nset menu-timeout 1\n');
+    expect(existsSync(importHosts)).toBe(false);
   });
 
   it('answers on A a bind made through B within 100 ms; A writes the file, B takes over when A stops', async () => {

@@ -1,25 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import {
-  type ChangeFeed,
-  CHANGES_CHANNEL,
-  createHttpApp,
-  type Env,
-  envListen,
-  envOptional,
-  envString,
-  exec,
-  jobsMigrations,
-  OperationsLog,
-  openChangeFeed,
-  operationsMigrations,
-  replicaIdFromEnv,
-  SecretBox,
-  Store,
-  secretKeyMatches,
-  storeMetaMigrations,
-} from '@ironlens/core';
+import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, Metrics, OperationsLog, openChangeFeed, operationsMigrations, replicaIdFromEnv, SecretBox, Store, secretKeyMatches, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -36,12 +18,14 @@ export function dataDirFrom(env: Env): string {
 
 /**
  * The store: PostgreSQL when `IRONLENS_DATABASE_URL` is set (`postgres://user:pass@host:5432/db`,
- * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`).
+ * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`). `metrics`: the
+ * process' metrics, told the duration of every query. Default: none.
  */
-export async function openStore(env: Env): Promise<Store> {
+export async function openStore(env: Env, metrics?: Metrics): Promise<Store> {
   const url = envOptional(env, 'IRONLENS_DATABASE_URL');
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new Error('IRONLENS_DATABASE_URL must be a postgres:// or postgresql:// URL');
-  return Store.open(url ? { url, migrations: ALL_MIGRATIONS } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS });
+  const onQuery = metrics?.storeQuery;
+  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery });
 }
 
 export interface Running {
@@ -81,6 +65,8 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
  * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
  * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
  * `off` switches a listener off. A start that fails closes what it opened and rejects.
+ * Each listener serves the process' Prometheus metrics at `/metrics`, behind its own token
+ * (`IPXE_CP_TOKEN`, `IRONLENS_CONSOLE_TOKEN`) when that is set (docs/metrics.md).
  */
 export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const dataDir = dataDirFrom(env);
@@ -91,7 +77,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const reloader = reloaderFor(metalConfig, exec);
   const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
   const origin = replicaIdFromEnv(env);
-  const store = await openStore(env);
+  // One metrics registry for the process, served at /metrics on each listener (docs/metrics.md).
+  const metrics = new Metrics();
+  const store = await openStore(env, metrics);
   const apps: FastifyInstance[] = [];
   let changes: ChangeFeed | undefined;
   let replication: MetalReplication | undefined;
@@ -128,7 +116,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         `running as replica ${origin} on PostgreSQL: caches follow the other replicas (LISTEN ${CHANGES_CHANNEL}), jobs are leased (IRONLENS_JOB_LEASE_MS), the dnsmasq hosts file is written by the elected replica of group ${JSON.stringify(metalConfig.dhcpWriterGroup)}`,
       );
     }
-    const metal = createMetalServices({ store, config: metalConfig, reloader, env, changes });
+    const metal = createMetalServices({ store, config: metalConfig, reloader, env, metrics, changes });
     if (changes?.shared && store.pool) {
       // The elected writer renders at election (the repair below, for one process alone).
       replication = await MetalReplication.start(metal, changes, {
@@ -146,7 +134,10 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     const urls: Record<string, string> = {};
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
     if (bootListen) {
-      const app = await buildMetalApp({ services: metal, http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1' } });
+      const app = await buildMetalApp({
+        services: metal,
+        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token } },
+      });
       apps.push(app);
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
       log(`provisioning API on ${boundAddress(app)} (${urls.boot}; docs at /docs, /redoc)`);
@@ -155,12 +146,17 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
 
     if (consoleListen) {
       // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
-      const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
+      const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store, { jobObserver: metrics.jobs });
       kindClose = kind.close;
       const token = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
       // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
       const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
-      const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
+      const app = await createHttpApp({
+        title: 'ironlens console',
+        description: 'The console listener: the kind panel under /kind (seed 001).',
+        logger,
+        metrics: { metrics, listener: 'console', token },
+      });
       apps.push(app);
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
       // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
@@ -168,7 +164,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       clustersClose = clusters.close;
       await app.register(clustersPlugin, { services: clusters, token });
       // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
-      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store) });
+      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs });
       bootstrapClose = bootstrap.close;
       await app.register(bootstrapPlugin, { services: bootstrap.services, token });
       const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });

@@ -10,4 +10,4 @@ export { createMetalServices, type MetalDeps, type MetalServices, reloaderFor } 
 export { renderBootVarsScript, STGT_SEP, LIO_SEP } from './services/boot-vars.service';
 export type { WorkerStorage } from './services/worker.service';
 export type { DataPlaneLookup } from './services/boot-vars.service';
-export { MetalReplication, type MetalReplicationOptions, type ReplicatedMetal } from './services/replication.service';
+export { announceEverythingChanged, MetalReplication, type MetalReplicationOptions, type ReplicatedMetal } from './services/replication.service';

@@ -80,6 +80,8 @@ export interface JobRunnerOptions {
   heartbeatMs?: number;
   /** Shared mode: how often expired leases are looked for. Default is `heartbeatMs`. */
   sweepMs?: number;
+  /** Told when a job starts running and when it ends (the job metrics). Default: nothing. */
+  observer?: JobObserver;
 }
 
 /**
@@ -94,6 +96,16 @@ export function jobLeaseFromEnv(env: Env): Pick<JobRunnerOptions, 'leaseMs' | 'h
   if (heartbeatMs >= leaseMs) throw new Error('IRONLENS_JOB_HEARTBEAT_MS must be shorter than IRONLENS_JOB_LEASE_MS');
   return { leaseMs, heartbeatMs, owner: replicaIdFromEnv(env) };
 }
+
+/** What a runner tells the metrics about its jobs. */
+export interface JobObserver {
+  /** A job of this runner started running. */
+  started(kind: string): void;
+  /** A job of this runner ended: `seconds` since it was picked up; `started` is false for one cancelled before it ran. */
+  finished(kind: string, outcome: JobStatus, seconds: number, started: boolean): void;
+}
+
+const NO_OBSERVER: JobObserver = { started: () => {}, finished: () => {} };
 
 export const INTERRUPTED_MESSAGE = 'interrupted: the process stopped while the job was running';
 
@@ -125,7 +137,8 @@ interface Running {
  */
 export class JobRunner {
   private readonly running = new Map<string, Running>();
-  private readonly opts: Required<Omit<JobRunnerOptions, 'retention' | 'shared' | 'sweepMs'>> & { retention: Record<string, number>; shared: boolean; sweepMs: number };
+  private readonly opts: Required<Omit<JobRunnerOptions, 'retention' | 'shared' | 'sweepMs' | 'observer'>> & { retention: Record<string, number>; shared: boolean; sweepMs: number };
+  private readonly observer: JobObserver;
   private pollTimer?: NodeJS.Timeout;
   private heartbeatTimer?: NodeJS.Timeout;
   private sweepTimer?: NodeJS.Timeout;
@@ -151,6 +164,7 @@ export class JobRunner {
       heartbeatMs: opts.heartbeatMs ?? 5000,
       sweepMs: opts.sweepMs ?? opts.heartbeatMs ?? 5000,
     };
+    this.observer = opts.observer ?? NO_OBSERVER;
     if (!(this.opts.heartbeatMs > 0 && this.opts.leaseMs > this.opts.heartbeatMs)) throw new Error('the job lease must be longer than the heartbeat');
   }
 
@@ -361,6 +375,8 @@ export class JobRunner {
     let status: JobStatus = 'success';
     let outcome: JobOutcome | undefined;
     let error: string | null = null;
+    const pickedUp = performance.now();
+    let started = false;
     try {
       if (run.cancelRequested || (await this.repo.isCancelRequested(id))) {
         run.cancelRequested = true;
@@ -371,6 +387,8 @@ export class JobRunner {
         run.lost = true;
         throw new Error(this.opts.interruptedMessage);
       }
+      started = true;
+      this.observer.started(run.job.kind);
       outcome = (await handler(this.context(run))) ?? {};
     } catch (err) {
       if (run.cancelRequested || err instanceof JobCancelledError) {
@@ -384,6 +402,8 @@ export class JobRunner {
         error = err instanceof Error ? err.message : String(err);
       }
     }
+    // Before the final write: whoever sees the job finished in the store sees it in the metrics.
+    this.observer.finished(run.job.kind, status, (performance.now() - pickedUp) / 1000, started);
     await this.flush(run);
     try {
       if (!run.lost) {

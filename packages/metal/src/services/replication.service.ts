@@ -5,6 +5,18 @@ import { BOOT_VARS_TOPICS, type BootVarsService } from './boot-vars.service';
 import { DHCP_TOPIC, type DhcpHostsService } from './dhcp-hosts.service';
 import { SETTINGS_TOPIC, type SettingsService } from './settings.service';
 
+/**
+ * Tells the replicas that anything of the boot control plane may have changed (after an
+ * `ironlens import` into the shared database): they clear every cache and the hosts-file
+ * writers render.
+ */
+export function announceEverythingChanged(changes: Pick<ChangeFeed, 'publish'>): void {
+  changes.publish(BOOT_VARS_TOPICS.ledger);
+  changes.publish(SETTINGS_TOPIC);
+  changes.publish(AGENT_TOPIC);
+  changes.publish(DHCP_TOPIC);
+}
+
 export interface MetalReplicationOptions {
   /** The database the replicas share, for the writer election's own connection. */
   connectionString: string;
