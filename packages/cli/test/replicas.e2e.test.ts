@@ -147,7 +147,7 @@ async function hostsFileSettles(): Promise<void> {
   );
 }
 
-/** What the run measured, for the reader of a CI log: `.artifacts/replicas-e2e.json`. */
+/** What the run measured, for the reader of a CI log: `.artifacts/replicas-e2e-<run>.json`. */
 const summary: Record<string, unknown> = {};
 
 const live = () => replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
@@ -214,6 +214,11 @@ describe.sequential('three ironlens replicas on one PostgreSQL behind nginx', ()
     expect(imported.status).toBe(200);
     expect((imported.body as { created: string[] }).created).toHaveLength(DEVICES);
     for (const w of workers) expect((await call(nginx.url, 'POST', '/workers', { worker_id: w })).status).toBe(200);
+
+    // One writer of the hosts file among the three, and each says at start which it is.
+    const writers = replicas.filter((r) => r.output().includes(`this replica writes ${dnsmasq.hostsFile}`));
+    expect(writers.map((r) => r.name)).toHaveLength(1);
+    for (const r of replicas.filter((x) => !writers.includes(x))) expect(r.output()).toContain('another replica of the group writes the hosts file');
 
     const readsBefore = dnsmasq.reads();
     const next = rng(12);
