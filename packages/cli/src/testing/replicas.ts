@@ -46,10 +46,13 @@ export interface Proc {
 
 export function startProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Proc {
   const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // The start lines are kept whatever follows; the rest is a bounded tail.
+  let head = '';
   let out = '';
   const keep = (d: Buffer) => {
-    out += d;
-    if (out.length > 200_000) out = out.slice(-100_000);
+    if (head.length < 20_000) head += d;
+    else out += d;
+    if (out.length > 200_000) out = `…\n${out.slice(-100_000)}`;
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -63,7 +66,7 @@ export function startProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, c
   };
   return {
     child,
-    output: () => out,
+    output: () => head + out,
     exited,
     kill9: () => signal('SIGKILL'),
     async stop(graceMs = 5000) {
