@@ -95,7 +95,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
   const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
-  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, changes, chapRepo);
+  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo, changes);
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });

@@ -39,14 +39,14 @@ afterEach(async () => {
 
 const TOKEN = 't0ken';
 
-async function replica(name: string) {
-  const store = await Store.open<MetalDatabase>({ url, migrations: [...operationsMigrations, ...metalMigrations] });
-  const changes = await openChangeFeed(store, { origin: name });
+async function replica(name: string, dbUrl = url) {
+  const store = await Store.open<MetalDatabase>({ url: dbUrl, migrations: [...operationsMigrations, ...metalMigrations] });
+  const changes = await openChangeFeed(store, { origin: name, reconnectMinMs: 50, reconnectMaxMs: 400 });
   const hostsFile = join(dir, name, 'dhcp-hosts.conf');
   const config = metalConfigFromEnv({ IPXE_CP_TOKEN: TOKEN, IPXE_CP_DNSMASQ_HOSTS_FILE: hostsFile, IRONLENS_DHCP_WRITER_GROUP: 'one-dnsmasq' }, join(dir, name));
   const reloader = new CountingReloader();
   const services = createMetalServices({ store, config, reloader, changes });
-  const replication = await MetalReplication.start(services, changes, { connectionString: url, dhcpWriterGroup: config.dhcpWriterGroup, retryMs: 100 });
+  const replication = await MetalReplication.start(services, changes, { connectionString: dbUrl, dhcpWriterGroup: config.dhcpWriterGroup, retryMs: 100 });
   const app = await buildMetalApp({ services });
   let open = true;
   const close = async () => {
@@ -111,5 +111,34 @@ describe('replicas on one database', () => {
     expect((await b.inject('POST', '/workers', { worker_id: 'w-02', mac: '020000000002' })).statusCode).toBe(200);
     expect(b.hosts()).toBe('02:00:00:00:00:01,w-01\n02:00:00:00:00:02,w-02\n');
     expect(a.hosts()).toBe('02:00:00:00:00:01,w-01\n');
+  });
+
+  it('clears its caches and renders the file again after a PostgreSQL restart, when notices may have been lost', async () => {
+    // A server of this test's own: it is restarted.
+    const pg = await startPostgres();
+    closers.unshift(async () => pg.stop());
+    const dbUrl = await pg.createDatabase();
+    const a = await replica('a', dbUrl);
+    const b = await replica('b', dbUrl);
+    expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\nset menu-default reboot\nset menu-timeout 1\n';
+    expect(await b.bootVars('mac=020000000001')).toBe(pooled);
+
+    // A process that tells nobody (a change whose notice was lost) binds the device.
+    const store = await Store.open<MetalDatabase>({ url: dbUrl, migrations: [...operationsMigrations, ...metalMigrations] });
+    closers.push(() => store.close());
+    const silent = createMetalServices({ store, config: metalConfigFromEnv({ IPXE_CP_TOKEN: TOKEN, IPXE_CP_DNSMASQ_HOSTS_FILE: join(dir, 'silent', 'dhcp-hosts.conf') }, join(dir, 'silent')), reloader: new CountingReloader() });
+    const app = await buildMetalApp({ services: silent });
+    closers.push(() => app.close());
+    expect((await app.inject({ method: 'POST', url: '/workers', headers: { authorization: `Bearer ${TOKEN}` }, payload: { worker_id: 'w-01', mac: '020000000001' } })).statusCode).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await b.bootVars('mac=020000000001')).toBe(pooled);
+    expect(a.hosts()).toBe('');
+
+    pg.restart();
+    const bound = '#!ipxe\n# boot vars for w-01\nset menu-default reboot\nset menu-timeout 1\n';
+    await waitUntil('B reloads after the restart', async () => (await b.bootVars('mac=020000000001').catch(() => '')) === bound, 15_000, 50);
+    await waitUntil("the writer's file equals the database again", () => a.hosts() === '02:00:00:00:00:01,w-01\n', 15_000, 50);
   });
 });

@@ -113,13 +113,13 @@ const sameDataPlane = (a: DataPlane | null, b: DataPlane | null) => a === b || (
  * A lookup that started before an `invalidate()` answers its own request but is not
  * kept (a generation counter), so a write is never hidden by a read that raced it.
  *
- * Several replicas: `invalidate()` and `forgetDevice()` also publish the change on the change
- * feed (`metal.ledger`, `metal.device:<mac>`), and the other replicas clear the same entries
- * with `applyChange()` (wired in `MetalReplication`), within the feed's delay (milliseconds).
- *
  * A worker's CHAP account (issue 13) is rendered only into the answer for a request whose
  * MAC is the device bound to that worker (`bound`); a request naming the hostname alone
  * gets the same variables without it, and the JSON form never carries it.
+ *
+ * Several replicas: `invalidate()` and `forgetDevice()` also publish the change on the change
+ * feed (`metal.ledger`, `metal.device:<mac>`), and the other replicas clear the same entries
+ * with `applyChange()` (wired in `MetalReplication`), within the feed's delay (milliseconds).
  */
 export class BootVarsService {
   private readonly workerByName = new Map<string, WorkerEntry>();
@@ -138,10 +138,10 @@ export class BootVarsService {
     private readonly onRefused: (r: RenderRefusal) => void = () => {},
     /** Told, per answer, whether it came from the cache alone (`true`) or read the store or an agent first. Default: nothing. */
     private readonly onLookup: (hit: boolean) => void = () => {},
-    /** Where the writes of this process are told to the other replicas. Default: nobody. */
-    private readonly changes: Pick<ChangeFeed, 'publish'> | null = null,
     /** Where workers' CHAP accounts are read. Default: nowhere (no CHAP lines). */
     private readonly chap?: ChapLookup,
+    /** Where the writes of this process are told to the other replicas. Default: nobody. */
+    private readonly changes: Pick<ChangeFeed, 'publish'> | null = null,
   ) {}
 
   /**
