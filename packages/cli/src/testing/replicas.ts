@@ -154,9 +154,9 @@ export async function startReplica(o: ReplicaOptions): Promise<Replica> {
 /**
  * nginx as the load balancer (open-source nginx has passive health checks only: a replica
  * that refuses or resets is marked down for `fail_timeout` and the request goes to the next
- * one). Idempotent requests (GET, HEAD…) are retried on the next replica; a write that was
- * already sent to a replica that dies is not (nginx's default, `non_idempotent` is off): the
- * client gets 502 and decides.
+ * one). Requests are retried on the next replica, except a POST or PATCH already sent to a
+ * replica that dies (nginx's default, `non_idempotent` is off): the client gets 502 and
+ * decides. PUT and DELETE, idempotent in HTTP, are resent.
  */
 export function balancerConf(prefix: string, port: number, upstreams: Array<{ host: string; port: number }>): string {
   return `worker_processes 1;
