@@ -20,6 +20,13 @@
  *                         Fastify route answering a constant: the floor of any Fastify route).
  *                         Default is `nginx,bare-node,ironlens`.
  *   BENCH_PROFILE         `1`: run ironlens under `--cpu-prof`; the profile's path is printed.
+ *   BENCH_REPLICATED      `1`: also the replicated boot storm (issue 12): `ironlens serve` (the compiled
+ *                         command) on one PostgreSQL behind nginx, 1, 2 and 3 replicas, beside one
+ *                         `ironlens serve` on SQLite, same fleet, same wrk; a table of its own.
+ *                         Needs root (PostgreSQL runs as the postgres user). `npm run bench:replicated`
+ *                         runs only that part (BENCH_SERVERS empty).
+ *   BENCH_REPLICATED_SETUPS  comma list of `sqlite`, `postgres-direct`, `nginx-1`, `nginx-2`, `nginx-3`.
+ *                         Default is `sqlite,nginx-1,nginx-2,nginx-3`.
  *   BENCH_JSON            a file to write the results to, as JSON.
  *
  * Traffic stays on 127.0.0.1. Every process started here is stopped at the end, on
@@ -35,6 +42,7 @@ import { pass, type PassResult } from './bench/cold-pass';
 import { machine } from './bench/machine';
 import { startNginx } from './bench/nginx';
 import { installCleanup, interrupted, stopAll, track, waitForPort } from './bench/processes';
+import { startReplicated, type Target } from './bench/replicated';
 import { seedFleet } from './bench/seed';
 import { runWrk, type WrkResult } from './bench/wrk';
 
@@ -51,6 +59,8 @@ const CONNECTIONS = list(env.BENCH_CONNECTIONS, '64,256').map(Number);
 const ENDPOINTS = list(env.BENCH_ENDPOINTS, 'boot-vars,devices/report') as Endpoint[];
 const SERVERS = list(env.BENCH_SERVERS, 'nginx,bare-node,ironlens') as ServerName[];
 const PROFILE = env.BENCH_PROFILE === '1';
+const REPLICATED = env.BENCH_REPLICATED === '1';
+const REPLICATED_SETUPS = list(env.BENCH_REPLICATED_SETUPS, 'sqlite,nginx-1,nginx-2,nginx-3');
 const TARGET = { ratioNginx: 0.5, p99Ms: 5, connections: 64 };
 const ROOT = join(import.meta.dirname, '..');
 
@@ -63,6 +73,7 @@ function check(): void {
   if (CONNECTIONS.some((c) => !Number.isInteger(c) || c < 1)) throw new Error('BENCH_CONNECTIONS: positive integers');
   for (const e of ENDPOINTS) if (e !== 'boot-vars' && e !== 'devices/report') throw new Error(`BENCH_ENDPOINTS: unknown ${e}`);
   for (const s of SERVERS) if (!['nginx', 'bare-node', 'fastify-floor', 'ironlens'].includes(s)) throw new Error(`BENCH_SERVERS: unknown ${s}`);
+  for (const s of REPLICATED_SETUPS) if (!/^(sqlite|postgres-direct|nginx-[123])$/.test(s)) throw new Error(`BENCH_REPLICATED_SETUPS: unknown ${s}`);
 }
 
 
@@ -144,6 +155,52 @@ export function resultsTable(rows: Row[]): string {
     );
   }
   return lines.join('\n');
+}
+
+interface ReplicatedRow {
+  endpoint: Endpoint;
+  connections: number;
+  label: string;
+  result: WrkResult;
+  rounds: WrkResult[];
+}
+
+/** The replicated storm: one row per setup; `CPU` sums every process serving it (replicas, nginx, PostgreSQL). */
+export function replicatedTable(rows: ReplicatedRow[]): string {
+  const lines = [
+    '| endpoint | conns | setup | req/s | p50 ms | p90 ms | p99 ms | errors | CPU of its processes | req per CPU-s | wrk CPU | req/s of each round |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  ];
+  const pct = (x: number) => (Number.isFinite(x) ? `${Math.round(100 * x)}%` : '–');
+  for (const r of rows) {
+    const x = r.result;
+    const errors = r.rounds.reduce((a, y) => a + y.errors, 0);
+    const perCpu = x.serverCpuSeconds > 0 ? fmtRps(x.requests / x.serverCpuSeconds) : '–';
+    lines.push(
+      `| /${r.endpoint} | ${r.connections} | ${r.label} | ${fmtRps(x.rps)} | ${fmt(x.p50)} | ${fmt(x.p90)} | ${fmt(x.p99)} | ${errors} | ${pct(x.serverCpuSeconds / x.seconds)} | ${perCpu} | ${pct(x.wrkCpu)} | ${r.rounds.map((y) => fmtRps(y.rps)).join(' / ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The same storm against each replicated setup, interleaved round by round like the servers above. */
+async function replicatedStorm(targets: Target[], paths: Record<Endpoint, string>): Promise<ReplicatedRow[]> {
+  const rows: ReplicatedRow[] = [];
+  for (const endpoint of ENDPOINTS) {
+    if (WARMUP > 0) for (const t of targets) await runWrk({ url: t.url, connections: CONNECTIONS[0], seconds: WARMUP, pathsFile: paths[endpoint] });
+    for (const connections of CONNECTIONS) {
+      const runs = new Map<string, WrkResult[]>(targets.map((t) => [t.label, []]));
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const t of targets) {
+          const result = await runWrk({ url: t.url, connections, seconds: SECONDS, pathsFile: paths[endpoint], serverPid: t.pids });
+          runs.get(t.label)!.push(result);
+          log(`/${endpoint} c=${connections} ${t.label}${ROUNDS > 1 ? ` round ${round}/${ROUNDS}` : ''}: ${fmtRps(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, errors ${result.errors}`);
+        }
+      }
+      for (const t of targets) rows.push({ endpoint, connections, label: t.label, result: median(runs.get(t.label)!), rounds: runs.get(t.label)! });
+    }
+  }
+  return rows;
 }
 
 /** Median over rounds of ironlens/other, each pair taken from the same round. */
@@ -271,25 +328,44 @@ async function main(): Promise<void> {
     }
   }
 
+  // The replicated storm (BENCH_REPLICATED=1): the single-process servers stop first, so the
+  // replicas, nginx and PostgreSQL have the machine to themselves.
+  let replicatedRows: ReplicatedRow[] = [];
+  if (REPLICATED) {
+    await stopAll();
+    const replicated = await startReplicated(work, WORKERS, REPLICATED_SETUPS, log);
+    cleanups.unshift(() => replicated.killNow());
+    try {
+      replicatedRows = await replicatedStorm(replicated.targets, paths);
+    } finally {
+      await replicated.stop();
+    }
+  }
+
   const out = [
     `machine: nproc ${m.nproc}; CPU ${m.cpu}; Node ${m.node}; kernel ${m.kernel}; ${m.wrk}; ${m.nginx}`,
     `run: wrk -t1 --latency, ${SECONDS} s per run, ${ROUNDS} round(s) interleaved, median shown (warm-up ${WARMUP} s), ${WORKERS} workers, random worker per request; 1-min load average ${fmt(loadBefore)} before, ${fmt(loadavg()[0])} after`,
-    '',
-    resultsTable(rows),
-    '',
-    ratioTable(rows),
-    '',
+    ...(rows.length ? ['', resultsTable(rows), '', ratioTable(rows), ''] : []),
     ...(cold
       ? [
           `first boot of the storm (ironlens, every machine once, cache cold, 64 in flight, node:http client): ${fmt(cold.first.seconds)} s = ${fmtRps(cold.first.rps)} req/s; the same pass warm: ${fmt(cold.again.seconds)} s = ${fmtRps(cold.again.rps)} req/s${cold.first.failures + cold.again.failures ? `; FAILURES ${cold.first.failures + cold.again.failures}` : ''}`,
           '',
         ]
       : []),
-    verdict(rows),
+    ...(rows.length ? [verdict(rows)] : []),
+    ...(replicatedRows.length
+      ? [
+          '',
+          `replicated: \`ironlens serve\` (compiled) on one PostgreSQL (throw-away, fsync off) behind nginx (passive health checks, keep-alive upstreams), beside one \`ironlens serve\` on SQLite; same fleet, same wrk`,
+          '',
+          replicatedTable(replicatedRows),
+        ]
+      : []),
   ].join('\n');
   process.stdout.write(`${out}\n`);
   if (env.BENCH_JSON) {
-    writeFileSync(env.BENCH_JSON, JSON.stringify({ machine: m, seconds: SECONDS, workers: WORKERS, rows: rows.map((r) => ({ ...r, result: { ...r.result, raw: undefined }, rounds: r.rounds.map((x) => ({ ...x, raw: undefined })) })) }, null, 2));
+    const bare = <R extends { result: WrkResult; rounds: WrkResult[] }>(r: R) => ({ ...r, result: { ...r.result, raw: undefined }, rounds: r.rounds.map((x) => ({ ...x, raw: undefined })) });
+    writeFileSync(env.BENCH_JSON, JSON.stringify({ machine: m, seconds: SECONDS, workers: WORKERS, rows: rows.map(bare), replicated: replicatedRows.map(bare) }, null, 2));
   }
   await stopAll();
   if (PROFILE) log(`cpu profile(s) of ironlens: ${readdirProfiles(profileDir).join(', ') || 'none written'} (BENCH_KEEP=1 keeps them)`);

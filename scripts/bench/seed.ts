@@ -4,7 +4,7 @@
  * setup, so it goes straight to the tables in one transaction (multi-row inserts): ten
  * thousand workers take well under a second, where the HTTP API would take minutes.
  */
-import { isoSeconds, operationsMigrations, Store } from '@ironlens/core';
+import { isoSeconds, type NamedMigration, operationsMigrations, Store } from '@ironlens/core';
 import { metalMigrations } from '@ironlens/metal';
 import { AGENT, hostnameOf, iqnOf, macOf } from './fleet';
 
@@ -16,8 +16,13 @@ async function insertChunked(trx: Store['db'], table: string, rows: Record<strin
   for (let i = 0; i < rows.length; i += CHUNK) await trx.insertInto(table).values(rows.slice(i, i + CHUNK)).execute();
 }
 
-export async function seedFleet(file: string, n: number): Promise<void> {
-  const store = await Store.open({ file, migrations: BENCH_MIGRATIONS });
+/**
+ * `target`: a SQLite file, or `{ url }` of a PostgreSQL database (the replicated mode). The
+ * migrations default to the provisioning listener's; pass `ironlens serve`'s full set when
+ * `serve` opens the store afterwards.
+ */
+export async function seedFleet(target: string | { url: string }, n: number, migrations: NamedMigration[] = BENCH_MIGRATIONS): Promise<void> {
+  const store = await Store.open(typeof target === 'string' ? { file: target, migrations } : { url: target.url, migrations });
   try {
     const now = isoSeconds();
     const ids = Array.from({ length: n }, (_, k) => k + 1);

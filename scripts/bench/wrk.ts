@@ -69,8 +69,8 @@ export interface WrkRun {
   /** File of request paths, one per line, read by the Lua script. */
   pathsFile: string;
   threads?: number;
-  /** The server's pid, to measure its CPU time over the run. */
-  serverPid?: number;
+  /** The server's pid (or every pid serving: replicas, their balancer, their database), to measure its CPU time over the run. */
+  serverPid?: number | number[];
 }
 
 export function runWrk(r: WrkRun): Promise<WrkResult> {
@@ -86,7 +86,9 @@ export function runWrk(r: WrkRun): Promise<WrkResult> {
       err += b.toString();
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), (r.seconds + 30) * 1000);
-    const serverCpu0 = r.serverPid ? cpuSeconds(r.serverPid) : Number.NaN;
+    const pids = r.serverPid === undefined ? [] : ([] as number[]).concat(r.serverPid);
+    const serverCpuNow = () => (pids.length ? pids.reduce((a, pid) => a + cpuSeconds(pid), 0) : Number.NaN);
+    const serverCpu0 = serverCpuNow();
     const t0 = performance.now();
     // wrk's CPU time can only be read while it runs: sample it until it exits.
     let wrkCpu = 0;
@@ -97,7 +99,7 @@ export function runWrk(r: WrkRun): Promise<WrkResult> {
     child.once('exit', (code) => {
       clearTimeout(timer);
       clearInterval(sample);
-      const serverCpu = r.serverPid ? cpuSeconds(r.serverPid) - serverCpu0 : Number.NaN;
+      const serverCpu = serverCpuNow() - serverCpu0;
       if (code !== 0) return reject(new Error(`wrk exited with ${code}: ${err}${out}`));
       try {
         const result = parseWrk(out);
