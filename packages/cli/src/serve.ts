@@ -123,6 +123,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         connectionString: store.pool.options.connectionString as string,
         dhcpWriterGroup: metalConfig.dhcpWriterGroup,
         retryMs: metalConfig.dhcpWriterRetryMs,
+        resyncMs: metalConfig.replicaResyncMs,
         log,
       });
       log(replication.dhcpWriter ? `this replica writes ${metalConfig.dnsmasqHostsFile}` : `another replica of the group writes the hosts file; this one takes over if it stops`);

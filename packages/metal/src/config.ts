@@ -46,6 +46,13 @@ export interface MetalConfig {
   dhcpWriterGroup: string;
   /** `IRONLENS_DHCP_WRITER_RETRY_MS`: how often a replica that is not the writer tries to become it, and the writer checks its lock's connection. Default is `2000`. */
   dhcpWriterRetryMs: number;
+  /**
+   * `IRONLENS_REPLICA_RESYNC_MS`: replicas on PostgreSQL clear their boot-vars, settings and
+   * agent caches this often, and the hosts-file writer checks its file against the store, in
+   * case a change notice was lost (a replica killed between its commit and its notice).
+   * Default is `30000`; `0` turns the backstop off.
+   */
+  replicaResyncMs: number;
   reload: ReloadMethod;
   /**
    * `IRONLENS_REPORT_REGISTER_PER_MINUTE`: new devices one source address may register
@@ -113,6 +120,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     dnsmasqHostsFile,
     dhcpWriterGroup: envString(env, 'IRONLENS_DHCP_WRITER_GROUP', `${hostname()}:${resolve(dnsmasqHostsFile)}`),
     dhcpWriterRetryMs: envInt(env, 'IRONLENS_DHCP_WRITER_RETRY_MS', 2000),
+    replicaResyncMs: envInt(env, 'IRONLENS_REPLICA_RESYNC_MS', 30_000),
     reload,
     reportRegisterPerMinute: envInt(env, 'IRONLENS_REPORT_REGISTER_PER_MINUTE', 120),
     reportMaxPooled: envInt(env, 'IRONLENS_REPORT_MAX_POOLED', 1000),

@@ -92,6 +92,8 @@ export interface DhcpHostsFile {
   /** Renders and writes atomically; returns the records the renderer refused (not written). */
   write(entries: DhcpHost[]): Promise<RefusedHost[]>;
   read(): Promise<DhcpHost[]>;
+  /** True when the file holds exactly what {@link write} would write for `entries`. */
+  holds(entries: DhcpHost[]): Promise<boolean>;
   /** Removes temporary files an interrupted write left beside the file. Returns their names. */
   removeStaleTemps(): Promise<string[]>;
 }
@@ -103,6 +105,15 @@ export class FileDhcpHosts implements DhcpHostsFile {
     const { text, refused } = renderDhcpHosts(entries);
     await writeFileAtomic(this.path, text);
     return refused;
+  }
+
+  async holds(entries: DhcpHost[]): Promise<boolean> {
+    try {
+      return (await readFile(this.path, 'utf8')) === renderDhcpHosts(entries).text;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
   }
 
   async read(): Promise<DhcpHost[]> {

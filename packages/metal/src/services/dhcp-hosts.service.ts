@@ -95,6 +95,19 @@ export class DhcpHostsService {
     return run;
   }
 
+  /**
+   * The writer's periodic check (replicas): renders when the file is not what the store says,
+   * e.g. after a change whose notice was lost (its sender died between commit and notify).
+   * Answers whether it rendered.
+   */
+  async renderIfStale(): Promise<boolean> {
+    if (!this.isWriter) return false;
+    const entries = await this.devices.dhcpHosts(this.store.db);
+    if (await this.file.holds(entries)) return false;
+    await this.render();
+    return true;
+  }
+
   private async renderNow(): Promise<void> {
     if (!this.tempsChecked) {
       this.tempsChecked = true;

@@ -24,6 +24,11 @@ export interface MetalReplicationOptions {
   dhcpWriterGroup: string;
   /** How often a follower tries to become the writer (`IRONLENS_DHCP_WRITER_RETRY_MS`). Default is `2000` ms. */
   retryMs?: number;
+  /**
+   * The backstop for a lost notice (`IRONLENS_REPLICA_RESYNC_MS`): this often every cache is
+   * cleared and the writer re-renders a file that differs from the store. `0`: never. Default is `30000` ms.
+   */
+  resyncMs?: number;
   log?: (msg: string) => void;
 }
 
@@ -51,6 +56,7 @@ export class MetalReplication {
   private readonly leader: AdvisoryLeader;
   private closed = false;
   private retry?: NodeJS.Timeout;
+  private backstop?: NodeJS.Timeout;
 
   private constructor(
     private readonly metal: ReplicatedMetal,
@@ -74,6 +80,7 @@ export class MetalReplication {
   static async start(metal: ReplicatedMetal, changes: ChangeFeed, opts: MetalReplicationOptions): Promise<MetalReplication> {
     const r = new MetalReplication(metal, changes, opts);
     r.follow();
+    r.startBackstop();
     metal.dhcp.setWriter(false);
     await r.leader.start();
     if (r.leader.leader) await metal.dhcp.render().catch(() => {});
@@ -106,6 +113,23 @@ export class MetalReplication {
   }
 
   /**
+   * A notice is sent after its writer's commit: a replica killed in between leaves the others
+   * with a stale cache that no notice will clear. Every `resyncMs` the caches are cleared (the
+   * next lookups read the store) and the writer renders a file that differs from the store.
+   */
+  private startBackstop(): void {
+    const every = this.opts.resyncMs ?? 30_000;
+    if (every <= 0) return;
+    this.backstop = setInterval(() => {
+      this.metal.bootVars.clear();
+      this.metal.settings.invalidate();
+      this.metal.agents.forgetCapabilities(null);
+      this.metal.dhcp.renderIfStale().catch((err: Error) => this.opts.log?.(`warning: ${err.message}`));
+    }, every);
+    this.backstop.unref();
+  }
+
+  /**
    * Renders the file (when this process is the writer). A render that could not read the
    * store or write the file (a connection the database dropped a moment ago) is tried again
    * every `retryMs` while this process stays the writer; a failed dnsmasq reload is reported
@@ -127,6 +151,7 @@ export class MetalReplication {
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
+    if (this.backstop) clearInterval(this.backstop);
     for (const u of this.unsubscribe.splice(0)) u();
     await this.leader.close();
   }
