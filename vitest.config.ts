@@ -8,7 +8,11 @@ import { defineConfig } from 'vitest/config';
 // Two projects: `sqlite` runs every test on the embedded store; `postgres` runs again the
 // suites that go through the store, on a real PostgreSQL that its globalSetup starts
 // (scripts/vitest-postgres.setup.ts). Slow end-to-end suites (qemu, Chromium) run once.
-const POSTGRES_SUITES = ['packages/core/src/jobs/**/*.test.ts', 'packages/core/src/store/**/*.test.ts'];
+const POSTGRES_SUITES = [
+  'packages/core/src/jobs/**/*.test.ts',
+  'packages/core/src/store/**/*.test.ts',
+  'packages/metal/src/**/*.test.ts',
+];
 
 export default defineConfig({
   test: {

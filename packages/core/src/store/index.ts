@@ -1,1 +1,1 @@
-export { autoIncrementId, type Dialect, isUniqueViolation, type NamedMigration, Store, type StoreOptions } from './store';
+export { autoIncrementId, type Dialect, isUniqueViolation, lockInTransaction, type NamedMigration, Store, type StoreOptions } from './store';
