@@ -12,6 +12,10 @@ const POSTGRES_SUITES = [
   'packages/core/src/jobs/**/*.test.ts',
   'packages/core/src/store/**/*.test.ts',
   'packages/metal/src/**/*.test.ts',
+  'packages/clusters/src/clusters.api.test.ts',
+  'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
+  'packages/cli/src/{serve,secrets,walkthrough,import,bootstrap-register}.test.ts',
+  'packages/cli/src/console/console.routes.test.ts',
 ];
 
 export default defineConfig({

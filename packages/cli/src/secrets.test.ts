@@ -3,13 +3,14 @@
  * the console token, agent tokens literal and `${NAME}`, credentials in an agent URL) are
  * sent through every path that handles them, against `ironlens serve` in its own process
  * with its request log on (`IRONLENS_LOG=1`), and then looked for in its output, the
- * operations log and every file of its data directory (the store included).
+ * operations log and every file of its data directory (the store included; on PostgreSQL, in
+ * the suite's PostgreSQL run, a dump of its database).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '@ironlens/core/testing';
+import { dumpDatabase, testDatabaseEnv, waitFor } from '@ironlens/core/testing';
 import { FakeAgent } from '@ironlens/metal/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -28,6 +29,7 @@ let output = '';
 let agent: FakeAgent;
 let boot: string;
 let consoleUrl: string;
+let dbEnv: Record<string, string>;
 
 async function api(method: string, path: string, body?: unknown, token = CP_TOKEN): Promise<{ status: number; text: string }> {
   const res = await fetch(boot + path, {
@@ -52,6 +54,7 @@ function filesUnder(root: string): Array<{ file: string; text: string }> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ironlens-secrets-'));
   agent = await new FakeAgent({ token: AGENT_ENV_TOKEN }).start();
+  dbEnv = await testDatabaseEnv();
   const script = "const { serve } = await import('./packages/cli/src/serve.ts'); await serve(process.env);";
   child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     cwd: new URL('../../../', import.meta.url).pathname,
@@ -65,6 +68,7 @@ beforeAll(async () => {
       IPXE_CP_DNSMASQ_RELOAD: 'false',
       IPXE_AGENT_E2E_TOKEN: AGENT_ENV_TOKEN,
       IRONLENS_LOG: '1',
+      ...dbEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -115,7 +119,13 @@ describe('secrets through ironlens serve', () => {
     expect(output).toContain('"url":"/agents/probe"');
     expect(operations.text).toContain('"token_rotated":true');
     const files = filesUnder(join(dir, 'data'));
-    expect(files.map((f) => f.file).join('\n')).toMatch(/ironlens\.db/);
+    if (dbEnv.IRONLENS_DATABASE_URL) {
+      // The store is the PostgreSQL database: every row of it, as a dump, is one more place.
+      expect(files.map((f) => f.file).join('\n')).not.toMatch(/ironlens\.db/);
+      files.push({ file: 'the PostgreSQL database (pg_dump)', text: dumpDatabase(dbEnv.IRONLENS_DATABASE_URL) });
+    } else {
+      expect(files.map((f) => f.file).join('\n')).toMatch(/ironlens\.db/);
+    }
     expect(files.some((f) => f.text.includes('agent:ag1:token') || f.text.includes('v1:'))).toBe(true);
 
     const places = [

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { freeTcpPort } from '@ironlens/agent/testing';
+import { testDatabaseEnv } from '@ironlens/core/testing';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { describeAddress, isLoopback } from './address';
@@ -11,10 +12,13 @@ import { main, parseArgs } from './main';
 import { openStore, serve } from './serve';
 
 let dir: string;
-const env = () => ({ IRONLENS_DATA_DIR: join(dir, 'data'), IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: 'off', IPXE_CP_DNSMASQ_RELOAD: 'false' });
+// The test's store: the data dir's SQLite file, or a fresh PostgreSQL database in the suite's PostgreSQL run.
+let dbEnv: Record<string, string>;
+const env = () => ({ IRONLENS_DATA_DIR: join(dir, 'data'), IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: 'off', IPXE_CP_DNSMASQ_RELOAD: 'false', ...dbEnv });
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ironlens-cli-'));
+  dbEnv = await testDatabaseEnv();
 });
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -201,6 +205,7 @@ describe('ironlens import / export', () => {
       // `main` reads the process environment; the stubs are undone after the test.
       vi.stubEnv('IRONLENS_DATA_DIR', join(dir, 'data'));
       vi.stubEnv('IPXE_CP_DNSMASQ_RELOAD', 'false');
+      for (const [k, v] of Object.entries(dbEnv)) vi.stubEnv(k, v);
       code = await main(['import', old]);
     } finally {
       process.stdout.write = write;

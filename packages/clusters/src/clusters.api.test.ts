@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { dumpDatabase } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDirFor } from './services/software.service';
 import { type ClustersTestApp, closedPort, kubeconfigWithKey, multipart, startClustersApp } from './testing/app';
@@ -437,8 +438,9 @@ describe('secrets at rest', () => {
     const kc = kubeconfigWithKey(deadServer, 'grep-me');
     keyPem = kc.keyPem;
     expect((await register({ name: 'grep' }, kc.kubeconfig)).statusCode).toBe(201);
-    // Flush the WAL into the database file too, then read every file.
+    // Flush the WAL into the database file too, then read every file (and, on PostgreSQL, every row).
     await t.restart();
+    const stored = t.target.url ? dumpDatabase(t.target.url) : null;
     const needles = [
       keyPem.split('\n').filter((l) => l && !l.startsWith('-----'))[0],
       Buffer.from(keyPem).toString('base64').slice(0, 40),
@@ -453,7 +455,14 @@ describe('secrets at rest', () => {
       }
     };
     walk(t.dataDir);
-    expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(true);
+    if (stored !== null) {
+      // The state is in PostgreSQL, not in the data dir; the dump holds the registered cluster.
+      expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(false);
+      expect(stored).toMatch(/INSERT INTO public\.clusters .*'grep'/);
+      for (const n of needles) expect(stored.includes(n), `${n.slice(0, 12)}… found in the database`).toBe(false);
+    } else {
+      expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(true);
+    }
     expect(existsSync(join(t.dataDir, 'secret.key'))).toBe(true);
     expect(statSync(join(t.dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
     for (const f of files) {

@@ -15,6 +15,8 @@ export interface ClustersTestApp {
   services: ClusterServices;
   store: Store;
   dataDir: string;
+  /** Where the store lives: `{file}` (SQLite) or `{url}` (the suite's PostgreSQL run). */
+  target: { file?: string; url?: string };
   /** Closes app, services and store, then opens new ones on the same store file and data dir. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -53,6 +55,7 @@ export async function startClustersApp(opts: TestAppOptions = {}): Promise<Clust
       return cur.store;
     },
     dataDir,
+    target,
     async restart() {
       await cur.app.close();
       await cur.services.close();
