@@ -14,7 +14,7 @@ const POSTGRES_SUITES = [
   'packages/metal/src/**/*.test.ts',
   'packages/clusters/src/clusters.api.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
-  'packages/cli/src/{serve,secrets,walkthrough,import,bootstrap-register}.test.ts',
+  'packages/cli/src/{serve,secrets,walkthrough,bootstrap-register}.test.ts',
   'packages/cli/src/console/console.routes.test.ts',
 ];
 
