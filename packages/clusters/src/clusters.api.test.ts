@@ -172,6 +172,15 @@ describe('POST /api/cluster/clusters', () => {
     expectProblem(await register({ name: 'prod east' }), 409, 'cluster_name_conflict');
     expect((await register({ name: 'PROD EAST', draft: 'true' })).statusCode).toBe(201);
   });
+
+  it('registers one of 20 simultaneous registrations of one name; the others get 409 cluster_name_conflict, never a 500', async () => {
+    const kubeconfig = kubeconfigWithKey(deadServer).kubeconfig;
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => register({ name: i % 2 ? 'Race West' : 'race west' }, kubeconfig)));
+    expect(answers.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    for (const r of answers.filter((a) => a.statusCode !== 201)) expectProblem(r, 409, 'cluster_name_conflict');
+    const listed = (await t.app.inject({ url: '/api/cluster/clusters' })).json();
+    expect(listed.items.filter((c: { name: string }) => c.name.toLowerCase() === 'race west')).toHaveLength(1);
+  });
 });
 
 describe('services.clusters.register (for the CLI and the Kubespray bootstrap)', () => {
