@@ -14,6 +14,8 @@ import { defineConfig } from 'vitest/config';
 const POSTGRES_SUITES = [
   'packages/core/src/jobs/**/*.test.ts',
   'packages/core/src/store/**/*.test.ts',
+  'packages/core/src/secrets/**/*.test.ts',
+  'packages/core/src/metrics/**/*.test.ts',
   'packages/metal/src/integration/**/*.test.ts',
   'packages/metal/src/routes/**/*.test.ts',
   'packages/metal/src/services/**/*.test.ts',

@@ -1,4 +1,4 @@
-import { createHttpApp } from '@ironlens/core';
+import { createHttpApp, type ListenerMetrics } from '@ironlens/core';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { DiskImages } from './adapters/disk-images.adapter';
 import type { IscsiTargets } from './adapters/iscsi-targets';
@@ -29,6 +29,8 @@ export interface AgentDeps {
   logger?: FastifyServerOptions['logger'];
   /** Serve OpenAPI docs at /docs, /redoc, /openapi.json. Default is `true`. */
   docs?: boolean;
+  /** Record requests and serve `GET /metrics` (docs/metrics.md). Default: no metrics. */
+  metrics?: ListenerMetrics;
 }
 
 /** The agent's services, wired by hand from its dependencies. */
@@ -48,6 +50,7 @@ export async function buildAgentApp(deps: AgentDeps): Promise<FastifyInstance> {
     description: 'Clones master images and exports them as iSCSI targets (stgt or LIO).',
     docs: deps.docs ?? true,
     logger: deps.logger ?? false,
+    metrics: deps.metrics,
   });
   await app.register(agentRoutes, { luns, masters, token: deps.token });
   return app;

@@ -1,3 +1,4 @@
+import { Metrics } from '@ironlens/core';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { DiskImages } from './adapters/disk-images.adapter';
 import type { IscsiTargets } from './adapters/iscsi-targets';
@@ -24,7 +25,8 @@ export function targetsFor(config: AgentConfig): IscsiTargets {
  * `ironlens agent`: reads the configuration from `env` (throws on an invalid value),
  * wires the real adapters, rebuilds missing targets from DISK_DIR (a scan, as tgtd keeps
  * nothing across restarts), fills the master cache and rescans it on a timer, and listens
- * on `IRONLENS_AGENT_LISTEN`.
+ * on `IRONLENS_AGENT_LISTEN`. `/metrics` serves its Prometheus metrics, behind `IPXE_AGENT_TOKEN`
+ * when that is set (docs/metrics.md).
  */
 export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> {
   const config = readAgentConfig(env);
@@ -34,7 +36,8 @@ export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> 
   let log: FastifyBaseLogger | undefined;
   const masters = new MasterCatalog(images, (err) => log?.error({ err }, 'master rescan failed'));
   const wired = wireAgent({ ...deps, images, masters });
-  const app = await buildAgentApp({ ...deps, ...wired, logger: { level: env.IRONLENS_LOG_LEVEL || 'info' } });
+  const metrics = { metrics: new Metrics(), listener: 'agent', token: config.token };
+  const app = await buildAgentApp({ ...deps, ...wired, logger: { level: env.IRONLENS_LOG_LEVEL || 'info' }, metrics });
   log = app.log;
 
   try {

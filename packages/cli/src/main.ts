@@ -43,6 +43,9 @@ Runs the boot control plane and the console until SIGINT or SIGTERM.
   IRONLENS_CONSOLE_TOKEN   bearer token of the console's kind API (unset: open)
   IPXE_CP_DNSMASQ_RELOAD, IPXE_CP_DNSMASQ_CONTAINER, IPXE_CP_DNSMASQ_PID_FILE,
   IPXE_CP_DNSMASQ_RELOAD_COMMAND   how dnsmasq is reloaded (unset: detected at start)
+
+Both listeners serve Prometheus metrics at /metrics, behind their token when it is set
+(docs/metrics.md).
 `,
   agent: `usage: ironlens agent [--agent-listen ADDR]
 

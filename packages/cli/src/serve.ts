@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
+import { createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, Metrics, OperationsLog, operationsMigrations, SecretBox, Store, secretKeyMatches, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, createMetalServices, DetectingReloader, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
 import { mountConsole } from './console/console.plugin';
 
-export const ALL_MIGRATIONS = [...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
+export const ALL_MIGRATIONS = [...storeMetaMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
 /** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
 export function dataDirFrom(env: Env): string {
@@ -18,12 +18,14 @@ export function dataDirFrom(env: Env): string {
 
 /**
  * The store: PostgreSQL when `IRONLENS_DATABASE_URL` is set (`postgres://user:pass@host:5432/db`,
- * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`).
+ * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`). `metrics`: the
+ * process' metrics, told the duration of every query. Default: none.
  */
-export async function openStore(env: Env): Promise<Store> {
+export async function openStore(env: Env, metrics?: Metrics): Promise<Store> {
   const url = envOptional(env, 'IRONLENS_DATABASE_URL');
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new Error('IRONLENS_DATABASE_URL must be a postgres:// or postgresql:// URL');
-  return Store.open(url ? { url, migrations: ALL_MIGRATIONS } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS });
+  const onQuery = metrics?.storeQuery;
+  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery });
 }
 
 export interface Running {
@@ -63,6 +65,8 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
  * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
  * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
  * `off` switches a listener off. A start that fails closes what it opened and rejects.
+ * Each listener serves the process' Prometheus metrics at `/metrics`, behind its own token
+ * (`IPXE_CP_TOKEN`, `IRONLENS_CONSOLE_TOKEN`) when that is set (docs/metrics.md).
  */
 export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const dataDir = dataDirFrom(env);
@@ -72,7 +76,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   // dnsmasq detection (a `docker inspect`, /proc) runs while the store opens.
   const reloader = reloaderFor(metalConfig, exec);
   const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
-  const store = await openStore(env);
+  // One metrics registry for the process, served at /metrics on each listener (docs/metrics.md).
+  const metrics = new Metrics();
+  const store = await openStore(env, metrics);
   const apps: FastifyInstance[] = [];
   let kindClose: (() => Promise<void>) | undefined;
   let clustersClose: (() => Promise<void>) | undefined;
@@ -89,15 +95,23 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   };
 
   try {
+    if (!(await secretKeyMatches(store, SecretBox.fromEnv(env, dataDir)))) {
+      const message = 'the secret key (IRONLENS_SECRET_KEY, or secret.key in the data dir) is not the one the secrets in the store were sealed with';
+      if (store.dialect === 'postgres') throw new Error(`${message}: give every replica the same IRONLENS_SECRET_KEY`);
+      log(`warning: ${message}: sealed secrets (kubeconfigs, agent tokens) cannot be opened`);
+    }
     log(detection ? (await detection).summary : `dnsmasq reload: ${reloader.describe}`);
-    const metal = createMetalServices({ store, config: metalConfig, reloader, env });
+    const metal = createMetalServices({ store, config: metalConfig, reloader, env, metrics });
     // Repair: a crash between a commit and the file write is healed by rendering again.
     await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
 
     const urls: Record<string, string> = {};
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
     if (bootListen) {
-      const app = await buildMetalApp({ services: metal, http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1' } });
+      const app = await buildMetalApp({
+        services: metal,
+        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token } },
+      });
       apps.push(app);
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
       log(`provisioning API on ${boundAddress(app)} (${urls.boot}; docs at /docs, /redoc)`);
@@ -106,12 +120,17 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
 
     if (consoleListen) {
       // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
-      const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store);
+      const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store, { jobObserver: metrics.jobs });
       kindClose = kind.close;
       const token = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
       // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
       const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
-      const app = await createHttpApp({ title: 'ironlens console', description: 'The console listener: the kind panel under /kind (seed 001).', logger });
+      const app = await createHttpApp({
+        title: 'ironlens console',
+        description: 'The console listener: the kind panel under /kind (seed 001).',
+        logger,
+        metrics: { metrics, listener: 'console', token },
+      });
       apps.push(app);
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
       // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
@@ -119,7 +138,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       clustersClose = clusters.close;
       await app.register(clustersPlugin, { services: clusters, token });
       // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
-      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store) });
+      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs });
       bootstrapClose = bootstrap.close;
       await app.register(bootstrapPlugin, { services: bootstrap.services, token });
       const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });

@@ -7,5 +7,6 @@ export * from './exec';
 export * from './fs';
 export * from './http';
 export * from './jobs';
+export * from './metrics';
 export * from './secrets';
 export * from './store';

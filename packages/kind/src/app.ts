@@ -1,4 +1,4 @@
-import { createHttpApp } from '@ironlens/core';
+import { createHttpApp, type ListenerMetrics } from '@ironlens/core';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { kindPlugin } from './plugin';
 import type { KindServices } from './services/kind-services';
@@ -12,6 +12,8 @@ export interface KindAppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Bearer token the API requires (`KIND_K8S_TOKEN`). Default: unset, the API is open. */
   token?: string;
+  /** Record requests and serve `GET /metrics` (docs/metrics.md). Default: no metrics. */
+  metrics?: ListenerMetrics;
 }
 
 /**
@@ -23,6 +25,7 @@ export async function buildKindApp(deps: KindAppDeps): Promise<FastifyInstance> 
     title: 'ironlens kind panel',
     description: 'Local kind clusters: health, kindest/node versions, clusters (create as a job, details, kubeconfig, workloads, delete) and jobs.',
     logger: deps.logger,
+    metrics: deps.metrics,
   });
   await app.register(kindPlugin, { services: deps.services, webDist: deps.webDist, webBuildCommand: deps.webBuildCommand, token: deps.token });
   return app;

@@ -1,4 +1,4 @@
-import { type Env, envOptional, jobsMigrations, Store } from '@ironlens/core';
+import { type Env, envOptional, jobsMigrations, Metrics, Store } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import { buildKindApp } from './app';
 import { readKindConfig } from './config';
@@ -27,17 +27,19 @@ export interface RunningKindPanel {
  * wires the real adapters and listens on `KIND_K8S_WEB_HOST:KIND_K8S_WEB_PORT` (default `127.0.0.1:8080`:
  * this machine only, as its API hands out cluster-admin kubeconfigs). A failed listen closes what was opened.
  * `KIND_K8S_TOKEN`, when set, is the bearer token the API requires (default: unset, open as in the seed).
- * The dashboard's assets come from `opts.webDist`, which the caller hands in.
+ * The dashboard's assets come from `opts.webDist`, which the caller hands in. `/metrics` serves its
+ * Prometheus metrics, behind `KIND_K8S_TOKEN` when that is set (docs/metrics.md).
  */
 export async function startKindPanel(env: Env, opts: KindPanelOptions): Promise<RunningKindPanel> {
   const config = readKindConfig(env);
-  const store = await Store.open({ file: config.dbFile, migrations: [...jobsMigrations, ...kindMigrations] });
-  const runtime = await createKindServices(env, store);
+  const metrics = new Metrics();
+  const store = await Store.open({ file: config.dbFile, migrations: [...jobsMigrations, ...kindMigrations], onQuery: metrics.storeQuery });
+  const runtime = await createKindServices(env, store, { jobObserver: metrics.jobs });
   const token = envOptional(env, 'KIND_K8S_TOKEN');
   let app: FastifyInstance | undefined;
   let url: string;
   try {
-    app = await buildKindApp({ services: runtime.services, webDist: opts.webDist, webBuildCommand: opts.webBuildCommand, logger: opts.logger ?? true, token });
+    app = await buildKindApp({ services: runtime.services, webDist: opts.webDist, webBuildCommand: opts.webBuildCommand, logger: opts.logger ?? true, token, metrics: { metrics, listener: 'kind', token } });
     url = await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await app?.close().catch(() => {});

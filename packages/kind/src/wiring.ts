@@ -1,4 +1,4 @@
-import { type Env, envInt, type Exec, exec as realExec, JobRunner, JobsRepository, type NamedMigration, type Store } from '@ironlens/core';
+import { type Env, envInt, type Exec, exec as realExec, type JobObserver, JobRunner, JobsRepository, type NamedMigration, type Store } from '@ironlens/core';
 import { ContainerEngineCli } from './adapters/container-engine.adapter';
 import { KindCli } from './adapters/kind.adapter';
 import { KubectlCli } from './adapters/kubectl.adapter';
@@ -35,6 +35,8 @@ export interface KindWiringOptions {
   cwd?: string;
   /** Share a runner with other subsystems; by default the panel makes its own over `store`. */
   runner?: JobRunner;
+  /** Told about the panel's jobs (the process' job metrics) when it makes its own runner. Default: nothing. */
+  jobObserver?: JobObserver;
 }
 
 /**
@@ -47,7 +49,7 @@ export async function createKindServices(env: Env, store: Store, opts: KindWirin
   const config = readKindConfig(env, opts.cwd);
   const exec = opts.exec ?? realExec;
   const keep = envInt(env, 'KIND_K8S_JOBS_KEEP', 200, 1);
-  const runner = opts.runner ?? new JobRunner(new JobsRepository(store), { retention: { [CREATE_CLUSTER_JOB]: keep } });
+  const runner = opts.runner ?? new JobRunner(new JobsRepository(store), { retention: { [CREATE_CLUSTER_JOB]: keep }, observer: opts.jobObserver });
   await runner.recover(CREATE_CLUSTER_JOB);
 
   const onPath = pathLookup(env);

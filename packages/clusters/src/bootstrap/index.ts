@@ -1,6 +1,6 @@
 // The Kubespray bootstrap over SSH (seed 000's bootstrap sections; issue 10).
 import { join } from 'node:path';
-import { type Env, envInt, githubMirrorFrom, JobRunner, JobsRepository, type OperationsLog, SecretBox, type Store } from '@ironlens/core';
+import { type Env, envInt, githubMirrorFrom, type JobObserver, JobRunner, JobsRepository, type OperationsLog, SecretBox, type Store } from '@ironlens/core';
 import { BootstrapJob } from './bootstrap.job';
 import { BootstrapRepository } from './bootstrap.repository';
 import type { BootstrapServices } from './bootstrap.routes';
@@ -36,6 +36,8 @@ export interface BootstrapWiring {
   kubespray?: Kubespray;
   /** Default is `SecretBox.fromEnv(env, dataDir)`. */
   box?: SecretBox;
+  /** Told about bootstrap jobs (the process' job metrics). Default: nothing. */
+  jobObserver?: JobObserver;
 }
 
 export interface BootstrapRuntime {
@@ -71,6 +73,7 @@ export async function createBootstrapServices(w: BootstrapWiring): Promise<Boots
     logTailLines: 2000,
     logLineMax: 4096,
     cancelPollMs: 1000,
+    observer: w.jobObserver,
   });
   const repo = new BootstrapRepository(w.store);
   const preflight = new PreflightService(ssh, key);

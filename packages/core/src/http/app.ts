@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { bearerMatches } from '../auth';
 import { AppError, clipStrings, isAppError } from '../errors';
+import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from '../metrics/http-metrics';
 
 /** How an API renders an error: its seed's own shape. */
 export type ErrorRenderer = (err: AppError) => unknown;
@@ -32,6 +33,8 @@ export interface HttpAppOptions {
   trustProxy?: boolean;
   /** Render errors of routes outside any API plugin. Default is `renderDetail`. */
   renderError?: ErrorRenderer;
+  /** Record this listener's requests in the process' metrics and serve them at `GET /metrics`. Default: no metrics. */
+  metrics?: ListenerMetrics;
 }
 
 const require = createRequire(import.meta.url);
@@ -74,6 +77,8 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     bodyLimit: 16 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   } as FastifyServerOptions);
+  // First, so that every route of every plugin registered later is recorded.
+  if (opts.metrics) recordHttpMetrics(app, opts.metrics);
 
   if (opts.docs !== false) {
     await app.register(swagger, {
@@ -99,6 +104,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     });
   }
 
+  if (opts.metrics) metricsRoute(app, opts.metrics);
   installErrorHandling(app, opts.renderError ?? renderDetail);
   return app;
 }

@@ -63,7 +63,19 @@ export interface JobRunnerOptions {
   interruptedMessage?: string;
   /** Message of a cancelled job. Default is `cancelled by request`. */
   cancelledMessage?: string;
+  /** Told when a job starts running and when it ends (the job metrics). Default: nothing. */
+  observer?: JobObserver;
 }
+
+/** What a runner tells the metrics about its jobs. */
+export interface JobObserver {
+  /** A job of this runner started running. */
+  started(kind: string): void;
+  /** A job of this runner ended: `seconds` since it was picked up; `started` is false for one cancelled before it ran. */
+  finished(kind: string, outcome: JobStatus, seconds: number, started: boolean): void;
+}
+
+const NO_OBSERVER: JobObserver = { started: () => {}, finished: () => {} };
 
 export const INTERRUPTED_MESSAGE = 'interrupted: the process stopped while the job was running';
 
@@ -85,7 +97,8 @@ interface Running {
  */
 export class JobRunner {
   private readonly running = new Map<string, Running>();
-  private readonly opts: Required<Omit<JobRunnerOptions, 'retention'>> & { retention: Record<string, number> };
+  private readonly opts: Required<Omit<JobRunnerOptions, 'retention' | 'observer'>> & { retention: Record<string, number> };
+  private readonly observer: JobObserver;
   private pollTimer?: NodeJS.Timeout;
 
   constructor(
@@ -102,6 +115,7 @@ export class JobRunner {
       interruptedMessage: opts.interruptedMessage ?? INTERRUPTED_MESSAGE,
       cancelledMessage: opts.cancelledMessage ?? 'cancelled by request',
     };
+    this.observer = opts.observer ?? NO_OBSERVER;
   }
 
   get repository(): JobsRepository {
@@ -251,12 +265,16 @@ export class JobRunner {
     let status: JobStatus = 'success';
     let outcome: JobOutcome | undefined;
     let error: string | null = null;
+    const pickedUp = performance.now();
+    let started = false;
     try {
       if (run.cancelRequested || (await this.repo.isCancelRequested(id))) {
         run.cancelRequested = true;
         throw new JobCancelledError(this.opts.cancelledMessage);
       }
       await this.repo.update(id, { status: 'running', startedAt: new Date().toISOString() });
+      started = true;
+      this.observer.started(run.job.kind);
       outcome = (await handler(this.context(run))) ?? {};
     } catch (err) {
       if (run.cancelRequested || err instanceof JobCancelledError) {
@@ -270,6 +288,8 @@ export class JobRunner {
         error = err instanceof Error ? err.message : String(err);
       }
     }
+    // Before the final write: whoever sees the job finished in the store sees it in the metrics.
+    this.observer.finished(run.job.kind, status, (performance.now() - pickedUp) / 1000, started);
     await this.flush(run);
     try {
       await this.repo.update(id, {

@@ -1,1 +1,2 @@
+export * from './key-check';
 export * from './secret-box';

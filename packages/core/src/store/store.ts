@@ -15,6 +15,7 @@ import {
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
+import { queryLogger, type StoreQuery } from './query-log';
 
 /** A named schema change. Names are global across packages: `<package>-<NNNN>-<what>`. */
 export interface NamedMigration extends Migration {
@@ -33,8 +34,8 @@ export interface StoreOptions {
   migrations: NamedMigration[];
   /** PostgreSQL: connections in the pool (default 10). */
   poolSize?: number;
-  /** Called after every query with its duration (metrics). */
-  onQuery?: (durationMs: number, failed: boolean) => void;
+  /** Told the duration of every query, on either engine (the store latency metric). Default: nothing. */
+  onQuery?: (q: StoreQuery) => void;
 }
 
 /**
@@ -63,9 +64,7 @@ export class Store<DB = any> {
 
   // biome-ignore lint/suspicious/noExplicitAny: see the class comment.
   static async open<DB = any>(opts: StoreOptions): Promise<Store<DB>> {
-    const log = opts.onQuery
-      ? (e: { level: string; queryDurationMillis: number }) => opts.onQuery?.(e.queryDurationMillis, e.level === 'error')
-      : undefined;
+    const log = opts.onQuery && queryLogger(opts.onQuery);
     let store: Store<DB>;
     if (opts.url) {
       const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, types: { getTypeParser: typeParser } });

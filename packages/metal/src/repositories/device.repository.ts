@@ -79,4 +79,10 @@ export class DeviceRepository {
   async deleteAll(db: MetalDb): Promise<void> {
     await db.deleteFrom('devices').execute();
   }
+
+  /** Devices per state (the `ironlens_devices` gauge). */
+  async countByState(db: MetalDb): Promise<Map<string, number>> {
+    const rows = await db.selectFrom('devices').select((eb) => ['state', eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
+    return new Map(rows.map((r) => [r.state, Number(r.n)]));
+  }
 }

@@ -117,4 +117,10 @@ export class WorkerRepository {
     await db.deleteFrom('disks').execute();
     await db.deleteFrom('workers').execute();
   }
+
+  /** Workers per state (the `ironlens_workers` gauge). */
+  async countByState(db: MetalDb): Promise<Map<string, number>> {
+    const rows = await db.selectFrom('workers').select((eb) => ['state', eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
+    return new Map(rows.map((r) => [r.state, Number(r.n)]));
+  }
 }

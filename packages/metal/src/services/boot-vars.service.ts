@@ -106,6 +106,8 @@ export class BootVarsService {
     private readonly timeouts: { bootMenuTimeout: number; autoBootTimeout: number },
     /** Told about a record the renderer refused (a value outside its grammar). Default: nothing. */
     private readonly onRefused: (r: RenderRefusal) => void = () => {},
+    /** Told, per answer, whether it came from the cache alone (`true`) or read the store or an agent first. Default: nothing. */
+    private readonly onLookup: (hit: boolean) => void = () => {},
   ) {}
 
   /**
@@ -233,6 +235,12 @@ export class BootVarsService {
   }
 
   private answer(q: { hostname?: string; mac?: string }): Rendered | Promise<Rendered> {
+    const a = this.lookup(q);
+    this.onLookup(!(a instanceof Promise));
+    return a;
+  }
+
+  private lookup(q: { hostname?: string; mac?: string }): Rendered | Promise<Rendered> {
     const hostname = q.hostname?.trim().toLowerCase() || undefined;
     const macGiven = q.mac !== undefined && q.mac.trim() !== '';
     const mac = macGiven ? this.normalizedMac(q.mac as string) : null;

@@ -4,6 +4,17 @@ import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalStore } from '../repositories/tables';
 import type { RenderGuard } from './render-guard.service';
 
+/** What the hosts-file renders tell the metrics. */
+export interface DhcpHostsObserver {
+  /** The file was written with `lines` records. */
+  written(lines: number): void;
+  writeFailed(): void;
+  reloaded(): void;
+  reloadFailed(): void;
+}
+
+const NO_OBSERVER: DhcpHostsObserver = { written: () => {}, writeFailed: () => {}, reloaded: () => {}, reloadFailed: () => {} };
+
 /**
  * Keeps `dhcp-hosts.conf` equal to the store: render from the bound devices, write
  * atomically, reload dnsmasq. Calls are coalesced: a sync that has not started yet is
@@ -25,6 +36,7 @@ export class DhcpHostsService {
     private readonly reloader: DnsmasqReloader,
     private readonly ops: OperationsLog,
     private readonly guard: RenderGuard,
+    private readonly observer: DhcpHostsObserver = NO_OBSERVER,
   ) {}
 
   get path(): string {
@@ -53,13 +65,17 @@ export class DhcpHostsService {
     const entries = await this.devices.dhcpHosts(this.store.db);
     try {
       const refused = await this.file.write(entries);
+      this.observer.written(entries.length - refused.length);
       await this.guard.refused('dhcp-hosts', refused);
     } catch (err) {
+      this.observer.writeFailed();
       throw new AppError('dnsmasq_write_failed', `writing ${this.file.path} failed: ${(err as Error).message}`);
     }
     try {
       await this.reloader.reload();
+      this.observer.reloaded();
     } catch (err) {
+      this.observer.reloadFailed();
       const reason = (err as Error).message;
       await this.ops.append({ op: 'dnsmasq.reload', status: 'failed', method: this.reloader.describe, error: reason }).catch(() => {});
       throw new AppError('dnsmasq_reload_failed', `dnsmasq reload failed via ${this.reloader.describe}: ${reason}; ${this.file.path} was written`);

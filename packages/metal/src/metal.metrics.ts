@@ -1,0 +1,86 @@
+import type { Counter, Gauge, Metrics } from '@ironlens/core';
+import type { DeviceState, WorkerState } from './domain/types';
+import type { DhcpHostsObserver } from './services/dhcp-hosts.service';
+import type { InventoryService } from './services/inventory.service';
+
+const DEVICE_STATES: readonly DeviceState[] = ['pooled', 'bound', 'revoked'];
+const WORKER_STATES: readonly WorkerState[] = ['registered', 'ready', 'installing'];
+
+/**
+ * The boot control plane's metrics, in the process' registry: `/boot-vars` cache hits and
+ * misses, dnsmasq hosts-file renders and reload failures (counters, moved by the services),
+ * and devices, workers and agents (gauges read at scrape time through `InventoryService`).
+ * Labels are states and agent ids (validated at registration); never a MAC or a hostname.
+ */
+export class MetalMetrics {
+  private readonly cacheHits: Counter<string>;
+  private readonly cacheMisses: Counter<string>;
+  private readonly renders: Counter<string>;
+  private readonly writeFailures: Counter<string>;
+  private readonly entries: Gauge<string>;
+  private readonly reloads: Counter<string>;
+  private readonly reloadFailures: Counter<string>;
+
+  constructor(private readonly metrics: Metrics) {
+    this.cacheHits = metrics.counter({ name: 'ironlens_boot_vars_cache_hits_total', help: '/boot-vars answers given from the cache, without reading the store or an agent.' });
+    this.cacheMisses = metrics.counter({ name: 'ironlens_boot_vars_cache_misses_total', help: '/boot-vars answers that read the store (or asked an agent for its data plane) first.' });
+    this.renders = metrics.counter({ name: 'ironlens_dnsmasq_hosts_renders_total', help: 'Times dhcp-hosts.conf was rendered from the store and written.' });
+    this.writeFailures = metrics.counter({ name: 'ironlens_dnsmasq_hosts_write_failures_total', help: 'Times writing dhcp-hosts.conf failed (dnsmasq_write_failed).' });
+    this.entries = metrics.gauge({ name: 'ironlens_dnsmasq_hosts_entries', help: 'Lines (bound devices) in the dhcp-hosts.conf this process wrote last.' });
+    this.reloads = metrics.counter({ name: 'ironlens_dnsmasq_reloads_total', help: 'dnsmasq reloads that succeeded (the configured IPXE_CP_DNSMASQ_* method; a no-op when reload is off).' });
+    this.reloadFailures = metrics.counter({ name: 'ironlens_dnsmasq_reload_failures_total', help: 'dnsmasq reloads that failed (dnsmasq_reload_failed; the file was written).' });
+  }
+
+  /** For `BootVarsService`: one `/boot-vars` answer, from the cache or not. */
+  readonly bootVarsLookup = (hit: boolean): void => {
+    (hit ? this.cacheHits : this.cacheMisses).inc();
+  };
+
+  /** For `DhcpHostsService`. */
+  readonly dnsmasq: DhcpHostsObserver = {
+    written: (lines) => {
+      this.renders.inc();
+      this.entries.set(lines);
+    },
+    writeFailed: () => this.writeFailures.inc(),
+    reloaded: () => this.reloads.inc(),
+    reloadFailed: () => this.reloadFailures.inc(),
+  };
+
+  /**
+   * Registers the gauges read at scrape time. A store or agent that fails leaves its gauge
+   * without samples for that scrape (Prometheus' `absent()` sees it); the scrape still answers.
+   */
+  collectFrom(inventory: InventoryService): void {
+    this.metrics.gauge({
+      name: 'ironlens_devices',
+      help: 'Devices in the pool, by state (pooled, bound, revoked), read from the store.',
+      labelNames: ['state'],
+      async collect() {
+        this.reset();
+        const counts = await inventory.devicesByState().catch(() => null);
+        if (counts) for (const state of new Set([...DEVICE_STATES, ...counts.keys()])) this.set({ state }, counts.get(state) ?? 0);
+      },
+    });
+    this.metrics.gauge({
+      name: 'ironlens_workers',
+      help: 'Workers in the ledger, by state (registered, ready, installing), read from the store.',
+      labelNames: ['state'],
+      async collect() {
+        this.reset();
+        const counts = await inventory.workersByState().catch(() => null);
+        if (counts) for (const state of new Set([...WORKER_STATES, ...counts.keys()])) this.set({ state }, counts.get(state) ?? 0);
+      },
+    });
+    this.metrics.gauge({
+      name: 'ironlens_agent_up',
+      help: 'Whether each enabled storage agent answered /healthz at scrape time (1) or not (0), by agent id.',
+      labelNames: ['agent'],
+      async collect() {
+        this.reset();
+        const agents = await inventory.agentLiveness().catch(() => []);
+        for (const a of agents) this.set({ agent: a.agent }, a.up ? 1 : 0);
+      },
+    });
+  }
+}
