@@ -1,6 +1,2 @@
-<<<<<<< HEAD
-export { autoIncrementId, type Dialect, isUniqueViolation, lockInTransaction, type NamedMigration, Store, type StoreOptions } from './store';
-=======
 export type { StoreQuery } from './query-log';
-export { autoIncrementId, type Dialect, isUniqueViolation, type NamedMigration, Store, type StoreOptions } from './store';
->>>>>>> main
+export { autoIncrementId, type Dialect, isUniqueViolation, lockInTransaction, type NamedMigration, Store, type StoreOptions } from './store';
