@@ -24,7 +24,7 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.kube.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',
-  'packages/cli/src/{serve,secrets,walkthrough,bootstrap-register}.test.ts',
+  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register}.test.ts',
 ];
 
 export default defineConfig({
