@@ -16,6 +16,7 @@ const POSTGRES_SUITES = [
   'packages/core/src/store/**/*.test.ts',
   'packages/core/src/secrets/**/*.test.ts',
   'packages/core/src/metrics/**/*.test.ts',
+  'packages/metal/src/repositories/**/*.test.ts',
   'packages/metal/src/integration/**/*.test.ts',
   'packages/metal/src/routes/**/*.test.ts',
   'packages/metal/src/services/**/*.test.ts',

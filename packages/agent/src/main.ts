@@ -45,7 +45,7 @@ export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> 
     app.log.info({ created: scan.created.length, skipped: scan.skipped.length }, 'startup scan of %s', config.diskDir);
     // Worth an operator's eye: a backend failure, a file not exported because nobody was
     // recorded as its initiator (IRONLENS_AGENT_SCAN_OPEN), a link leading out of DISK_DIR.
-    const notable = /^(backend failed|no recorded initiator|leads outside|is a link to a master)/;
+    const notable = /^(backend failed|no recorded initiator|no CHAP credential|leads outside|is a link to a master)/;
     for (const s of scan.skipped) if (notable.test(s.reason)) app.log.warn({ file: s.filename, iqn: s.iqn }, s.reason);
   } catch (err) {
     // The agent still starts (healthz answers, POST /luns/scan can be retried): the backend may come up later.

@@ -51,6 +51,12 @@ export interface MetalConfig {
    * it open until turned off. Default is `0`.
    */
   autoRegisterWindowMinutes: number;
+  /**
+   * `IRONLENS_ISCSI_CHAP`: give each worker an iSCSI CHAP account (a random secret made and
+   * kept sealed by ironlens) and bind it to every disk and install CD made for the worker
+   * from then on; `/boot-vars` hands it to the worker's bound MAC only. Default is `false`.
+   */
+  iscsiChap: boolean;
 }
 
 /** Splits a command line on whitespace; no shell, no quoting rules. */
@@ -98,5 +104,6 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     reportRegisterPerMinute: envInt(env, 'IRONLENS_REPORT_REGISTER_PER_MINUTE', 120),
     reportMaxPooled: envInt(env, 'IRONLENS_REPORT_MAX_POOLED', 1000),
     autoRegisterWindowMinutes: envInt(env, 'IRONLENS_AUTO_REGISTER_WINDOW_MINUTES', 0),
+    iscsiChap: envBool(env, 'IRONLENS_ISCSI_CHAP', false),
   };
 }

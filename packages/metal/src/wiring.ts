@@ -14,6 +14,7 @@ import { WorkerService } from './services/worker.service';
 import type { StorageAgents } from './adapters/storage-agent';
 import { HttpStorageAgents } from './adapters/storage-agent.http';
 import { AgentRepository } from './repositories/agent.repository';
+import { ChapRepository } from './repositories/chap.repository';
 import type { MetalStore } from './repositories/tables';
 import { AgentService } from './services/agent.service';
 import { StorageService } from './services/storage.service';
@@ -49,7 +50,7 @@ export interface MetalDeps {
   storageAgents?: StorageAgents;
   /** Where `${NAME}` in agent tokens and `IRONLENS_SECRET_KEY` are read. Default is `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** Seals agent tokens at rest. Default is `SecretBox.fromEnv(env, config.dataDir)`. */
+  /** Seals agent tokens and CHAP secrets at rest. Default is `SecretBox.fromEnv(env, config.dataDir)`. */
   secrets?: SecretBox;
   /** Where warnings go (records a renderer refused, …). Default is stderr. */
   warn?: WarnFn;
@@ -80,16 +81,18 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const guard = new RenderGuard(ops, deps.warn);
   const metrics = deps.metrics && new MetalMetrics(deps.metrics);
   const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq);
-  const agentRepo = new AgentRepository(deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir));
+  const secrets = deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir);
+  const agentRepo = new AgentRepository(secrets);
+  const chapRepo = new ChapRepository(secrets);
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
   const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate());
-  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup);
+  bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo);
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
-  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs);
+  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
   const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
   return {
     config,

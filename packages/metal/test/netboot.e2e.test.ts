@@ -36,9 +36,17 @@ const MAC2 = '52:54:00:e2:e0:02';
 /** A third machine that knows (guesses) worker-01's disk IQN and sanboots it under its own initiator name. */
 const MAC3 = '52:54:00:e2:e0:03';
 const GUESSER_INITIATOR = `iqn.2026-07.io.ironlens.e2e:worker-02`;
+/**
+ * A fourth machine that forges worker-01's initiator name from what the open, hostname-only
+ * `/boot-vars?hostname=worker-01` shows, and sanboots its disk: CHAP (IRONLENS_ISCSI_CHAP)
+ * refuses it, since only the worker's bound MAC is given the secret.
+ */
+const MAC4 = '52:54:00:e2:e0:04';
 const UUID1 = randomUUID();
 const MARKER = `DISKLESS-BOOT-OK ${randomBytes(4).toString('hex')}`;
 const WORKER = 'worker-01';
+/** The CHAP user ironlens makes for the worker (`il-<worker id>`). */
+const CHAP_USER = `il-${WORKER}`;
 /** SMBIOS the first machine declares: what /devices/report must bring into the pool. */
 const SMBIOS1 = { manufacturer: 'ironlens-lab', product: 'E2E Board (rev 2)', serial: 'SN-E2E-0001', speed: 3200 };
 
@@ -51,6 +59,13 @@ const MACHINE1 = [
   '-smbios',
   `type=17,speed=${SMBIOS1.speed}`,
 ];
+
+/**
+ * What ends a guessing or forging machine's run: the refusal line printed whole (up to the
+ * error number's closing parenthesis, so the console read at that moment holds it), its
+ * final prompt, or the marker of a boot that should not have happened.
+ */
+const REFUSED_OR_DONE = /ironlens-e2e: sanboot refused \(error 0x[0-9a-f]+\)|ironlens-e2e: done|DISKLESS-BOOT-OK/;
 
 const TGTD_NOISE = /target_cmd|iscsi_task|__cmd_done|bs_rdwr|iscsi_scsi_cmd|iscsi_data_rsp|mtask_/;
 
@@ -191,6 +206,16 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
         `sanboot iscsi:${SRV}:::1:${BASE_IQN}:${WORKER}.ubuntu || echo ironlens-e2e: sanboot refused (error \${errno})\n` +
         'prompt --timeout 60000 ironlens-e2e: done ||\n',
     );
+    // The forging machine asks the control plane as anyone may (hostname only), then logs in
+    // under the worker's own initiator name, exactly as boot.ipxe would compose it.
+    writeFileSync(
+      join(paths.tftp, 'forge-worker-01.ipxe'),
+      `#!ipxe\nchain --autofree http://${SRV}:4839/boot-vars?hostname=${WORKER} || echo ironlens-e2e: no boot vars\n` +
+        `set initiator-iqn \${base-iqn}:${WORKER}\n` +
+        `echo ironlens-e2e: forging \${initiator-iqn} base-iqn=\${base-iqn} iscsi-server=\${iscsi-server} username=[\${username}]\n` +
+        `sanboot iscsi:\${iscsi-server}\${iscsi-sep}\${base-iqn}:${WORKER}.ubuntu || echo ironlens-e2e: sanboot refused (error \${errno})\n` +
+        'prompt --timeout 60000 ironlens-e2e: done ||\n',
+    );
     // The master image: a sparse disk whose boot sector prints the marker.
     const master = join(paths.disks, '_tpl_marker.img');
     writeFileSync(master, markerBootSector(MARKER));
@@ -236,7 +261,9 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
         '--dhcp-boot=tag:claim,claim-worker-01.ipxe',
         `--dhcp-mac=set:guess,${MAC3}`,
         '--dhcp-boot=tag:guess,guess-worker-01.ipxe',
-        '--dhcp-boot=tag:!claim,tag:!guess,boot.ipxe',
+        `--dhcp-mac=set:forge,${MAC4}`,
+        '--dhcp-boot=tag:forge,forge-worker-01.ipxe',
+        '--dhcp-boot=tag:!claim,tag:!guess,tag:!forge,boot.ipxe',
         `--pid-file=${paths.dnsmasqPid}`,
         '--log-dhcp',
         `--log-facility=${paths.dnsmasqLog}`,
@@ -267,6 +294,8 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
         IPXE_CP_AUTO_REGISTER: 'true',
         IPXE_CP_DNSMASQ_HOSTS_FILE: paths.hosts,
         IPXE_CP_DNSMASQ_PID_FILE: paths.dnsmasqPid,
+        // Each worker's disk is bound to its own CHAP account; /boot-vars gives it to the bound MAC only.
+        IRONLENS_ISCSI_CHAP: 'true',
       },
     );
     daemons.push(serve);
@@ -414,8 +443,11 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       // The disk admits only the worker's initiator name, the one boot.ipxe sets (${base-iqn}:${hostname}).
       const initiator = `${BASE_IQN}:${WORKER}`;
       expect(parseTgtadmShow(show.stdout).find((t) => t.iqn === iqn)?.acl, 'tgtadm ACL information').toEqual([initiator]);
-      const luns = (await api('GET', '/agents/storage-e2e/luns')).json<{ iqn: string; acl: string[] }[]>();
+      const luns = (await api('GET', '/agents/storage-e2e/luns')).json<{ iqn: string; acl: string[]; accounts?: string[] }[]>();
       expect(luns.find((t) => t.iqn === iqn)?.acl, 'GET /agents/storage-e2e/luns').toEqual([initiator]);
+      // And to the worker's CHAP account (IRONLENS_ISCSI_CHAP): tgtd asks every login to prove it.
+      expect(parseTgtadmShow(show.stdout).find((t) => t.iqn === iqn)?.accounts, 'tgtadm Account information').toEqual([CHAP_USER]);
+      expect(luns.find((t) => t.iqn === iqn)?.accounts, 'GET /agents/storage-e2e/luns accounts').toEqual([CHAP_USER]);
       // Any other initiator name, on the machines' network, neither discovers nor reads it.
       for (const other of [`${BASE_IQN}:worker-02`, 'iqn.2010-04.org.ipxe:00000000-0000-0000-0000-000000000000']) {
         const ls = await exec([...netns!.wrap, 'iscsi-ls', '-i', other, `iscsi://${SRV}:3260`]);
@@ -424,6 +456,24 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
         expect(cap.code, `iscsi-readcapacity16 as ${other}`).not.toBe(0);
       }
       say(`operator: tgtd's ACL for ${iqn} is [${initiator}]; iscsi-ls and iscsi-readcapacity16 under other initiator names see nothing`);
+
+      // The worker's own name is not enough: the secret is what the bound MAC's /boot-vars carries, and nothing else.
+      const bound = await api('GET', `/boot-vars?mac=${MAC1}&hostname=${WORKER}`);
+      const secret = bound.text.match(/^set password ([A-Za-z0-9]{16})$/m)?.[1];
+      expect(bound.text).toContain(`\nset username ${CHAP_USER}\n`);
+      expect(secret, 'set password in the bound answer').toBeDefined();
+      const byName = await api('GET', `/boot-vars?hostname=${WORKER}`);
+      expect(byName.text).toContain(`set base-iqn ${BASE_IQN}`);
+      expect(byName.text).not.toMatch(/username|password/);
+      const read = (cred: string) => exec([...netns!.wrap, 'iscsi-readcapacity16', '-i', initiator, `iscsi://${cred}${SRV}:3260/${iqn}/1`], { allowFailure: true });
+      const nameOnly = await read('');
+      expect(nameOnly.code, 'iscsi-readcapacity16 under the worker name, no secret').not.toBe(0);
+      expect(nameOnly.stdout + nameOnly.stderr).toMatch(/Authentication failure/);
+      expect((await read(`${CHAP_USER}%${secret}@`)).code, 'iscsi-readcapacity16 with the bound answer secret').toBe(0);
+      for (const text of [(await api('GET', `/workers/${WORKER}`)).text, (await api('GET', '/operations')).text, (await api('GET', '/agents/storage-e2e/luns')).text]) {
+        expect(text).not.toContain(secret);
+      }
+      say(`operator: CHAP account ${CHAP_USER} bound to ${iqn}; the worker's initiator name without the secret: "Authentication failure"; with the secret from /boot-vars?mac=${MAC1}: read; /boot-vars?hostname=${WORKER} carries no username/password`);
       const os = await api('PUT', `/workers/${WORKER}/default-os`, { os: 'ubuntu', menu_timeout: 1000 });
       expect(os.status, os.text).toBe(200);
 
@@ -499,7 +549,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
     }, run.serial);
   });
   it("refuses a machine that guesses the worker's disk IQN and sanboots it under another initiator name", async () => {
-    const run = await step('guessing machine', () => boot({ name: 'machine-3-guess', mac: MAC3, until: /ironlens-e2e: (sanboot refused|done)|DISKLESS-BOOT-OK/ }));
+    const run = await step('guessing machine', () => boot({ name: 'machine-3-guess', mac: MAC3, until: REFUSED_OR_DONE }));
     await step('guessing machine: checks', async () => {
       const shown = run.console;
       const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
@@ -514,6 +564,41 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       expect(parseTgtadmShow(show.stdout).find((t) => t.iqn === `${BASE_IQN}:${WORKER}.ubuntu`)?.acl).toEqual([`${BASE_IQN}:${WORKER}`]);
       const refused = shown.match(/ironlens-e2e: sanboot refused \(error (0x[0-9a-f]+)\)/)![1];
       say(`guessing machine: ${MAC3} (${ip}) sanbooted ${BASE_IQN}:${WORKER}.ubuntu as ${GUESSER_INITIATOR}: refused (iPXE error ${refused}), no marker, no session from ${ip}`);
+    }, run.serial);
+  });
+
+  it("refuses a machine that forges the worker's initiator name from the hostname-only boot vars: no secret, no login", async () => {
+    const run = await step('forging machine', () => boot({ name: 'machine-4-forge', mac: MAC4, until: REFUSED_OR_DONE }));
+    await step('forging machine: checks', async () => {
+      const shown = run.console;
+      const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
+      await run.qemu.kill();
+      const forged = `${BASE_IQN}:${WORKER}`;
+      // It got the public variables and composed exactly the worker's name and root path, with no CHAP user.
+      expect(shown).toContain(`ironlens-e2e: forging ${forged} base-iqn=${BASE_IQN} iscsi-server=${SRV} username=[]`);
+      expect(shown).toMatch(/ironlens-e2e: sanboot refused \(error 0x[0-9a-f]+\)/);
+      expect(shown).not.toContain(MARKER);
+      const ack = dnsmasqLog().match(new RegExp(`DHCPACK\\(tap0\\) (\\S+) ${MAC4}`));
+      expect(ack).not.toBeNull();
+      const ip = ack![1];
+      // tgtd saw the forged name ask for the disk, and admitted no session from that machine.
+      expect(show.stdout, 'no iSCSI session from the forging machine').not.toMatch(new RegExp(`IP Address: ${ip.replace(/\./g, '\\.')}\\b`));
+      const target = parseTgtadmShow(show.stdout).find((t) => t.iqn === `${BASE_IQN}:${WORKER}.ubuntu`);
+      expect(target).toMatchObject({ acl: [forged], accounts: [CHAP_USER] });
+      const served = daemons
+        .find((d) => d.name === 'ironlens-serve')!
+        .log()
+        .split('\n')
+        .filter((l) => l.includes(`/boot-vars?hostname=${WORKER}`)).length;
+      expect(served, 'the forging machine asked /boot-vars by hostname').toBeGreaterThan(0);
+      const refused = shown.match(/ironlens-e2e: sanboot refused \(error (0x[0-9a-f]+)\)/)![1];
+      // iPXE's error number: POSIX class in bits 24-31, its per-file reason in bits 8-12. The
+      // forged name passed the ACL (a name tgtd does not admit gets ENODEV 0x2c, as the guessing
+      // machine did) and the login stopped at authentication: tgtd rejected AuthMethod=None,
+      // iPXE's EPROTO (0x43) reason 6 "Parameter rejected" (EPROTO_VALUE_REJECTED in iscsi.c).
+      const errno = Number.parseInt(refused, 16);
+      expect({ posix: errno >>> 24, reason: (errno >>> 8) & 0x1f }, `iPXE error ${refused}`).toEqual({ posix: 0x43, reason: 6 });
+      say(`forging machine: ${MAC4} (${ip}) took /boot-vars?hostname=${WORKER}, logged in as ${forged} without a CHAP secret: refused at authentication (iPXE error ${refused}: EPROTO, parameter rejected), no marker, no session from ${ip}`);
     }, run.serial);
   });
 });

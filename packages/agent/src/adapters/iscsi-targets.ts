@@ -1,3 +1,5 @@
+import type { ChapCredential } from '@ironlens/core';
+
 /** One LUN of a target, as the backend reports it. */
 export interface TargetLun {
   /** LUN number: 1 on stgt (LUN 0 is its controller), 0 on LIO. */
@@ -19,6 +21,12 @@ export interface Target {
    * (IQNs), and on stgt any address rule added by hand. Empty: nobody.
    */
   acl: string[];
+  /**
+   * The CHAP accounts a login must prove (user names only; the secrets stay in the backend):
+   * stgt's incoming accounts bound to the target. Empty: no CHAP. Absent on LIO, whose
+   * `targetcli ls` does not show a node ACL's `userid` (the adapter checks it after setting it).
+   */
+  accounts?: string[];
 }
 
 /** Options of a new target. */
@@ -28,6 +36,13 @@ export interface CreateTargetOptions {
    * caller has validated it (`isIqn`).
    */
   initiator?: string;
+  /**
+   * The CHAP account an initiator must log in with (issue 13): stgt binds a tgtd account to the
+   * target, LIO sets the node ACL's `auth` and turns the TPG's authentication on. Only with
+   * `initiator`. The caller has validated both fields (`isChapUser`, `isChapSecret`); the
+   * secret is never logged nor echoed in an error.
+   */
+  chap?: ChapCredential;
 }
 
 /**

@@ -94,6 +94,50 @@ describe('TargetcliTargets command lines', () => {
     expect(s.state().targets[iqn].acls[initiator]).toEqual([{ mapped_lun: 0, tpg_lun: 0, write_protect: true }]);
   });
 
+  it('binds a CHAP account: TPG authentication on, the node ACL auth set and read back', async () => {
+    const iqn = 'iqn.2026-07.com.controller:worker-05.ubuntu';
+    const initiator = 'iqn.2026-07.com.controller:worker-05';
+    const chap = { user: 'il-worker-05', password: 'Zq3xW8pLm2Rt7Kv4' };
+    const img = join(dir, 'worker-05.ubuntu.img');
+    writeFileSync(img, Buffer.alloc(4096));
+    await targets.createDisk(iqn, img, { initiator, chap });
+    expect(s.calls()).toEqual([
+      ['/iscsi', 'ls'],
+      ['/backstores/fileio', 'create', 'name=worker-05.ubuntu', `file_or_dev=${img}`],
+      ['/iscsi', 'create', iqn],
+      [`/iscsi/${iqn}/tpg1/luns`, 'create', '/backstores/fileio/worker-05.ubuntu'],
+      [`/iscsi/${iqn}/tpg1`, 'set', 'attribute', 'authentication=1', 'generate_node_acls=0'],
+      [`/iscsi/${iqn}/tpg1/acls`, 'create', initiator, 'add_mapped_luns=false'],
+      [`/iscsi/${iqn}/tpg1/acls/${initiator}`, 'create', '0', '0'],
+      [`/iscsi/${iqn}/tpg1/acls/${initiator}`, 'set', 'auth', `userid=${chap.user}`, `password=${chap.password}`],
+      [`/iscsi/${iqn}/tpg1/acls/${initiator}`, 'get', 'auth', 'userid'],
+      ['/iscsi', 'ls'],
+      ['saveconfig'],
+    ]);
+    expect(s.state().targets[iqn].auth).toEqual({ [initiator]: { userid: chap.user, password: chap.password } });
+  });
+
+  it('rolls back a CHAP target whose auth cannot be set, with no secret in the error', async () => {
+    const iqn = 'iqn.2026-07.com.controller:worker-06.ubuntu';
+    const initiator = 'iqn.2026-07.com.controller:worker-06';
+    const img = join(dir, 'worker-06.ubuntu.img');
+    writeFileSync(img, Buffer.alloc(4096));
+    process.env.TARGETCLI_STANDIN_FAIL = 'set auth';
+    const err = await targets.createDisk(iqn, img, { initiator, chap: { user: 'il-worker-06', password: 'Secret6Secret66' } }).catch((e: Error) => e);
+    expect(err).toMatchObject({ code: 'backend_failed' });
+    expect((err as Error).message).toContain('password=<redacted>');
+    expect((err as Error).message).not.toContain('Secret6Secret66');
+    expect(s.state().targets[iqn]).toBeUndefined();
+    expect(s.calls()).toContainEqual(['/iscsi', 'delete', iqn]);
+  });
+
+  it('refuses CHAP without an initiator before any targetcli call', async () => {
+    const img = join(dir, 'w-bad.img');
+    writeFileSync(img, Buffer.alloc(4096));
+    await expect(targets.createDisk('iqn.2026-07.com.controller:w-bad', img, { chap: { user: 'il-w', password: 'goodSecret0001' } })).rejects.toMatchObject({ code: 'chap_invalid' });
+    expect(s.calls()).toEqual([]);
+  });
+
   it('rolls back a restricted target whose ACL cannot be made', async () => {
     const iqn = 'iqn.2026-07.com.controller:w4';
     const img = join(dir, 'w4.img');

@@ -1,4 +1,4 @@
-import { AppError, type Exec, ExecError, exec as defaultExec } from '@ironlens/core';
+import { AppError, type Exec, ExecError, exec as defaultExec, isChapSecret, isChapUser } from '@ironlens/core';
 import { Mutex } from '../util/mutex';
 import type { CreateTargetOptions, IscsiTargets, Target } from './iscsi-targets';
 
@@ -74,6 +74,11 @@ export function storageObjectName(iqn: string): string {
  * initiator maps LUN 0 to it (`write_protect=1` for a CD): nobody else may log in. LIO
  * has no emulated CD-ROM, so a CD is a read-only disk LUN. `saveconfig` after every change makes targets
  * survive a restart (target.service restores them).
+ *
+ * CHAP (issue 13): the TPG's `authentication=1` and the node ACL's `set auth userid=…
+ * password=…`, checked back with `get auth userid`. LIO keeps the secret in configfs, and
+ * `saveconfig` writes it to /etc/target/saveconfig.json (root-only), LIO's own store: that is
+ * how its targets survive a restart, and the agent cannot keep it out of it.
  */
 export class TargetcliTargets implements IscsiTargets {
   readonly backend = 'lio' as const;
@@ -96,11 +101,11 @@ export class TargetcliTargets implements IscsiTargets {
   }
 
   createDisk(iqn: string, backing: string, opts: CreateTargetOptions = {}): Promise<void> {
-    return this.create(iqn, backing, false, opts.initiator);
+    return this.create(iqn, backing, false, opts);
   }
 
   createCd(iqn: string, backing: string, opts: CreateTargetOptions = {}): Promise<void> {
-    return this.create(iqn, backing, true, opts.initiator);
+    return this.create(iqn, backing, true, opts);
   }
 
   delete(iqn: string): Promise<void> {
@@ -119,7 +124,12 @@ export class TargetcliTargets implements IscsiTargets {
     });
   }
 
-  private create(iqn: string, backing: string, cd: boolean, initiator: string | undefined): Promise<void> {
+  private create(iqn: string, backing: string, cd: boolean, opts: CreateTargetOptions): Promise<void> {
+    const { initiator, chap } = opts;
+    // The last check before a command line: the service has checked them, a caller may not have.
+    if (chap && (!initiator || !isChapUser(chap.user) || !isChapSecret(chap.password))) {
+      return Promise.reject(new AppError('chap_invalid', 'CHAP needs an initiator, a user name and a secret of 12-16 letters and digits'));
+    }
     return this.lock.run(async () => {
       if ((await this.listed()).some((t) => t.iqn === iqn)) throw new AppError('iqn_exists', `iqn already exists: ${iqn}`);
       const name = storageObjectName(iqn);
@@ -131,7 +141,7 @@ export class TargetcliTargets implements IscsiTargets {
         targetMade = true;
         await this.targetcli([`${tpg}/luns`, 'create', `/backstores/fileio/${name}`]);
         if (initiator) {
-          await this.targetcli([tpg, 'set', 'attribute', 'authentication=0', 'generate_node_acls=0']);
+          await this.targetcli([tpg, 'set', 'attribute', `authentication=${chap ? 1 : 0}`, 'generate_node_acls=0']);
           // The mapping is made explicitly rather than by the `auto_add_mapped_luns` preference,
           // so a CD can be write-protected for its initiator. `create <mapped_lun> <tpg_lun>`
           // positionally: the second parameter is `tpg_lun_or_backstore` in current
@@ -139,6 +149,13 @@ export class TargetcliTargets implements IscsiTargets {
           // (targetcli passes the string on, and any non-empty string protects).
           await this.targetcli([`${tpg}/acls`, 'create', initiator, 'add_mapped_luns=false']);
           await this.targetcli([`${tpg}/acls/${initiator}`, 'create', '0', '0', ...(cd ? ['write_protect=1'] : [])]);
+          if (chap) {
+            await this.targetcli([`${tpg}/acls/${initiator}`, 'set', 'auth', `userid=${chap.user}`, `password=${chap.password}`]);
+            const { stdout } = await this.targetcli([`${tpg}/acls/${initiator}`, 'get', 'auth', 'userid']);
+            if (!stdout.split('\n').some((l) => l.trim() === `userid=${chap.user}`)) {
+              throw new AppError('backend_failed', `targetcli reported success but the node ACL ${initiator} of ${iqn} has no CHAP user ${chap.user}`);
+            }
+          }
         } else {
           await this.targetcli([
             tpg,
@@ -177,7 +194,8 @@ export class TargetcliTargets implements IscsiTargets {
       return await this.exec([this.command, ...args], { timeoutMs: 60_000 });
     } catch (err) {
       if (err instanceof ExecError) {
-        const out = (err.result.stderr || err.result.stdout).trim();
+        // A secret the command carried never reaches an error message, even if targetcli echoes it.
+        const out = (err.result.stderr || err.result.stdout).trim().replace(/password=\S*/g, 'password=<redacted>');
         if (/already exists/i.test(out) && args[0] === '/iscsi' && args[1] === 'create') {
           throw new AppError('iqn_exists', `iqn already exists: ${args[2]}`);
         }

@@ -6,7 +6,7 @@ import { exec } from '@ironlens/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freeTcpPort, type RunningTgtd, startTgtd, unusedControlPort } from '../testing/tgtd';
 import { describeIscsiTargetsContract } from './iscsi-targets.contract';
-import { parseTgtadmShow, TgtadmTargets } from './tgtadm.adapter';
+import { parseTgtadmAccounts, parseTgtadmShow, TgtadmTargets } from './tgtadm.adapter';
 
 describeIscsiTargetsContract('TgtadmTargets against a real tgtd', async () => {
   const tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `127.0.0.1:${await freeTcpPort()}` });
@@ -105,6 +105,76 @@ describe('TgtadmTargets seen by an iSCSI initiator', () => {
     expect((await exec(['iscsi-ls', '-s', '-i', `${allowed}x`, `iscsi://${portal}`])).stdout).not.toContain(iqn);
   });
 
+  it('binds a CHAP account to a restricted disk: the initiator logs in only with its secret', async () => {
+    const iqn = 'iqn.2026-07.com.controller:worker-09.ubuntu';
+    const allowed = 'iqn.2026-07.com.controller:worker-09';
+    const chap = { user: 'il-worker-09', password: 'Zq3xW8pLm2Rt7Kv4' };
+    const img = join(dir, 'chap.img');
+    await writeFile(img, '');
+    await truncate(img, 16 * 1024 * 1024);
+    await tgtd.targets.createDisk(iqn, img, { initiator: allowed, chap });
+    const listed = (await tgtd.targets.list()).find((t) => t.iqn === iqn);
+    expect(listed).toMatchObject({ acl: [allowed], accounts: [chap.user] });
+    const accounts = await exec(['tgtadm', '-C', String(tgtd.controlPort), '--lld', 'iscsi', '--mode', 'account', '--op', 'show']);
+    expect(parseTgtadmAccounts(accounts.stdout)).toContain(chap.user);
+
+    const url = (cred: string) => `iscsi://${cred}${portal}/${iqn}/1`;
+    const ok = await exec(['iscsi-readcapacity16', '-i', allowed, url(`${chap.user}%${chap.password}@`)]);
+    expect(ok.stdout).toMatch(/Total size:\s*16777216/);
+    // The initiator's name alone (what /boot-vars?hostname= shows) no longer reads the disk,
+    // nor does a wrong secret, nor the right secret under another initiator name.
+    for (const [who, cred] of [
+      [allowed, ''],
+      [allowed, `${chap.user}%Zq3xW8pLm2Rt7Kv5@`],
+      [allowed, `il-worker-08%${chap.password}@`],
+      ['iqn.2026-07.com.controller:worker-08', `${chap.user}%${chap.password}@`],
+    ]) {
+      const r = await exec(['iscsi-readcapacity16', '-i', who, url(cred)], { allowFailure: true });
+      expect(r.code, `${who} with ${cred || 'no credential'}`).not.toBe(0);
+      expect(r.stdout).not.toMatch(/Total size/);
+    }
+    const refused = await exec(['iscsi-readcapacity16', '-i', allowed, url('')], { allowFailure: true });
+    expect(refused.stderr + refused.stdout).toMatch(/Authentication failure/);
+  });
+
+  it("shares a worker's account between its targets, takes a new secret everywhere, and drops the account with its last target", async () => {
+    const allowed = 'iqn.2026-07.com.controller:worker-10';
+    const one = 'iqn.2026-07.com.controller:worker-10.ubuntu';
+    const two = 'iqn.2026-07.com.controller:worker-10.windows.iso';
+    const img = join(dir, 'chap-share.img');
+    const iso = join(dir, 'chap-share.iso');
+    await writeFile(img, Buffer.alloc(1024 * 1024));
+    await writeFile(iso, Buffer.alloc(1024 * 1024));
+    await tgtd.targets.createDisk(one, img, { initiator: allowed, chap: { user: 'il-worker-10', password: 'firstSecret0001' } });
+    // The same user with a new secret: tgtd has no password update, so the account is replaced and bound again to both.
+    await tgtd.targets.createCd(two, iso, { initiator: allowed, chap: { user: 'il-worker-10', password: 'secondSecret002' } });
+    const both = (await tgtd.targets.list()).filter((t) => t.iqn === one || t.iqn === two);
+    expect(both.map((t) => t.accounts)).toEqual([['il-worker-10'], ['il-worker-10']]);
+    const read = (secret: string) => exec(['iscsi-readcapacity16', '-i', allowed, `iscsi://il-worker-10%${secret}@${portal}/${one}/1`], { allowFailure: true });
+    expect((await read('secondSecret002')).code).toBe(0);
+    expect((await read('firstSecret0001')).code).not.toBe(0);
+
+    const users = async () => parseTgtadmAccounts((await exec(['tgtadm', '-C', String(tgtd.controlPort), '--lld', 'iscsi', '--mode', 'account', '--op', 'show'])).stdout);
+    await tgtd.targets.delete(two);
+    expect(await users()).toContain('il-worker-10');
+    await tgtd.targets.delete(one);
+    expect(await users()).not.toContain('il-worker-10');
+  });
+
+  it('refuses CHAP without an initiator or with a secret outside its grammar, before any tgtadm call', async () => {
+    const img = join(dir, 'chap-bad.img');
+    await writeFile(img, Buffer.alloc(1024 * 1024));
+    const before = await tgtd.targets.list();
+    for (const opts of [
+      { chap: { user: 'il-w', password: 'goodSecret0001' } },
+      { initiator: 'iqn.2026-07.com.controller:w', chap: { user: 'il-w', password: 'bad secret; x' } },
+      { initiator: 'iqn.2026-07.com.controller:w', chap: { user: 'il w', password: 'goodSecret0001' } },
+    ]) {
+      await expect(tgtd.targets.createDisk('iqn.2026-07.com.controller:w.bad', img, opts)).rejects.toMatchObject({ code: 'chap_invalid' });
+    }
+    expect(await tgtd.targets.list()).toEqual(before);
+  });
+
   it('answers backend_failed when tgtd is not there', async () => {
     const absent = new TgtadmTargets({ controlPort: unusedControlPort() });
     await expect(absent.list()).rejects.toMatchObject({ code: 'backend_failed' });
@@ -164,8 +234,8 @@ Target 3: iqn.2026-07.com.controller:win.iso
         ALL
 `;
     expect(parseTgtadmShow(text)).toEqual([
-      { iqn: 'iqn.2026-07.com.controller:worker-01.ubuntu', tid: 1, luns: [{ lun: 1, backing: '/home/iscsi_img/worker-01.ubuntu.img', cd: false }], acl: ['ALL'] },
-      { iqn: 'iqn.2026-07.com.controller:win.iso', tid: 3, luns: [{ lun: 1, backing: '/home/iscsi_img/Win11.iso', cd: true }], acl: ['ALL'] },
+      { iqn: 'iqn.2026-07.com.controller:worker-01.ubuntu', tid: 1, luns: [{ lun: 1, backing: '/home/iscsi_img/worker-01.ubuntu.img', cd: false }], acl: ['ALL'], accounts: [] },
+      { iqn: 'iqn.2026-07.com.controller:win.iso', tid: 3, luns: [{ lun: 1, backing: '/home/iscsi_img/Win11.iso', cd: true }], acl: ['ALL'], accounts: [] },
     ]);
     expect(parseTgtadmShow('')).toEqual([]);
   });
@@ -189,6 +259,7 @@ Target 3: iqn.2026-07.com.controller:win.iso
             Backing store path: /d/worker-01.ubuntu.img
     Account information:
         chapuser
+        mutual (outgoing)
     ACL information:
         iqn.2026-07.com.controller:worker-01
 Target 2: iqn.2026-07.com.controller:two
@@ -213,5 +284,12 @@ Target 3: iqn.2026-07.com.controller:unbound
       [],
     ]);
     expect(parsed[0].luns).toEqual([{ lun: 1, backing: '/d/worker-01.ubuntu.img', cd: false }]);
+    // Incoming CHAP users only: an outgoing (mutual) account proves the target, not the initiator.
+    expect(parsed.map((t) => t.accounts)).toEqual([['chapuser'], [], []]);
+  });
+
+  it('reads the account list', () => {
+    expect(parseTgtadmAccounts('Account list:\n    il-worker-01\n    il-worker-02\n')).toEqual(['il-worker-01', 'il-worker-02']);
+    expect(parseTgtadmAccounts('Account list:\n')).toEqual([]);
   });
 });

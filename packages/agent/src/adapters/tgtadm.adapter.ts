@@ -1,4 +1,4 @@
-import { AppError, type Exec, ExecError, exec as defaultExec } from '@ironlens/core';
+import { AppError, type ChapCredential, type Exec, ExecError, exec as defaultExec, isChapSecret, isChapUser } from '@ironlens/core';
 import { Mutex } from '../util/mutex';
 import type { CreateTargetOptions, IscsiTargets, Target } from './iscsi-targets';
 
@@ -14,14 +14,15 @@ export interface TgtadmOptions {
 /**
  * Parses `tgtadm --lld iscsi --op show --mode target`: one block per `Target N: <iqn>`,
  * one `LUN: k` block per LUN with its `Type:` and `Backing store path:`, and the entries
- * under `ACL information:` (`ALL`, initiator names, addresses). LUN 0 (the controller,
- * backing `None`) is left out.
+ * under `ACL information:` (`ALL`, initiator names, addresses) and `Account information:`
+ * (incoming CHAP users; an outgoing one is marked ` (outgoing)` and left out). LUN 0 (the
+ * controller, backing `None`) is left out.
  */
 export function parseTgtadmShow(text: string): Target[] {
   const targets: Target[] = [];
   let target: Target | undefined;
   let lun: { lun: number; type?: string; backing?: string } | undefined;
-  let inAcl = false;
+  let section: 'luns' | 'accounts' | 'acl' = 'luns';
   const flush = () => {
     if (target && lun?.backing && lun.backing !== 'None') {
       target.luns.push({ lun: lun.lun, backing: lun.backing, cd: lun.type === 'cd/dvd' });
@@ -33,19 +34,23 @@ export function parseTgtadmShow(text: string): Target[] {
     const t = /^Target (\d+): (\S+)$/.exec(raw);
     if (t) {
       flush();
-      inAcl = false;
-      target = { iqn: t[2], tid: Number(t[1]), luns: [], acl: [] };
+      section = 'luns';
+      target = { iqn: t[2], tid: Number(t[1]), luns: [], acl: [], accounts: [] as string[] };
       targets.push(target);
       continue;
     }
-    if (line === 'ACL information:') {
+    if (line === 'ACL information:' || line === 'Account information:') {
       flush();
-      inAcl = true;
+      section = line === 'ACL information:' ? 'acl' : 'accounts';
       continue;
     }
-    if (inAcl) {
+    if (section === 'acl') {
       // The section is the last of a target block: one entry per line, until the next target.
       if (line !== '' && target) target.acl.push(line);
+      continue;
+    }
+    if (section === 'accounts') {
+      if (line !== '' && target && !line.endsWith(' (outgoing)')) target.accounts?.push(line);
       continue;
     }
     const l = /^LUN: (\d+)$/.exec(line);
@@ -57,16 +62,34 @@ export function parseTgtadmShow(text: string): Target[] {
     if (!lun) continue;
     if (line.startsWith('Type: ')) lun.type = line.slice(6).trim();
     else if (line.startsWith('Backing store path: ')) lun.backing = line.slice(20).trim();
-    else if (line === 'Account information:') flush();
   }
   flush();
   return targets;
+}
+
+/** Parses `tgtadm --mode account --op show`: the user names under `Account list:`. */
+export function parseTgtadmAccounts(text: string): string[] {
+  const out: string[] = [];
+  let inList = false;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === 'Account list:') inList = true;
+    else if (inList && line !== '') out.push(line);
+  }
+  return out;
 }
 
 /**
  * stgt through `tgtadm`. tgtd keeps nothing across restarts, so the agent's scan rebuilds
  * targets from the image files. Mutations are serialized, and a free tid is chosen under
  * that lock; a tid taken meanwhile by another tgtadm client is retried with the next one.
+ *
+ * CHAP: tgtd's accounts are global and bound to targets; a target with a bound (incoming)
+ * account refuses a login that does not prove it. A worker's targets share its account. A
+ * new secret for an existing user replaces the account (tgtd has no password update:
+ * delete unbinds it everywhere, so it is bound again to every target that had it), and an
+ * account no target uses any more is deleted with its last target. The secret reaches
+ * tgtadm as an argument (its only interface); it is never in an error or a log line.
  */
 export class TgtadmTargets implements IscsiTargets {
   readonly backend = 'stgt' as const;
@@ -88,22 +111,45 @@ export class TgtadmTargets implements IscsiTargets {
   }
 
   createDisk(iqn: string, backing: string, opts: CreateTargetOptions = {}): Promise<void> {
-    return this.create(iqn, backing, false, opts.initiator);
+    return this.create(iqn, backing, false, opts);
   }
 
   createCd(iqn: string, backing: string, opts: CreateTargetOptions = {}): Promise<void> {
-    return this.create(iqn, backing, true, opts.initiator);
+    return this.create(iqn, backing, true, opts);
   }
 
   delete(iqn: string): Promise<void> {
     return this.lock.run(async () => {
-      const target = (await this.list()).find((t) => t.iqn === iqn);
+      const all = await this.list();
+      const target = all.find((t) => t.iqn === iqn);
       if (!target) throw new AppError('iqn_not_found', 'iqn not found');
       await this.tgtadm(['--mode', 'target', '--op', 'delete', '--force', '--tid', String(target.tid)]);
+      // An account no other target uses goes with its last target.
+      const stillUsed = new Set(all.filter((t) => t.iqn !== iqn).flatMap((t) => t.accounts ?? []));
+      for (const user of target.accounts ?? []) {
+        if (!stillUsed.has(user)) await this.tgtadm(['--mode', 'account', '--op', 'delete', '--user', user]).catch(() => {});
+      }
     });
   }
 
-  private create(iqn: string, backing: string, cd: boolean, initiator: string | undefined): Promise<void> {
+  /** The account `chap.user` with the secret `chap.password`, bound to `tid` (and to every target that had that user before). */
+  private async bindAccount(tid: number, chap: ChapCredential): Promise<void> {
+    const { stdout } = await this.tgtadm(['--mode', 'account', '--op', 'show']);
+    const rebind: number[] = [];
+    if (parseTgtadmAccounts(stdout).includes(chap.user)) {
+      for (const t of await this.list()) if (t.tid !== undefined && t.tid !== tid && t.accounts?.includes(chap.user)) rebind.push(t.tid);
+      await this.tgtadm(['--mode', 'account', '--op', 'delete', '--user', chap.user]);
+    }
+    await this.tgtadm(['--mode', 'account', '--op', 'new', '--user', chap.user, '--password', chap.password]);
+    for (const t of [...rebind, tid]) await this.tgtadm(['--mode', 'account', '--op', 'bind', '--tid', String(t), '--user', chap.user]);
+  }
+
+  private create(iqn: string, backing: string, cd: boolean, opts: CreateTargetOptions): Promise<void> {
+    const { initiator, chap } = opts;
+    // The last check before a command line: the service has checked them, a caller may not have.
+    if (chap && (!initiator || !isChapUser(chap.user) || !isChapSecret(chap.password))) {
+      return Promise.reject(new AppError('chap_invalid', 'CHAP needs an initiator, a user name and a secret of 12-16 letters and digits'));
+    }
     return this.lock.run(async () => {
       const targets = await this.list();
       if (targets.some((t) => t.iqn === iqn)) throw new AppError('iqn_exists', `iqn already exists: ${iqn}`);
@@ -131,6 +177,7 @@ export class TgtadmTargets implements IscsiTargets {
         // so a restricted target gets no address rule at all.
         const who = initiator ? ['--initiator-name', initiator] : ['--initiator-address', 'ALL'];
         await this.tgtadm(['--mode', 'target', '--op', 'bind', '--tid', String(tid), ...who]);
+        if (chap) await this.bindAccount(tid, chap);
       } catch (err) {
         // No half-made target: remove it again, then report the first failure.
         await this.tgtadm(['--mode', 'target', '--op', 'delete', '--force', '--tid', String(tid)]).catch(() => {});

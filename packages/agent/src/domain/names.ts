@@ -1,4 +1,4 @@
-import { AppError, echo, isIqn } from '@ironlens/core';
+import { AppError, type ChapCredential, echo, isChapSecret, isChapUser, isIqn } from '@ironlens/core';
 
 /**
  * The naming rules of the agent: IQNs, sizes, backing file names. Everything a request
@@ -31,6 +31,35 @@ export function checkInitiator(value: unknown): string | undefined {
     throw new AppError('iqn_invalid', `invalid initiator ${echo(value)}: expected an IQN iqn.YYYY-MM.reverse.domain[:suffix], lowercase letters, digits, '.', ':' and '-'`);
   }
   return value;
+}
+
+/**
+ * The optional CHAP account of a new target (`{"user": …, "password": …}`): only with an
+ * initiator (a CHAP target open to every initiator would be a shared password), a user name
+ * (`isChapUser`) and a secret of 12-16 letters and digits, or 400 `chap_invalid`. The error
+ * names the user, never the secret.
+ */
+export function checkChap(value: unknown, initiator: string | undefined): ChapCredential | undefined {
+  if (value === undefined || value === null) return undefined;
+  const c = value as Record<string, unknown>;
+  if (typeof value !== 'object' || Array.isArray(value) || !isChapUser(c.user) || !isChapSecret(c.password)) {
+    const user = typeof value === 'object' && value !== null ? echo((value as Record<string, unknown>).user) : 'missing';
+    throw new AppError('chap_invalid', `invalid chap (user ${user}): a user name (lowercase letters, digits, '.', '_', ':', '-') and a password of 12-16 letters and digits`);
+  }
+  if (initiator === undefined) throw new AppError('chap_invalid', 'chap needs an initiator: a CHAP target admits one initiator name');
+  return { user: c.user, password: c.password };
+}
+
+/** The CHAP accounts a scan may bind again, by user (`POST /luns/scan {"chap": [{user, password}, …]}`). */
+export function checkChapList(value: unknown): Map<string, ChapCredential> {
+  const out = new Map<string, ChapCredential>();
+  if (value === undefined || value === null) return out;
+  if (!Array.isArray(value)) throw new AppError('chap_invalid', 'chap must be a list of {user, password}');
+  for (const item of value) {
+    const c = checkChap(item, '');
+    if (c) out.set(c.user, c);
+  }
+  return out;
 }
 
 /** A backing file name: one path component, `[A-Za-z0-9._-]`, not hidden. */

@@ -8,6 +8,11 @@ export interface LunIndexEntry {
   cd: boolean;
   /** The only initiator admitted to the target; absent: every initiator. */
   initiator?: string;
+  /**
+   * The CHAP user the target was bound to (never the secret: the agent keeps no secret on
+   * disk). A scan rebuilds such a target only with that user's credential in its request.
+   */
+  chap_user?: string;
 }
 
 /** The index file, kept in DISK_DIR beside the images it describes. */
@@ -18,7 +23,8 @@ export const LUN_INDEX_FILE = '.ironlens-agent-luns.json';
  * its own IQN, and with its own access rule, even when the file name is not the default
  * one derived from it. One small JSON file
  * (`{"version":1,"luns":{"<iqn>":{"filename":"…","cd":false,"initiator":"iqn…"}}}`,
- * `initiator` only for a target restricted to one initiator), rewritten atomically.
+ * `initiator` only for a target restricted to one initiator, `chap_user` only for one bound
+ * to a CHAP account), rewritten atomically.
  * Callers serialize writes (the LUN service's lock).
  */
 export class LunIndex {
@@ -42,7 +48,12 @@ export class LunIndex {
 
   async put(iqn: string, entry: LunIndexEntry): Promise<void> {
     const all = await this.read();
-    all.set(iqn, { filename: entry.filename, cd: entry.cd, ...(entry.initiator === undefined ? {} : { initiator: entry.initiator }) });
+    all.set(iqn, {
+      filename: entry.filename,
+      cd: entry.cd,
+      ...(entry.initiator === undefined ? {} : { initiator: entry.initiator }),
+      ...(entry.chap_user === undefined ? {} : { chap_user: entry.chap_user }),
+    });
     await this.write(all);
   }
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, exec } from '@ironlens/core';
@@ -416,6 +416,59 @@ describe('POST /luns/scan', () => {
     expect(luns.map((t) => t.iqn)).not.toContain(`${BASE}:worker-07.ubuntu`);
     expect((await exec(['iscsi-ls', '-i', `${BASE}:worker-07`, `iscsi://${portal}`])).stdout).not.toContain(iqn);
     expect((await index.read()).get(iqn)).toEqual({ filename: 'w6.img', cd: false, initiator });
+  });
+
+  it('binds a CHAP account on create, never answers or records its secret, and rebuilds the target after a tgtd restart only when the credential is re-sent', async () => {
+    const { app, dir } = await newApp();
+    const iqn = `${BASE}:worker-11.ubuntu`;
+    const initiator = `${BASE}:worker-11`;
+    const chap = { user: 'il-worker-11', password: 'Pw11Pw11Pw11Pw11' };
+    const made = await post(app, '/luns/disk', { iqn, size: '1M', filename: 'w11.img', initiator, chap });
+    expect(made.statusCode, made.body).toBe(200);
+    expect(made.json()).toMatchObject({ iqn, initiator, chap_user: chap.user });
+    expect(made.body).not.toContain(chap.password);
+    const listed = await app.inject({ url: '/luns', headers: auth });
+    expect((listed.json() as { iqn: string; accounts?: string[] }[]).find((t) => t.iqn === iqn)?.accounts).toEqual([chap.user]);
+    expect(listed.body).not.toContain(chap.password);
+    // The index names the user; no file the agent writes holds the secret.
+    const index = new LunIndex(dir);
+    expect((await index.read()).get(iqn)).toEqual({ filename: 'w11.img', cd: false, initiator, chap_user: chap.user });
+    expect(readFileSync(join(dir, LUN_INDEX_FILE), 'utf8')).not.toContain(chap.password);
+    const read = (cred: string) => exec(['iscsi-readcapacity16', '-i', initiator, `iscsi://${cred}${portal}/${iqn}/1`], { allowFailure: true });
+    expect((await read(`${chap.user}%${chap.password}@`)).code).toBe(0);
+
+    // What a tgtd restart leaves: the target and the account gone, the file and index kept.
+    await tgtd.targets.delete(iqn);
+    const bare = (await post(app, '/luns/scan', undefined)).json();
+    expect(bare.created).toEqual([]);
+    expect(bare.skipped).toEqual([{ iqn, filename: 'w11.img', reason: expect.stringMatching(/^no CHAP credential for il-worker-11/) }]);
+    expect((await read('')).code, 'not exported guarded by the name alone').not.toBe(0);
+    // A wrong-shaped credential is refused whole, naming no secret.
+    const bad = await post(app, '/luns/scan', { chap: [{ user: chap.user, password: 'short9secret' }, { user: 'x y', password: chap.password }] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).not.toContain('short9secret');
+    expect(bad.body).not.toContain(chap.password);
+
+    const again = await post(app, '/luns/scan', { chap: [chap, { user: 'il-other', password: 'OtherOtherOther1' }] });
+    expect(again.json().created).toEqual([{ iqn, cd: false, filename: 'w11.img' }]);
+    expect(again.body).not.toContain(chap.password);
+    expect((await read(`${chap.user}%${chap.password}@`)).code).toBe(0);
+    expect((await read('')).code).not.toBe(0);
+    expect((await read(`${chap.user}%OtherOtherOther1@`)).code).not.toBe(0);
+  });
+
+  it('answers 400 chap_invalid for a CHAP credential without an initiator or with a bad secret, and makes nothing', async () => {
+    const { app, dir } = await newApp();
+    for (const body of [
+      { iqn: `${BASE}:w12.ubuntu`, size: '1M', chap: { user: 'il-w12', password: 'Pw12Pw12Pw12Pw12' } },
+      { iqn: `${BASE}:w12.ubuntu`, size: '1M', initiator: `${BASE}:w12`, chap: { user: 'il-w12', password: 'Pw12 Pw12;Pw12' } },
+      { iqn: `${BASE}:w12.ubuntu`, size: '1M', initiator: `${BASE}:w12`, chap: { user: 'IL W12', password: 'Pw12Pw12Pw12Pw12' } },
+    ]) {
+      const r = await post(app, '/luns/disk', body);
+      expect(r.statusCode, JSON.stringify(body)).toBe(400);
+      expect(r.body).not.toContain('Pw12');
+    }
+    expect(existsSync(join(dir, 'w12.ubuntu.img'))).toBe(false);
   });
 
   it('takes a bodyless POST sent with a JSON content type', async () => {

@@ -23,12 +23,23 @@ const lunTarget = {
       items: { type: 'string' },
       description: 'who may log in: ["ALL"] (every initiator), or initiator names (IQNs); stgt also lists address rules added by hand; [] nobody',
     },
+    accounts: { type: 'array', items: { type: 'string' }, description: 'CHAP users a login must prove (stgt); absent without CHAP, and on lio' },
   },
 } as const;
 const initiatorField = {
   type: 'string',
   description: 'the only initiator name (IQN, lowercase) the target admits; leave it out for a target open to every initiator',
 } as const;
+const chapField = {
+  type: 'object',
+  required: ['user', 'password'],
+  properties: {
+    user: { type: 'string', description: 'CHAP user name: lowercase letters, digits, ".", "_", ":", "-"' },
+    password: { type: 'string', description: 'CHAP secret: 12-16 letters and digits; never answered, logged or written to a file by the agent' },
+  },
+  description: 'the CHAP account the initiator must log in with (needs initiator)',
+} as const;
+const chapUserField = { type: 'string', description: 'present when a login must prove this CHAP user' } as const;
 const secured = [{ bearer: [] }];
 
 /**
@@ -86,7 +97,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     async () => luns.list(),
   );
 
-  app.post<{ Body: { iqn: string; filename?: string; master?: string; size?: string | number; initiator?: string } }>(
+  app.post<{ Body: { iqn: string; filename?: string; master?: string; size?: string | number; initiator?: string; chap?: { user: string; password: string } } }>(
     '/luns/disk',
     {
       schema: {
@@ -102,6 +113,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
             master: { type: 'string', description: 'master image in DISK_DIR (exactly one of master, size)' },
             size: { anyOf: [{ type: 'string' }, { type: 'integer' }], description: 'blank disk size: bytes or 40G, 512M, 1T, 100K' },
             initiator: initiatorField,
+            chap: chapField,
           },
         },
         response: {
@@ -114,6 +126,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
               clone: { type: 'string', enum: ['reflink', 'copy'], nullable: true },
               size: { type: 'integer' },
               initiator: { type: 'string', description: 'present when the target admits only this initiator' },
+              chap_user: chapUserField,
             },
           },
           ...errors,
@@ -123,7 +136,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     async (req) => luns.createDisk(req.body),
   );
 
-  app.post<{ Body: { iso: string; iqn?: string; initiator?: string } }>(
+  app.post<{ Body: { iso: string; iqn?: string; initiator?: string; chap?: { user: string; password: string } } }>(
     '/luns/cd',
     {
       schema: {
@@ -137,6 +150,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
             iso: { type: 'string', description: 'ISO file name in DISK_DIR' },
             iqn: { type: 'string', description: 'default base_iqn:<iso name lowercased>' },
             initiator: initiatorField,
+            chap: chapField,
           },
         },
         response: {
@@ -147,6 +161,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
               backing: { type: 'string' },
               filename: { type: 'string' },
               initiator: { type: 'string', description: 'present when the target admits only this initiator' },
+              chap_user: chapUserField,
             },
           },
           ...errors,
@@ -189,13 +204,15 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     async (req) => luns.delete({ iqn: req.query.iqn, deleteFile: req.query.delete_file === true, ignoreMissing: req.query.ignore_missing === true }),
   );
 
-  app.post(
+  app.post<{ Body: { chap?: { user: string; password: string }[] } | undefined }>(
     '/luns/scan',
     {
       schema: {
         tags: ['luns'],
         summary: 'Rebuild missing targets from the image files in DISK_DIR',
+        description: 'A target recorded with a CHAP user is rebuilt only when the body carries that credential (the agent keeps no secret).',
         security: secured,
+        body: { type: 'object', nullable: true, properties: { chap: { type: 'array', items: chapField } } },
         response: {
           200: {
             type: 'object',
@@ -211,7 +228,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
         },
       },
     },
-    async () => luns.scan(),
+    async (req) => luns.scan({ chap: req.body?.chap }),
   );
 
   app.get(

@@ -3,6 +3,8 @@ import { AppError, echo } from '@ironlens/core';
 import type { CloneMode, DiskImages } from '../adapters/disk-images.adapter';
 import type { IscsiTargets, Target } from '../adapters/iscsi-targets';
 import {
+  checkChap,
+  checkChapList,
   checkDiskFileName,
   checkInitiator,
   checkIqn,
@@ -42,6 +44,8 @@ export interface LunTarget {
   luns: { backing: string }[];
   /** Who may log in: `["ALL"]`, or the initiator names (see `Target.acl`). */
   acl: string[];
+  /** The CHAP users a login must prove (stgt; absent without CHAP, and on LIO). */
+  accounts?: string[];
 }
 
 export interface CreateDiskRequest {
@@ -51,6 +55,8 @@ export interface CreateDiskRequest {
   size?: unknown;
   /** The only initiator (IQN) the target admits; absent: every initiator. */
   initiator?: unknown;
+  /** `{user, password}`: the CHAP account the initiator must log in with (needs `initiator`). */
+  chap?: unknown;
 }
 
 export interface DiskCreated {
@@ -63,6 +69,8 @@ export interface DiskCreated {
   size: number;
   /** Present when the target admits only this initiator. */
   initiator?: string;
+  /** Present when a login must prove this CHAP user (the secret is never answered). */
+  chap_user?: string;
 }
 
 export interface CreateCdRequest {
@@ -70,6 +78,8 @@ export interface CreateCdRequest {
   iqn?: unknown;
   /** The only initiator (IQN) the target admits; absent: every initiator. */
   initiator?: unknown;
+  /** `{user, password}`: the CHAP account the initiator must log in with (needs `initiator`). */
+  chap?: unknown;
 }
 
 export interface CdCreated {
@@ -78,6 +88,16 @@ export interface CdCreated {
   filename: string;
   /** Present when the target admits only this initiator. */
   initiator?: string;
+  /** Present when a login must prove this CHAP user (the secret is never answered). */
+  chap_user?: string;
+}
+
+export interface ScanRequest {
+  /**
+   * CHAP accounts (`[{user, password}]`) the control plane re-sends: a target recorded with a
+   * CHAP user is rebuilt only with that user's credential, since the agent keeps no secret.
+   */
+  chap?: unknown;
 }
 
 export interface DeleteRequest {
@@ -157,6 +177,7 @@ export class LunService {
     const size = present(req.size) ? parseSize(req.size) : undefined;
     if (present(req.filename) && typeof req.filename !== 'string') throw new AppError('filename_invalid', 'filename must be a string');
     const initiator = checkInitiator(req.initiator);
+    const chap = checkChap(req.chap, initiator);
     const filename = present(req.filename) ? (req.filename as string) : defaultDiskFileName(suffix);
     // The grammar first: a name is judged before the file system is asked anything.
     checkDiskFileName(filename);
@@ -186,9 +207,9 @@ export class LunService {
       if (size !== undefined) await images.createSparse(backing, size);
       try {
         await this.lock.run(async () => {
-          await targets.createDisk(iqn, backing, { initiator });
+          await targets.createDisk(iqn, backing, { initiator, chap });
           try {
-            await index.put(iqn, { filename, cd: false, initiator });
+            await index.put(iqn, { filename, cd: false, initiator, chap_user: chap?.user });
           } catch (err) {
             await targets.delete(iqn).catch(() => {});
             throw err;
@@ -200,7 +221,7 @@ export class LunService {
         throw err;
       }
       const made = await images.fileStat(backing);
-      return { iqn, backing, filename, clone, size: made?.size ?? size ?? 0, ...(initiator ? { initiator } : {}) };
+      return { iqn, backing, filename, clone, size: made?.size ?? size ?? 0, ...(initiator ? { initiator } : {}), ...(chap ? { chap_user: chap.user } : {}) };
     } finally {
       this.reservedIqns.delete(iqn);
       this.reservedFiles.delete(filename);
@@ -220,20 +241,21 @@ export class LunService {
     checkIqn(iqn, baseIqn);
     const name = iqn as string;
     const initiator = checkInitiator(req.initiator);
+    const chap = checkChap(req.chap, initiator);
 
     return this.lock.run(async () => {
       if (!(await images.fileStat(backing))) throw new AppError('file_not_found', `iso not found: ${iso}`);
       if (this.reservedIqns.has(name) || (await targets.list()).some((t) => t.iqn === name)) {
         throw new AppError('iqn_exists', `iqn already exists: ${name}`);
       }
-      await targets.createCd(name, backing, { initiator });
+      await targets.createCd(name, backing, { initiator, chap });
       try {
-        await index.put(name, { filename: iso, cd: true, initiator });
+        await index.put(name, { filename: iso, cd: true, initiator, chap_user: chap?.user });
       } catch (err) {
         await targets.delete(name).catch(() => {});
         throw err;
       }
-      return { iqn: name, backing, filename: iso, ...(initiator ? { initiator } : {}) };
+      return { iqn: name, backing, filename: iso, ...(initiator ? { initiator } : {}), ...(chap ? { chap_user: chap.user } : {}) };
     });
   }
 
@@ -284,10 +306,14 @@ export class LunService {
    * files, links that lead outside DISK_DIR or to a master left out): under the IQN recorded
    * for the file, with the initiator recorded for it. A file without a recorded initiator
    * (or unknown to the index, then under the IQN its name gives) is exported open to all
-   * only with `scanOpen`; otherwise it is skipped. Index entries whose file is gone are dropped.
+   * only with `scanOpen`; otherwise it is skipped. A file recorded with a CHAP user is
+   * rebuilt only when the request carries that user's credential (the control plane re-sends
+   * it: the agent keeps no secret, so its own start-up scan skips such a target rather than
+   * leave it guarded by the initiator name alone). Index entries whose file is gone are dropped.
    */
-  scan(): Promise<ScanResult> {
+  scan(req: ScanRequest = {}): Promise<ScanResult> {
     const { baseIqn, images, targets, index } = this.opts;
+    const credentials = checkChapList(req.chap);
     return this.lock.run(async () => {
       const result: ScanResult = { created: [], skipped: [] };
       const files = await images.list();
@@ -338,8 +364,11 @@ export class LunService {
           else if (entry.initiator !== undefined && !isIqn(entry.initiator)) skip('the recorded initiator is not a valid IQN');
           // A name found on disk is no credential: without a recorded initiator, nobody is admitted.
           else if (entry.initiator === undefined && !this.opts.scanOpen) skip('no recorded initiator: not exported to every initiator (IRONLENS_AGENT_SCAN_OPEN)');
-          else {
-            const opts = { initiator: entry.initiator };
+          else if (entry.chap_user !== undefined && (entry.initiator === undefined || !credentials.has(entry.chap_user))) {
+            skip(`no CHAP credential for ${entry.chap_user}: the agent keeps no secret; the control plane re-sends it (POST /agents/<id>/luns/scan)`);
+          } else {
+            const chap = entry.chap_user === undefined ? undefined : credentials.get(entry.chap_user);
+            const opts = { initiator: entry.initiator, chap };
             try {
               if (entry.cd) await targets.createCd(iqn, path, opts);
               else await targets.createDisk(iqn, path, opts);
@@ -373,5 +402,7 @@ export class LunService {
 
 function toLunTarget(t: Target): LunTarget {
   const luns = t.luns.map((l) => ({ backing: l.backing }));
-  return t.tid === undefined ? { iqn: t.iqn, luns, acl: t.acl } : { iqn: t.iqn, tid: t.tid, luns, acl: t.acl };
+  // Only a target with CHAP accounts says so: the answer of every other target is unchanged.
+  const accounts = t.accounts?.length ? { accounts: t.accounts } : {};
+  return t.tid === undefined ? { iqn: t.iqn, luns, acl: t.acl, ...accounts } : { iqn: t.iqn, tid: t.tid, luns, acl: t.acl, ...accounts };
 }

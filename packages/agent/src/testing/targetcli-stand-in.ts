@@ -31,7 +31,7 @@ function ls() {
     const t = state.targets[iqn];
     out.push(dots('  o- ' + iqn, '[TPGs: 1]'));
     const gen = t.attributes.generate_node_acls === '1' ? 'gen-acls' : 'no-gen-acls';
-    out.push(dots('  | o- tpg1', '[' + gen + ', no-auth]'));
+    out.push(dots('  | o- tpg1', '[' + gen + ', ' + (t.attributes.authentication === '1' ? 'auth per-acl' : 'no-auth') + ']'));
     const acls = Object.keys(t.acls).sort();
     out.push(dots('  |   o- acls', '[ACLs: ' + acls.length + ']'));
     for (const wwn of acls) {
@@ -151,6 +151,19 @@ if (m && cmd === 'create' && rest.length >= 2) {
   process.stdout.write('Created Mapped LUN ' + mapped + '.\n');
   process.exit(0);
 }
+m = /^\/iscsi\/([^/]+)\/tpg1\/acls\/([^/]+)$/.exec(path || '');
+if (m && (cmd === 'set' || cmd === 'get') && rest[0] === 'auth') {
+  const t = state.targets[m[1]];
+  if (!t || !t.acls[m[2]]) fail('No such path ' + path);
+  t.auth = t.auth || {};
+  const a = (t.auth[m[2]] = t.auth[m[2]] || { userid: '', password: '' });
+  if (cmd === 'get') { for (const k of rest.slice(1)) process.stdout.write(k + '=' + (a[k] ?? '') + '\n'); process.exit(0); }
+  const [o, pos] = kv(rest.slice(1));
+  if (pos.length) fail('Invalid parameter ' + pos[0]);
+  for (const [k, v] of Object.entries(o)) { if (!(k in a)) fail('Unknown auth parameter ' + k); a[k] = v; process.stdout.write('Parameter ' + k + ' is now \'' + v + '\'.\n'); }
+  save();
+  process.exit(0);
+}
 m = /^\/iscsi\/([^/]+)\/tpg1$/.exec(path || '');
 if (m && cmd === 'set' && rest[0] === 'attribute' && rest.length > 1) {
   const t = state.targets[m[1]];
@@ -179,6 +192,8 @@ export interface TargetcliStandIn {
         attributes: Record<string, string>;
         /** Node ACLs by initiator name, with their mapped LUNs. */
         acls: Record<string, { mapped_lun: number; tpg_lun: number; write_protect: boolean }[]>;
+        /** CHAP settings of node ACLs, by initiator name (`set auth`). */
+        auth?: Record<string, { userid: string; password: string }>;
       }
     >;
   };

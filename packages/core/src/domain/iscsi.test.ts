@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IQN_MAX_LENGTH, isBaseIqn, isIqn } from './iscsi';
+import { IQN_MAX_LENGTH, isBaseIqn, isChapSecret, isChapUser, isIqn, newChapSecret } from './iscsi';
 
 const BASE = 'iqn.2026-07.com.controller';
 
@@ -44,5 +44,22 @@ describe('IQN grammar', () => {
     expect(isBaseIqn(`${BASE}:w1`)).toBe(false);
     expect(isBaseIqn('iqn.2026-13.com.controller')).toBe(false);
     expect(isBaseIqn(undefined)).toBe(false);
+  });
+});
+
+describe('CHAP grammar', () => {
+  it('makes 16-character letter-and-digit secrets that differ each time', () => {
+    const a = newChapSecret();
+    const b = newChapSecret();
+    expect(a).toMatch(/^[A-Za-z0-9]{16}$/);
+    expect(isChapSecret(a)).toBe(true);
+    expect(a).not.toBe(b);
+  });
+
+  it('refuses secrets outside 12–16 letters and digits, and users with syntax characters', () => {
+    for (const s of ['short1234ab', 'a'.repeat(17), 'abcdefghijk ', 'abcdefghijk$', 'abcdefghijk\n', 'abc=defghijkl', '', 42]) expect(isChapSecret(s), String(s)).toBe(false);
+    expect(isChapSecret('abcdefABCD12')).toBe(true);
+    for (const u of ['il-w1', 'il-worker-01.a_b', 'iqn.2026-07.com.x:w1']) expect(isChapUser(u), u).toBe(true);
+    for (const u of ['', 'IL-w1', 'il w1', 'il-w1\nset x', 'il=w1', 'il-w1-', 'x'.repeat(129), null]) expect(isChapUser(u), String(u)).toBe(false);
   });
 });

@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+
 /**
  * iSCSI names (RFC 3720 `iqn.` form), as every ironlens package reads them: the storage agent
  * checks what a request asks it to create, the control plane what an agent answers before it
@@ -25,4 +27,38 @@ export function isIqn(value: unknown): value is string {
   const colon = value.indexOf(':');
   if (colon === -1) return BASE_IQN.test(value);
   return BASE_IQN.test(value.slice(0, colon)) && IQN_SUFFIX.test(value.slice(colon + 1));
+}
+
+/**
+ * iSCSI CHAP credentials (issue 13), as ironlens makes them: one account per worker, the user
+ * `il-<worker id>`, the secret 16 random letters and digits (many initiators, Windows' among
+ * them, take only 12–16 characters; iPXE and tgtd take them all). Both grammars keep every
+ * character a shell, an iPXE `set` line or a targetcli `key=value` argument could read as
+ * syntax out: no space, `$`, `=`, `;`, quote or line break.
+ */
+const CHAP_USER = /^[a-z0-9]([a-z0-9._:-]{0,126}[a-z0-9])?$/;
+const CHAP_SECRET = /^[A-Za-z0-9]{12,16}$/;
+const CHAP_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** True for a CHAP user name: lower-case letters, digits, `.`, `_`, `:`, `-`; at most 128. */
+export function isChapUser(value: unknown): value is string {
+  return typeof value === 'string' && CHAP_USER.test(value);
+}
+
+/** True for a CHAP secret: 12 to 16 letters and digits. */
+export function isChapSecret(value: unknown): value is string {
+  return typeof value === 'string' && CHAP_SECRET.test(value);
+}
+
+/** A new CHAP secret: 16 characters drawn uniformly from letters and digits (about 95 bits). */
+export function newChapSecret(): string {
+  let out = '';
+  for (let i = 0; i < 16; i++) out += CHAP_ALPHABET[randomInt(CHAP_ALPHABET.length)];
+  return out;
+}
+
+/** One CHAP account: who logs in, and the secret that proves it. */
+export interface ChapCredential {
+  user: string;
+  password: string;
 }

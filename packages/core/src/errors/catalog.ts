@@ -127,6 +127,9 @@ export const errorCatalog = {
   agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
   agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
   agent_address_forbidden: { status: 400, message: 'the agent address is link-local or a cloud metadata service' },
+
+  // ---- iSCSI CHAP (issue 13, iSCSI credentials) ----
+  chap_invalid: { status: 400, message: 'invalid CHAP credential: an initiator, a user name and a secret of 12-16 letters and digits' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -1,3 +1,4 @@
+import { isChapUser } from '@ironlens/core';
 import { isBackingPathOf, isBaseIqn, isFileName, isIqn } from '../domain/identifiers';
 import { type AgentCapabilities, AgentAnswerInvalidError, type AgentMaster, type AgentTarget, type CreatedLun, type ScanResult } from './storage-agent';
 
@@ -72,6 +73,10 @@ export function parseCreatedLun(agentId: string, body: unknown, requestedIqn: st
     if (!isIqn(o.initiator)) throw invalid(agentId, `a created LUN with an invalid initiator ${JSON.stringify(o.initiator)}`);
     lun.initiator = o.initiator;
   }
+  if (o.chap_user !== undefined) {
+    if (!isChapUser(o.chap_user)) throw invalid(agentId, `a created LUN with an invalid chap_user ${JSON.stringify(o.chap_user)}`);
+    lun.chap_user = o.chap_user;
+  }
   return lun;
 }
 
@@ -92,6 +97,10 @@ export function parseTargets(agentId: string, body: unknown): AgentTarget[] {
     if (Array.isArray(o.acl)) {
       if (!o.acl.every((a) => isPlainText(a))) throw invalid(agentId, `target ${o.iqn} with an invalid acl`);
       target.acl = o.acl as string[];
+    }
+    if (Array.isArray(o.accounts)) {
+      if (!o.accounts.every((a) => isChapUser(a))) throw invalid(agentId, `target ${o.iqn} with an invalid accounts list`);
+      target.accounts = o.accounts as string[];
     }
     return target;
   });

@@ -71,6 +71,20 @@ describe.each([
     expect((err as AgentFailedError).agentStatus).toBe(404);
   });
 
+  it('binds a CHAP account to a disk for its initiator: answers and lists the user, never the secret', async () => {
+    const chapIqn = `${BASE_IQN}:contract-w2.ubuntu`;
+    const initiator = `${BASE_IQN}:contract-w2`;
+    const chap = { user: 'il-contract-w2', password: 'Contract2Secret2' };
+    const created = await agent.createDisk({ iqn: chapIqn, filename: 'contract-w2.ubuntu.img', size: '1M', initiator, chap });
+    expect(created).toMatchObject({ iqn: chapIqn, initiator, chap_user: chap.user });
+    expect(JSON.stringify(created)).not.toContain(chap.password);
+    const listed = (await agent.listLuns()).find((t) => t.iqn === chapIqn);
+    expect(listed).toMatchObject({ acl: [initiator], accounts: [chap.user] });
+    // A scan with the credential re-sent is accepted (nothing is missing here, so nothing is made).
+    expect((await agent.scan({ chap: [chap] })).created).toEqual([]);
+    expect(await agent.deleteTarget({ iqn: chapIqn, deleteFile: true, ignoreMissing: false })).toBe('deleted');
+  });
+
   it('lists its masters', async () => {
     expect((await agent.masters()).map((m) => m.name)).toEqual([MASTER]);
   });

@@ -10,6 +10,7 @@ import {
   type CreateCdRequest,
   type CreateDiskRequest,
   type DeleteTargetRequest,
+  type ScanRequest,
   type StorageAgent,
   type StorageAgents,
 } from './storage-agent';
@@ -83,8 +84,8 @@ class HttpStorageAgent implements StorageAgent {
     }
   }
 
-  async scan() {
-    return parseScan(this.id, await this.call('POST', '/luns/scan'));
+  async scan(req: ScanRequest = {}) {
+    return parseScan(this.id, await this.call('POST', '/luns/scan', req.chap?.length ? { body: { chap: req.chap } } : {}));
   }
 
   async masters() {

@@ -1,4 +1,4 @@
-import { AppError } from '@ironlens/core';
+import { AppError, type ChapCredential } from '@ironlens/core';
 
 /**
  * The storage agent (packages/agent) as the control plane uses it: one typed method per
@@ -17,7 +17,8 @@ export interface StorageAgent {
   createCd(req: CreateCdRequest): Promise<CreatedLun>;
   /** Removes a target (and its file when asked); `missing` when it was not there and `ignoreMissing` was set. */
   deleteTarget(req: DeleteTargetRequest): Promise<'deleted' | 'missing'>;
-  scan(): Promise<ScanResult>;
+  /** Rebuilds missing targets from the agent's files; `chap` re-sends the accounts of targets bound to one (the agent keeps no secret). */
+  scan(req?: ScanRequest): Promise<ScanResult>;
   masters(): Promise<AgentMaster[]>;
 }
 
@@ -50,6 +51,12 @@ export interface AgentTarget {
   tid?: number;
   luns: Array<{ backing: string }>;
   acl?: string[];
+  /** CHAP users a login must prove (stgt agents; absent without CHAP). Checked with `isChapUser`. */
+  accounts?: string[];
+}
+
+export interface ScanRequest {
+  chap?: ChapCredential[];
 }
 
 export interface CreateDiskRequest {
@@ -58,6 +65,8 @@ export interface CreateDiskRequest {
   master?: string;
   size?: string | number;
   initiator?: string;
+  /** The CHAP account the initiator must log in with (only with `initiator`); sent to the agent, never logged. */
+  chap?: ChapCredential;
   /** Overrides the client's deadline (a copy of a whole master is slow). */
   timeoutMs?: number;
 }
@@ -66,6 +75,7 @@ export interface CreateCdRequest {
   iso: string;
   iqn?: string;
   initiator?: string;
+  chap?: ChapCredential;
   timeoutMs?: number;
 }
 
@@ -76,6 +86,8 @@ export interface CreatedLun {
   clone?: 'reflink' | 'copy' | null;
   size?: number;
   initiator?: string;
+  /** The CHAP user the target is bound to (the agent never answers the secret). */
+  chap_user?: string;
 }
 
 export interface DeleteTargetRequest {

@@ -62,4 +62,21 @@ export const metalMigrations: NamedMigration[] = [
         .execute();
     },
   },
+  {
+    // Per-worker iSCSI CHAP (issue 13). Plain text columns and the portable schema builder
+    // only, so the same migration runs on SQLite and PostgreSQL. No foreign key: a worker's
+    // install CD is made (with its account) before the worker row exists; the worker's
+    // delete removes the row.
+    name: 'metal-0002-worker-chap',
+    async up(db) {
+      await db.schema
+        .createTable('worker_chap')
+        .addColumn('worker_id', 'text', (c) => c.primaryKey())
+        .addColumn('chap_user', 'text', (c) => c.notNull())
+        // Sealed with the store's SecretBox (`v1:…`), bound to the worker id: never plain text.
+        .addColumn('secret_sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 ];

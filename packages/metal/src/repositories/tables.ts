@@ -44,6 +44,13 @@ export interface AgentsTable {
   enabled: number;
   seq: number;
 }
+/** One CHAP account per worker (issue 13); the secret is sealed, never stored as plain text. */
+export interface WorkerChapTable {
+  worker_id: string;
+  chap_user: string;
+  secret_sealed: string;
+  created_at: string;
+}
 export interface SettingsTable {
   key: string;
   value: string;
@@ -54,6 +61,7 @@ export interface MetalTables {
   devices: DevicesTable;
   agents: AgentsTable;
   settings: SettingsTable;
+  worker_chap: WorkerChapTable;
 }
 
 /** Every table the boot control plane's store holds: its own and the operations log. */

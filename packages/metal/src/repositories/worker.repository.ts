@@ -109,6 +109,8 @@ export class WorkerRepository {
 
   async delete(db: MetalDb, workerId: string): Promise<void> {
     await db.deleteFrom('disks').where('worker_id', '=', workerId).execute();
+    // The worker's CHAP account goes with it (its targets are gone by now).
+    await db.deleteFrom('worker_chap').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('workers').where('worker_id', '=', workerId).execute();
   }
 

@@ -1,3 +1,4 @@
+import { type ChapCredential, isChapSecret, isChapUser } from '@ironlens/core';
 import { isIqn, isIscsiSep, isIscsiServer, isMenuItem, isMenuTimeout, isValidHostname, isValidMac, normalizeMac } from '../domain/identifiers';
 import type { Device, Disk, WorkerRecord } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -31,6 +32,16 @@ export interface BootVarsAnswer {
   vars: BootVars;
   /** Who the vars are for, for the script's comment line. */
   subject: string | null;
+  /**
+   * The worker's iSCSI CHAP account, rendered as iPXE's `username` / `password` settings
+   * (issue 13). Only in the script answered to the worker's bound MAC; never in the JSON form.
+   */
+  chap?: ChapCredential;
+}
+
+/** Where a worker's CHAP account is read (`ChapRepository`). */
+export interface ChapLookup {
+  get(db: MetalDb, workerId: string): Promise<ChapCredential | null>;
 }
 
 /** An answer with its iPXE text, rendered once and shared by every request it serves. */
@@ -38,6 +49,11 @@ interface Rendered {
   readonly vars: Readonly<BootVars>;
   readonly subject: string | null;
   readonly script: string;
+  /**
+   * The same answer for a request from the worker's bound MAC: the script with the worker's
+   * CHAP account. Absent when the worker has none (the script is the same for both).
+   */
+  readonly bound?: Rendered;
 }
 
 /** A worker's projection, valid while its agent's data-plane answer is the same object. */
@@ -49,6 +65,8 @@ interface Projection {
 
 interface WorkerEntry {
   readonly worker: WorkerRecord | null;
+  /** The worker's CHAP account, read with the worker (cleared with it by `invalidate()`). */
+  readonly chap: ChapCredential | null;
   projection?: Projection;
 }
 
@@ -72,6 +90,7 @@ const MAX_KEY_LENGTH = 64;
 export const DATA_PLANE_TTL_MS = 250;
 
 const NO_VARS_SCRIPT = '#!ipxe\n# no per-worker boot vars found\n';
+const UNREADABLE_CHAP: ChapCredential = Object.freeze({ user: '', password: '' });
 const NOTHING: Rendered = Object.freeze({ vars: Object.freeze({}), subject: null, script: NO_VARS_SCRIPT });
 
 
@@ -90,6 +109,10 @@ const sameDataPlane = (a: DataPlane | null, b: DataPlane | null) => a === b || (
  *
  * A lookup that started before an `invalidate()` answers its own request but is not
  * kept (a generation counter), so a write is never hidden by a read that raced it.
+ *
+ * A worker's CHAP account (issue 13) is rendered only into the answer for a request whose
+ * MAC is the device bound to that worker (`bound`); a request naming the hostname alone
+ * gets the same variables without it, and the JSON form never carries it.
  */
 export class BootVarsService {
   private readonly workerByName = new Map<string, WorkerEntry>();
@@ -108,6 +131,8 @@ export class BootVarsService {
     private readonly onRefused: (r: RenderRefusal) => void = () => {},
     /** Told, per answer, whether it came from the cache alone (`true`) or read the store or an agent first. Default: nothing. */
     private readonly onLookup: (hit: boolean) => void = () => {},
+    /** Where workers' CHAP accounts are read. Default: nowhere (no CHAP lines). */
+    private readonly chap?: ChapLookup,
   ) {}
 
   /**
@@ -115,13 +140,20 @@ export class BootVarsService {
    * store some other way than the API) is not rendered: the machine gets "no vars", and the
    * refusal is reported once per projection (the answer is cached with the record).
    */
-  private rendered(vars: BootVars, subject: string | null): Rendered {
+  private rendered(vars: BootVars, subject: string | null, chap?: ChapCredential | null): Rendered {
     const fields = refusedBootVars({ vars, subject });
     if (fields.length) {
       this.onRefused({ subject: String(subject ?? 'unknown').slice(0, 200), fields });
       return NOTHING;
     }
-    return Object.freeze({ vars: Object.freeze(vars), subject, script: renderBootVarsScript({ vars, subject }) });
+    const frozen = Object.freeze(vars);
+    const script = renderBootVarsScript({ vars, subject });
+    if (!chap) return Object.freeze({ vars: frozen, subject, script });
+    // The account is checked like every other value; a bad one skips the bound answer (named by field, never by value).
+    const chapFields = refusedBootVars({ vars, subject, chap });
+    const bound = chapFields.length ? NOTHING : Object.freeze({ vars: frozen, subject, script: renderBootVarsScript({ vars, subject, chap }) });
+    if (chapFields.length) this.onRefused({ subject: String(subject ?? 'unknown').slice(0, 200), fields: chapFields });
+    return Object.freeze({ vars: frozen, subject, script, bound });
   }
 
   /** Forget every cached lookup; called after each write of the ledger. */
@@ -164,7 +196,11 @@ export class BootVarsService {
 
   private async loadWorker(name: string): Promise<WorkerEntry> {
     const generation = this.generation;
-    const entry: WorkerEntry = { worker: await this.workers.findByHostname(this.db, name) };
+    const worker = await this.workers.findByHostname(this.db, name);
+    // An account that cannot be opened (another key, a damaged row) is not a reason to fail the
+    // request: it reads as an empty one, which the renderer refuses (the bound answer is skipped).
+    const chap = worker && this.chap ? await this.chap.get(this.db, worker.worker_id).catch(() => UNREADABLE_CHAP) : null;
+    const entry: WorkerEntry = { worker, chap };
     if (generation === this.generation && name.length <= MAX_KEY_LENGTH) {
       if (this.workerByName.size >= MAX_CACHED) this.workerByName.clear();
       this.workerByName.set(name, entry);
@@ -253,8 +289,9 @@ export class BootVarsService {
   private byName(entry: WorkerEntry, mac: string | null): Rendered | Promise<Rendered> {
     const w = entry.worker;
     if (!w) return this.byMac(mac);
-    if (!mac) return this.project(entry);
-    return then(this.device(mac), (d) => (d?.state === 'bound' && d.bound_worker_id === w.worker_id ? this.project(entry) : NOTHING));
+    // The hostname alone is a claim anyone can make: the answer without the CHAP account.
+    if (!mac) return this.project(entry, false);
+    return then(this.device(mac), (d) => (d?.state === 'bound' && d.bound_worker_id === w.worker_id ? this.project(entry, true) : NOTHING));
   }
 
   /** No worker by that name: the device's bound worker, the reboot loop, or nothing. */
@@ -262,18 +299,23 @@ export class BootVarsService {
     if (!mac) return NOTHING;
     return then(this.device(mac), (d) => {
       if (!d) return NOTHING;
-      if (d.state === 'bound' && d.bound_worker_id) return then(this.worker(d.bound_worker_id), (w) => (w.worker ? this.project(w) : NOTHING));
+      if (d.state === 'bound' && d.bound_worker_id) return then(this.worker(d.bound_worker_id), (w) => (w.worker ? this.project(w, true) : NOTHING));
       if (d.state === 'pooled') return this.rendered({ menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, mac);
       return NOTHING;
     });
   }
 
-  /** The worker's vars and script; reused while its agent's data-plane answer is unchanged. */
-  private project(entry: WorkerEntry): Rendered | Promise<Rendered> {
+  /**
+   * The worker's vars and script; reused while its agent's data-plane answer is unchanged.
+   * `boundMac`: the request came from the worker's bound device, so the script carries the
+   * worker's CHAP account.
+   */
+  private project(entry: WorkerEntry, boundMac: boolean): Rendered | Promise<Rendered> {
     const w = entry.worker as WorkerRecord;
+    const pick = (r: Rendered) => (boundMac && r.bound ? r.bound : r);
     const disk = (w.default_os && w.disks.find((d) => d.os === w.default_os)) || w.disks[0];
-    if (!disk) return this.projectWith(entry, undefined, null);
-    return then(this.agentDataPlane(disk.agent), (dp) => this.projectWith(entry, disk, dp));
+    if (!disk) return pick(this.projectWith(entry, undefined, null));
+    return then(this.agentDataPlane(disk.agent), (dp) => pick(this.projectWith(entry, disk, dp)));
   }
 
   private projectWith(entry: WorkerEntry, disk: Disk | undefined, dp: DataPlane | null): Rendered {
@@ -293,7 +335,8 @@ export class BootVarsService {
     const menuDefault = w.default_os ?? w.boot.menu_default ?? 'reboot';
     vars.menu_default = menuDefault;
     vars.menu_timeout = menuDefault === 'reboot' ? this.timeouts.autoBootTimeout : (w.boot.menu_timeout ?? this.timeouts.bootMenuTimeout);
-    const answer = this.rendered(vars, w.hostname);
+    // No disk, no iSCSI login: the account is only rendered beside a disk to log in to.
+    const answer = this.rendered(vars, w.hostname, disk ? entry.chap : null);
     entry.projection = { answer, agent, dataPlane: dp };
     return answer;
   }
@@ -316,6 +359,10 @@ export function refusedBootVars(a: BootVarsAnswer): string[] {
     const ok = BOOT_VAR_GRAMMAR[k as keyof BootVars];
     if (v !== undefined && !ok?.(v)) out.push(k);
   }
+  if (a.chap !== undefined) {
+    if (!isChapUser(a.chap.user)) out.push('chap_user');
+    if (!isChapSecret(a.chap.password)) out.push('chap_password');
+  }
   return out;
 }
 
@@ -330,6 +377,8 @@ export function renderBootVarsScript(a: BootVarsAnswer): string {
   if (v.base_iqn !== undefined) lines.push(`set base-iqn ${v.base_iqn}`);
   if (v.iscsi_server !== undefined) lines.push(`set iscsi-server ${v.iscsi_server}`);
   if (v.iscsi_sep !== undefined) lines.push(`set iscsi-sep ${v.iscsi_sep}`);
+  // iPXE answers an iSCSI target's CHAP challenge with its `username` and `password` settings.
+  if (a.chap !== undefined) lines.push(`set username ${a.chap.user}`, `set password ${a.chap.password}`);
   if (v.menu_default !== undefined) lines.push(`set menu-default ${v.menu_default}`);
   if (v.menu_timeout !== undefined) lines.push(`set menu-timeout ${v.menu_timeout}`);
   return `${lines.join('\n')}\n`;

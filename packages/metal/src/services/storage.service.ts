@@ -1,10 +1,11 @@
-import { AppError, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
+import { AppError, type ChapCredential, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
 import type { AgentTarget, CreatedLun } from '../adapters/storage-agent';
 import type { DirectCdRequest, DirectDiskRequest, DiskBatchRequest, DiskDeleteQuery, DiskRequest, LunDeleteQuery } from '../api/schemas';
 import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
 import type { DiskBatchResult, MastersListing, WorkerStatus } from '../domain/responses';
 import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
+import type { ChapRepository } from '../repositories/chap.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
@@ -24,10 +25,41 @@ function initiatorOf(baseIqn: string, hostname: string): string {
   return `${baseIqn}:${hostname}`;
 }
 
+/** Per-worker iSCSI CHAP (issue 13): where the accounts are kept, and whether new targets get one. */
+export interface ChapPolicy {
+  repo: ChapRepository;
+  /** `IRONLENS_ISCSI_CHAP`. */
+  enabled: boolean;
+}
+
+/** An error's text with a secret cut out, for what an agent might have echoed back. */
+function withoutSecret(err: unknown, chap: ChapCredential | undefined): unknown {
+  if (!chap || !(err instanceof Error)) return err;
+  const scrub = (t: string) => t.split(chap.password).join('<redacted>');
+  const extraText = err instanceof AppError && typeof err.extra.error === 'string' ? err.extra.error : '';
+  if (!err.message.includes(chap.password) && !extraText.includes(chap.password)) return err;
+  if (!(err instanceof AppError)) return new Error(scrub(err.message));
+  const extra = extraText ? { ...err.extra, error: scrub(extraText) } : err.extra;
+  return new AppError(err.code, scrub(err.message), extra, err.status);
+}
+
+/** Refuses an agent answer that does not confirm the CHAP account it was asked to bind. */
+function requireChapBound(agentId: string, out: CreatedLun, chap: ChapCredential): void {
+  if (out.chap_user === chap.user) return;
+  const text = `agent ${agentId} did not bind the CHAP account ${chap.user} to ${out.iqn} (an agent without CHAP support?); the target was removed again`;
+  throw new AppError('agent_bad_gateway', text, { agent: agentId, error: text });
+}
+
 /**
  * System disks and install CDs (seed §7.1–7.4, §10, §11, §14, §15): the ledger side of
  * storage. A target made on an agent whose ledger write then fails is removed again,
  * or the error says exactly what was left behind.
+ *
+ * With CHAP on, each worker's disks and install CD are bound to the worker's CHAP account
+ * (made on first use, kept sealed); its secret goes to the agent in the create request and
+ * again in a scan (`POST /agents/<id>/luns/scan`), which is how targets come back after the
+ * agent's tgtd restarted: the agent keeps no secret. It is in no answer, log or operations
+ * entry.
  */
 export class StorageService implements WorkerStorage {
   constructor(
@@ -41,7 +73,14 @@ export class StorageService implements WorkerStorage {
     private readonly ops: OperationsLog,
     /** Deadline of disk and CD creation (a copy of a whole master can be slow). */
     private readonly diskTimeoutMs: number,
+    private readonly chap: ChapPolicy,
   ) {}
+
+  /** The worker's CHAP account for a new target: made when it has none; `undefined` with CHAP off. */
+  private async chapFor(workerId: string): Promise<ChapCredential | undefined> {
+    if (!this.chap.enabled) return undefined;
+    return this.chap.repo.ensure(this.db, workerId);
+  }
 
   private get db(): MetalDb {
     return this.store.db;
@@ -85,10 +124,17 @@ export class StorageService implements WorkerStorage {
     return { deleted: q.iqn, delete_file: deleteFile };
   }
 
+  /**
+   * The agent's scan, with the CHAP accounts of every worker that has a disk or CD on it
+   * re-sent: a target the agent rebuilds (after its tgtd restarted) is bound to its account
+   * again, never left guarded by the initiator name alone.
+   */
   async scan(agentId: string, ctx: RequestContext) {
     const a = await this.agents.require(agentId);
-    const out = await this.agents.client(a).scan();
-    await this.ops.append({ op: 'agent.scan', agent: a.id, client: ctx.client });
+    const owners = (await this.workers.list(this.db)).filter((w) => w.disks.some((d) => d.agent === a.id) || w.cd?.agent === a.id).map((w) => w.worker_id);
+    const chap = [...(await this.chap.repo.many(this.db, owners)).values()];
+    const out = await this.agents.client(a).scan(chap.length ? { chap } : {});
+    await this.ops.append({ op: 'agent.scan', agent: a.id, chap_accounts: chap.length, client: ctx.client });
     return out;
   }
 
@@ -159,10 +205,12 @@ export class StorageService implements WorkerStorage {
     const initiator = initiatorOf(base, w.hostname);
     const source = req.type === 'master' ? { master: String(req.name) } : { size: String(req.size) };
     const agent = this.agents.client(a);
+    const chap = await this.chapFor(w.worker_id);
     let out: CreatedLun;
     try {
-      out = await agent.createDisk({ iqn, filename, ...source, initiator, timeoutMs: this.diskTimeoutMs });
-    } catch (err) {
+      out = await agent.createDisk({ iqn, filename, ...source, initiator, ...(chap ? { chap } : {}), timeoutMs: this.diskTimeoutMs });
+    } catch (raw) {
+      const err = withoutSecret(raw, chap);
       await this.ops.append({ op: 'agent.create_disk', status: 'failed', worker_id: w.worker_id, agent: a.id, iqn, error: (err as Error).message, client: ctx.client });
       throw err;
     }
@@ -175,6 +223,8 @@ export class StorageService implements WorkerStorage {
       source: req.type === 'master' ? { type: 'master', name: String(req.name) } : { type: 'empty', size: String(req.size) },
     };
     try {
+      // An agent that does not know `chap` (older than issue 13) would make a disk guarded by the name alone.
+      if (chap) requireChapBound(a.id, out, chap);
       await this.store.transaction(async (trx) => {
         await lockLedger(trx);
         const db = trx;
@@ -188,7 +238,9 @@ export class StorageService implements WorkerStorage {
           state: current.state === 'registered' ? 'ready' : current.state,
           ...(extra.setDefault ? { default_os: os } : {}),
         });
-        const audit: OperationInput[] = [{ op: 'agent.create_disk', status: 'ok', worker_id: w.worker_id, agent: a.id, iqn: disk.iqn, os, clone: out.clone ?? null, client: ctx.client }];
+        const audit: OperationInput[] = [
+          { op: 'agent.create_disk', status: 'ok', worker_id: w.worker_id, agent: a.id, iqn: disk.iqn, os, clone: out.clone ?? null, ...(chap ? { chap_user: chap.user } : {}), client: ctx.client },
+        ];
         await this.ops.append(audit, trx);
       });
     } catch (err) {
@@ -299,8 +351,18 @@ export class StorageService implements WorkerStorage {
     const a = candidates[0];
     const base = await this.baseIqn(a);
     const iqn = `${base}:${hostname}.windows.iso`;
-    const out = await this.agents.client(a).createCd({ iso, iqn, initiator: initiatorOf(base, hostname), timeoutMs: this.diskTimeoutMs });
-    await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out.iqn, iso, client: ctx.client });
+    const chap = await this.chapFor(workerId);
+    let out: CreatedLun;
+    try {
+      out = await this.agents.client(a).createCd({ iso, iqn, initiator: initiatorOf(base, hostname), ...(chap ? { chap } : {}), timeoutMs: this.diskTimeoutMs });
+    } catch (err) {
+      throw withoutSecret(err, chap);
+    }
+    if (chap && out.chap_user !== chap.user) {
+      await this.agents.client(a).deleteTarget({ iqn: out.iqn, deleteFile: false, ignoreMissing: true }).catch(() => {});
+      requireChapBound(a.id, out, chap);
+    }
+    await this.ops.append({ op: 'agent.create_cd', worker_id: workerId, agent: a.id, iqn: out.iqn, iso, ...(chap ? { chap_user: chap.user } : {}), client: ctx.client });
     return { agent: a.id, iqn: out.iqn, iso, backing: out.backing };
   }
 

@@ -35,7 +35,7 @@ export class FakeAgent {
   /** Per `METHOD /path` override. */
   readonly handlers = new Map<string, Handler>();
   /** The targets it holds, by IQN. */
-  readonly targets = new Map<string, { backing: string; filename: string }>();
+  readonly targets = new Map<string, { backing: string; filename: string; initiator?: string; chap_user?: string }>();
 
   constructor(private readonly opts: FakeAgentOptions = {}) {}
 
@@ -72,15 +72,20 @@ export class FakeAgent {
     const route = `${call.method} ${call.path}`;
     if (route === 'GET /capabilities') return { status: 200, body: { backend: 'stgt', base_iqn: baseIqn, cd: true, fs_type: 'xfs' } };
     if (route === 'GET /masters') return { status: 200, body: { masters: (this.opts.masters ?? []).map((name) => ({ name, size: 0, mtime: 0 })) } };
-    if (route === 'GET /luns') return { status: 200, body: [...this.targets].map(([iqn, t], i) => ({ iqn, tid: i + 1, luns: [{ backing: t.backing }], acl: ['ALL'] })) };
+    if (route === 'GET /luns') {
+      const body = [...this.targets].map(([iqn, t], i) => ({ iqn, tid: i + 1, luns: [{ backing: t.backing }], acl: t.initiator ? [t.initiator] : ['ALL'], ...(t.chap_user ? { accounts: [t.chap_user] } : {}) }));
+      return { status: 200, body };
+    }
     if (route === 'POST /luns/disk' || route === 'POST /luns/cd') {
-      const b = call.body as { iqn?: string; filename?: string; iso?: string };
+      const b = call.body as { iqn?: string; filename?: string; iso?: string; initiator?: string; chap?: { user: string } };
       const filename = route === 'POST /luns/cd' ? String(b.iso) : (b.filename ?? `${String(b.iqn).split(':').pop()}.img`);
       const iqn = b.iqn ?? `${baseIqn}:${filename.toLowerCase()}`;
       if (this.targets.has(iqn)) return { status: 409, body: { detail: `iqn already exists: ${iqn}` } };
       const t = { backing: `/images/${filename}`, filename };
-      this.targets.set(iqn, t);
-      return { status: 200, body: { iqn, ...t, ...(route === 'POST /luns/disk' ? { clone: null } : {}) } };
+      // Like the real agent: the initiator and the CHAP user are answered, the secret never.
+      const access = { ...(b.initiator ? { initiator: b.initiator } : {}), ...(b.chap ? { chap_user: b.chap.user } : {}) };
+      this.targets.set(iqn, { ...t, ...access });
+      return { status: 200, body: { iqn, ...t, ...(route === 'POST /luns/disk' ? { clone: null } : {}), ...access } };
     }
     if (route === 'DELETE /luns') {
       if (!this.targets.delete(call.query.iqn)) return { status: 404, body: { detail: 'iqn not found' } };
