@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeAgent } from '../testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
 let f: MetalFixture;
@@ -72,7 +73,7 @@ describe('concurrent binds', () => {
   });
 });
 
-/** Fires `n` copies of the same request at once; returns the statuses and the distinct 409 details. */
+/** Fires `n` copies of the same request at once; returns the statuses and the distinct 409 messages. */
 async function race(n: number, path: string, body: (i: number) => unknown, method = 'POST') {
   const answers = await Promise.all(
     Array.from({ length: n }, (_, i) =>
@@ -81,7 +82,7 @@ async function race(n: number, path: string, body: (i: number) => unknown, metho
   );
   return {
     statuses: answers.map((a) => a.status),
-    conflicts: [...new Set(answers.filter((a) => a.status === 409).map((a) => a.body.detail))],
+    conflicts: [...new Set(answers.filter((a) => a.status === 409).map((a) => a.body.detail ?? a.body.error))],
   };
 }
 
@@ -130,5 +131,25 @@ describe('concurrent creates of the same thing', () => {
     const winner = answers.find((a) => a.status === 200)?.body.bound_worker_id;
     expect(answers.filter((a) => a.status === 409).map((a) => a.body.detail)).toEqual(Array(49).fill(`device already bound to ${winner}: ${mac(0)}`));
     expect(await checkInvariants()).toBe(1);
+  });
+
+  it('makes one system disk out of 20 simultaneous creates of it; the others get 409 and leave the one target alone', async () => {
+    const agent = await new FakeAgent().start();
+    try {
+      expect((await fetch(`${base}/agents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'fake', base_url: agent.url, role: { disk: true } }) })).status).toBe(201);
+      await seed(1, 0);
+      const r = await race(20, '/workers/w-01/luns/disk', () => ({ type: 'empty', os: 'ubuntu', size: '1G' }));
+      expect(r.statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect(r.statuses.filter((s) => s === 409)).toHaveLength(19);
+      // Most losers are refused by the agent (its 409 for an IQN it has, passed on with the agent's
+      // name); one that got past it is refused by the ledger.
+      for (const detail of r.conflicts) expect(detail).toMatch(/^(worker w-01 already has a ubuntu system disk|iqn already exists: \S+:w-01\.ubuntu)/);
+      const w = await f.services.workers.get('w-01');
+      expect(w.disks.map((d) => d.os)).toEqual(['ubuntu']);
+      // The winner's target is still there: no loser's rollback removed it.
+      expect([...agent.targets.keys()]).toEqual([w.disks[0].iqn]);
+    } finally {
+      await agent.stop();
+    }
   });
 });
