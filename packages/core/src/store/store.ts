@@ -181,7 +181,9 @@ function reusingStatements(db: Database.Database, max = 1000): SqliteDatabase {
  * `pg_advisory_xact_lock`. SQLite runs one write transaction at a time anyway: nothing to do.
  * For read-decide-write transactions whose rule spans rows they cannot all lock up front (the
  * one-to-one device binding): without it, PostgreSQL's concurrent transactions would decide on
- * a stale read or deadlock on rows taken in different orders.
+ * a stale read or deadlock on rows taken in different orders. While it holds the lock, the
+ * transaction must query through `trx` only: a query on the pool could wait for a connection
+ * that a transaction waiting for the same lock holds.
  */
 // biome-ignore lint/suspicious/noExplicitAny: any package's transaction.
 export async function lockInTransaction(trx: KyselyType<any>, name: string): Promise<void> {
