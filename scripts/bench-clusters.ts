@@ -2,10 +2,11 @@
  * Cluster manager benchmark (issue 9), against the real control plane of
  * `@ironlens/kube-harness` with 1,000 simulated GPU nodes:
  *
- * 1. GET /api/cluster/overview of the 1,000-node cluster (target < 1 s server time), and the
- *    same reads made the way Lens makes them: one `kubectl` subprocess per read (node, pod,
- *    deployment, namespace, daemonset lists; one `kubectl get --raw` per node Summary; the
- *    Prometheus query through the service proxy).
+ * 1. GET /api/cluster/overview of the 1,000-node cluster (target < 1 s server time): the first
+ *    call, the time until its background Summary scrape has the disk figures in, and polled
+ *    calls; beside them the same reads made the way Lens makes them: one `kubectl` subprocess
+ *    per read (node, pod, deployment, namespace, daemonset lists; one `kubectl get --raw` per
+ *    node Summary; the Prometheus query through the service proxy).
  * 2. GET /api/cluster/clusters with 100 registered clusters, 10 of them unreachable (an address
  *    that accepts TCP and never answers: the worst case, bounded by the probe timeout;
  *    target < 2 s), and the Lens way: `kubectl get --raw /readyz` per cluster, one after another.
@@ -19,13 +20,13 @@
  *
  * Everything stays on loopback; the control plane and the servers are stopped at the end.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startKubeCluster } from '@ironlens/kube-harness';
+import type { Sample } from '@ironlens/kube-harness';
 import { type ClustersTestApp, kubeconfigWithKey, multipart, startClustersApp } from '../packages/clusters/src/testing/app';
 import { machine } from './bench/machine';
 
@@ -44,11 +45,59 @@ async function kubectl(kubeconfig: string, args: string[], timeoutS = 30): Promi
   return stdout;
 }
 
+/** A kube-harness control plane in a child process (scripts/bench/kube-harness-child.ts: why). */
+interface ChildHarness {
+  kubeconfig: string;
+  prometheus(samples: Sample[]): Promise<{ namespace: string; name: string }>;
+  stop(): Promise<void>;
+}
+
+async function startChildHarness(opts: { nodes: number; gpu: boolean; ip?: string }): Promise<ChildHarness> {
+  const child: ChildProcess = fork(join(import.meta.dirname, 'bench', 'kube-harness-child.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const next = <T>(op: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: { op: string; message?: string }) => {
+        if (m.op !== op && m.op !== 'error') return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        if (m.op === 'error') reject(new Error(`kube-harness child: ${m.message}`));
+        else resolve(m as T);
+      };
+      const onExit = (code: number | null) => reject(new Error(`kube-harness child exited (${code}) before ${op}`));
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  const started = next<{ kubeconfig: string }>('started');
+  child.send({ op: 'start', ...opts });
+  const { kubeconfig } = await started.catch(async (e) => {
+    child.kill('SIGTERM');
+    await exited;
+    throw e;
+  });
+  return {
+    kubeconfig,
+    async prometheus(samples) {
+      const p = next<{ namespace: string; name: string }>('prometheus');
+      child.send({ op: 'prometheus', samples });
+      return p;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.send({ op: 'stop' });
+      await exited;
+    },
+  };
+}
+
 async function main() {
   const kubectlVersion = (await execFileP('kubectl', ['version', '--client']).catch(() => ({ stdout: 'kubectl: not found' }))).stdout.split('\n')[0];
   if (kubectlVersion.includes('not found')) throw new Error('kubectl is needed for the Lens-way reference (Debian/apt or a release binary on PATH)');
-  log(`starting a control plane with ${NODES} GPU fixture nodes…`);
-  const h = await startKubeCluster({ nodes: NODES, gpu: true });
+  const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
+  log(`load average ${loadBefore}; starting a control plane with ${NODES} GPU fixture nodes (in a child process)…`);
+  const h = await startChildHarness({ nodes: NODES, gpu: true });
   const work = mkdtempSync(join(tmpdir(), 'ironlens-bench-clusters-'));
   const held = new Set<Socket>();
   const blackHole = createServer((s) => {
@@ -56,11 +105,13 @@ async function main() {
     s.on('close', () => held.delete(s));
   });
   let t: ClustersTestApp | undefined;
-  let small: Awaited<ReturnType<typeof startKubeCluster>> | undefined;
+  let small: ChildHarness | undefined;
   try {
-    const prom = await h.exposePrometheus();
-    const nodes = (await h.kubeConfig().makeApiClient((await import('@kubernetes/client-node')).CoreV1Api).listNode()).items.map((n) => n.metadata!.name!);
-    h.prometheus.set(
+    const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
+    const kc = new KubeConfig();
+    kc.loadFromString(h.kubeconfig);
+    const nodes = (await kc.makeApiClient(CoreV1Api).listNode()).items.map((n) => n.metadata!.name!);
+    const prom = await h.prometheus(
       nodes.flatMap((n, i) => [
         { metric: { __name__: 'node_memory_MemTotal_bytes', instance: n }, value: 512 * 2 ** 30 },
         { metric: { __name__: 'node_memory_MemAvailable_bytes', instance: n }, value: (200 + (i % 200)) * 2 ** 30 },
@@ -80,21 +131,38 @@ async function main() {
     const id = await register('bench', h.kubeconfig, true);
 
     // --- 1. overview
-    log('overview: first call (every kubelet Summary scraped)');
+    log('overview: first call (no kubelet Summary held yet)');
+    const overview = async () => {
+      const r = await t!.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${id}` });
+      if (r.statusCode !== 200) throw new Error(`overview: ${r.statusCode} ${r.body.slice(0, 300)}`);
+      return r.json().kubernetes.hardware as { nodes: number; gpuCount: number; diskBytes: number | null; memoryUsagePercent: number | null };
+    };
     const c0 = performance.now();
-    const warm = await t.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${id}` });
+    const first = await overview();
     const coldMs = ms(c0);
-    log(`overview: first call ${coldMs} ms`);
-    if (warm.statusCode !== 200) throw new Error(`overview: ${warm.statusCode} ${warm.body.slice(0, 300)}`);
-    const hw = warm.json().kubernetes.hardware;
+    log(`overview: first call ${coldMs} ms (diskBytes ${first.diskBytes})`);
+    // The Summary scrape the first call started goes on in the background: poll, as the console
+    // does, until the disk figures are in.
+    const pollTimes: number[] = [];
+    let hw = first;
+    while (hw.diskBytes === null) {
+      if (performance.now() - c0 > 300_000) throw new Error('overview: disk figures still null after 5 minutes');
+      await new Promise((r) => setTimeout(r, 1000));
+      const t0 = performance.now();
+      hw = await overview();
+      pollTimes.push(ms(t0));
+    }
+    const completeMs = ms(c0);
+    log(`overview: disk figures in after ${completeMs} ms (${pollTimes.length} polls: ${pollTimes.join(', ')} ms)`);
     const times: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       const t0 = performance.now();
-      const r = await t.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${id}` });
+      hw = await overview();
       times.push(ms(t0));
-      if (r.statusCode !== 200) throw new Error(`overview: ${r.statusCode}`);
+      if (hw.diskBytes === null) throw new Error('overview: disk figures went back to null');
     }
-    log(`overview: ironlens median ${median(times)} ms over ${RUNS} runs`);
+    const loadOverview = loadavg().map((l) => l.toFixed(2)).join(' ');
+    log(`overview: ironlens median ${median(times)} ms over ${RUNS} runs (load average ${loadOverview})`);
 
     log('overview the Lens way (kubectl subprocesses)…');
     const l0 = performance.now();
@@ -133,7 +201,7 @@ async function main() {
     // The reachable clusters of the list are a second, node-less control plane: each final
     // registration applies its node-tuning DaemonSet, which must not land 90 times on 1,000 nodes.
     log('starting a second, node-less control plane for the list…');
-    small = await startKubeCluster({ nodes: 0, ip: '127.0.0.2' });
+    small = await startChildHarness({ nodes: 0, gpu: false, ip: '127.0.0.2' });
     const smallPath = join(work, 'small.kubeconfig');
     writeFileSync(smallPath, small.kubeconfig, { mode: 0o600 });
     log(`registering ${CLUSTERS} clusters (${UNREACHABLE} unreachable)…`);
@@ -165,11 +233,16 @@ async function main() {
 
     const result = {
       machine: { ...machine(), kubectl: kubectlVersion },
+      load_average: { before: loadBefore, after_overview: loadOverview, after_list: loadavg().map((l) => l.toFixed(2)).join(' ') },
       nodes: nodes.length,
       overview: {
         ironlens_first_call_ms: coldMs,
+        ironlens_first_call_disk_bytes: first.diskBytes,
+        ironlens_disk_figures_in_after_ms: completeMs,
+        ironlens_polls_until_disk_figures_ms: pollTimes,
         ironlens_ms_median: median(times),
-        note_ironlens: 'first call scrapes every kubelet Summary; later calls within IRONLENS_CLUSTER_SUMMARY_TTL_MS (15 s) reuse them (older ones are answered while refreshed in the background)',
+        note_ironlens:
+          'the first call waits for kubelet Summaries at most IRONLENS_CLUSTER_SUMMARY_BUDGET_MS (500 ms) from its arrival and answers the disk figures null (unknown) past it, while the scrape goes on in the background; the script then polls once a second until the disk figures are in; the timed runs reuse the Summaries (IRONLENS_CLUSTER_SUMMARY_TTL_MS, 15 s; older ones answered while refreshed in the background)',
         ironlens_ms_runs: times,
         kubectl_ms: lensOverviewMs,
         kubectl_detail: {
@@ -198,7 +271,8 @@ async function main() {
         '',
         `| call | ironlens | Lens way (kubectl subprocesses) |`,
         `| --- | --- | --- |`,
-        `| overview, ${nodes.length} nodes, first call | ${coldMs} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
+        `| overview, ${nodes.length} nodes, first call (disk figures ${first.diskBytes === null ? 'null: Summaries not in yet' : 'in'}) | ${coldMs} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
+        `| overview, ${nodes.length} nodes, until the disk figures are in (polled once a second) | ${completeMs} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
         `| overview, ${nodes.length} nodes, polled (median of ${RUNS}) | ${median(times)} ms | ${lensOverviewMs} ms${sample.length < nodes.length ? ' (extrapolated)' : ''} |`,
         `| list, ${CLUSTERS} clusters, ${UNREACHABLE} unreachable | ${median(listTimes)} ms | ${lensListMs} ms |`,
         '',

@@ -308,10 +308,24 @@ describe('a cluster whose API server is down', () => {
     expect(mirror.requests).toContain('/kubernetes-sigs/gateway-api/releases/download/v1.5.1/standard-install.yaml');
   });
 
-  it('DELETE → 502 cluster_gateway_cleanup_failed and the record is kept for a retry', async () => {
-    expectProblem(await t.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${id}` }), 502, 'cluster_gateway_cleanup_failed');
+  it('DELETE → 502 cluster_gateway_cleanup_failed and the record is kept for a retry; the attempt is a failed clusters.delete job', async () => {
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${id}` });
+    expectProblem(res, 502, 'cluster_gateway_cleanup_failed');
     const items = (await t.app.inject({ method: 'GET', url: '/api/cluster/clusters' })).json().items;
     expect(items.map((c: { id: string }) => c.id)).toContain(id);
+    const jobs = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: id });
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ status: 'failed', error: res.json().detail, input: { name: 'down', draft: false } });
+    expect(jobs[0].log).toContain('==> check that the cluster no longer serves');
+  });
+
+  it('DELETE of a draft on a cluster that is down fails at the gateway namespace stage of its job', async () => {
+    const draft = (await register({ name: 'down-draft', draft: 'true' })).json().cluster.id;
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${draft}` });
+    expectProblem(res, 502, 'cluster_gateway_cleanup_failed');
+    const [job] = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: draft });
+    expect(job).toMatchObject({ status: 'failed', stage: `delete the gateway namespace lens-gateway-${draft}`, error: res.json().detail });
+    expect((await t.app.inject({ method: 'GET', url: '/api/cluster/clusters?includeDrafts=true' })).json().items.map((c: { id: string }) => c.id)).toContain(draft);
   });
 });
 

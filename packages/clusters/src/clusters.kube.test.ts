@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientNodeConnector, type Kube, type KubeConnector } from './adapters/kube.adapter';
 import { stackProfile } from './profile';
 import { type ClustersTestApp, multipart, startClustersApp } from './testing/app';
 import { CountingConnectProxy } from './testing/counting-proxy';
@@ -57,7 +58,9 @@ beforeAll(async () => {
   mirror.addReleaseAsset('/kubernetes-sigs/gateway-api/releases/download/v1.5.1/standard-install.yaml', gatewayApiBundle());
   mirror.addReleaseAsset('/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.5.0/v1-manifests.yaml', inferenceExtensionBundle());
   await mirror.start();
-  t = await startClustersApp({ env: { IRONLENS_GITHUB_MIRROR: mirror.url, IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS: '60000' } });
+  // The suite checks figures, not timing: overviews wait for every kubelet Summary (the budget
+  // is tested on its own below).
+  t = await startClustersApp({ env: { IRONLENS_GITHUB_MIRROR: mirror.url, IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS: '60000', IRONLENS_CLUSTER_SUMMARY_BUDGET_MS: '60000' } });
   id = (await register({ name: 'harness' })).id;
 }, 45 * 60_000);
 
@@ -276,6 +279,89 @@ describe('overview', () => {
   });
 });
 
+/**
+ * The real adapter, except that kubelet Summaries are held until `release()`: a kubelet that
+ * has not answered yet. Counts the Summary calls it was asked for and those that finished.
+ */
+class HeldSummaries {
+  readonly asked: string[] = [];
+  finished = 0;
+  private released = false;
+  private readonly waiting: Array<() => void> = [];
+
+  readonly connector: KubeConnector = (kubeconfig, opts) => {
+    const real = clientNodeConnector(kubeconfig, opts);
+    return new Proxy(real, {
+      get: (target, prop) => {
+        if (prop === 'nodeSummary') {
+          return async (name: string, timeoutMs?: number) => {
+            this.asked.push(name);
+            if (!this.released) await new Promise<void>((r) => this.waiting.push(r));
+            try {
+              return await target.nodeSummary(name, timeoutMs);
+            } finally {
+              this.finished++;
+            }
+          };
+        }
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    }) as Kube;
+  };
+
+  release(): void {
+    this.released = true;
+    for (const r of this.waiting.splice(0)) r();
+  }
+}
+
+describe('overview within its time budget (IRONLENS_CLUSTER_SUMMARY_BUDGET_MS)', () => {
+  it('answers with the disk figures null while kubelet Summaries are outstanding, and has them on the next call', async () => {
+    const held = new HeldSummaries();
+    const b = await startClustersApp({ env: { IRONLENS_CLUSTER_SUMMARY_BUDGET_MS: '300' }, deps: { connector: held.connector } });
+    try {
+      const { payload, headers } = multipart({ name: 'budget', draft: 'true' }, { content: h.kubeconfig });
+      const reg = await b.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
+      expect(reg.statusCode, reg.body).toBe(201);
+      const cid = reg.json().cluster.id as string;
+
+      // No kubelet answers: the overview does not wait for them past the budget.
+      const first = await b.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${cid}` });
+      expect(first.statusCode).toBe(200);
+      const o1 = first.json();
+      const ready = o1.kubernetes.nodes.filter((n: { ready: boolean }) => n.ready).map((n: { name: string }) => n.name);
+      expect(ready).toEqual(expect.arrayContaining(['control-plane-0', 'gpu-nv-0001', 'gpu-intel-0002']));
+      expect(o1.kubernetes.hardware).toMatchObject({
+        nodes: o1.kubernetes.nodes.length,
+        diskBytes: null,
+        diskUsedBytes: null,
+        diskAvailableBytes: null,
+        diskUsagePercent: null,
+        totalGpuCount: expect.any(Number),
+      });
+      expect(o1.kubernetes.hardware.totalGpuCount).toBeGreaterThanOrEqual(12);
+      expect([...held.asked].sort()).toEqual([...ready].sort());
+
+      // The scrape goes on in the background; once the kubelets answer, the next call has the figures.
+      held.release();
+      await until('the held Summaries finished', async () => held.finished === ready.length, 30_000);
+      await new Promise((r) => setImmediate(r));
+      const o2 = (await b.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${cid}` })).json();
+      expect(o2.kubernetes.hardware).toMatchObject({
+        diskBytes: ready.length * 450 * GiB,
+        diskUsedBytes: ready.length * 150 * GiB,
+        diskAvailableBytes: ready.length * 300 * GiB,
+        diskUsagePercent: 33.3,
+      });
+      // From the cache filled by the first call's scrape: no kubelet was asked twice.
+      expect(held.asked.length).toBe(ready.length);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
 describe('cordon / uncordon', () => {
   it('sets spec.unschedulable on workers, refuses control-plane nodes and unknown names, one result per node', async () => {
     const res = await send('POST', `/api/cluster/clusters/${id}/nodes/cordon`, { names: ['gpu-nv-0001', 'control-plane-0', 'no-such-node'] });
@@ -457,6 +543,24 @@ describe('delete', () => {
     const r3 = await send('DELETE', `/api/cluster/clusters/${c.id}`);
     expect(r3.statusCode).toBe(204);
     expect(r3.body).toBe('');
+    // Each attempt is a clusters.delete job of the shared runner: two refused, one done.
+    const jobs = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: c.id });
+    expect(jobs.map((j) => j.status).sort()).toEqual(['failed', 'failed', 'success']);
+    expect(jobs.filter((j) => j.status === 'failed').map((j) => j.error)).toEqual(
+      expect.arrayContaining([r1.json().detail, r2.json().detail]),
+    );
+    const done = jobs.find((j) => j.status === 'success')!;
+    expect(done).toMatchObject({ percent: 100, message: 'cluster to-delete deleted', finishedAt: expect.stringMatching(/Z$/) });
+    expect(done.log).toEqual(
+      expect.arrayContaining([
+        '==> check that the cluster no longer serves',
+        `==> delete the gateway namespace lens-gateway-${c.id}`,
+        '==> delete the HF token secret team-a/hf',
+        '==> remove the record',
+        'namespace team-a kept: it holds 1 other object(s)',
+      ]),
+    );
+    expect(done.result).toEqual({ notes: ['namespace team-a kept: it holds 1 other object(s)'] });
     expect(await core.readNamespace({ name: `lens-gateway-${c.id}` }).catch((e) => e.code)).toBe(404);
     expect(await core.readNamespacedSecret({ name: 'hf', namespace: 'team-a' }).catch((e) => e.code)).toBe(404);
     expect((await core.readNamespace({ name: 'team-a' })).status?.phase).toBe('Active');
@@ -493,6 +597,28 @@ describe('delete', () => {
       const pv = await core.readPersistentVolume({ name: `pv-${c.id}` }).catch((e) => (e.code === 404 ? null : Promise.reject(e)));
       return (!pvc || !!pvc.metadata?.deletionTimestamp) && (!pv || !!pv.metadata?.deletionTimestamp);
     });
+  });
+
+  it('a delete job cancelled while the gateway namespace is terminating answers 502 and keeps the record', async () => {
+    const c = await register({ name: 'cancel-delete', draft: 'true' });
+    const ns = `lens-gateway-${c.id}`;
+    // A finalizer nobody removes keeps the namespace terminating.
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'held', finalizers: ['example.com/hold'] } } });
+    const pending = send('DELETE', `/api/cluster/clusters/${c.id}`);
+    const job = await until('the delete job waiting for the gateway namespace', async () => {
+      const [j] = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: c.id });
+      return j?.status === 'running' && j.stage === `delete the gateway namespace ${ns}` ? j : undefined;
+    });
+    await t.services.runner.cancel(job.id);
+    const res = await pending;
+    expect(res.statusCode).toBe(502);
+    expect(res.json().code).toBe('cluster_gateway_cleanup_failed');
+    expect((await t.services.runner.repository.get(job.id))?.status).toBe('cancelled');
+    const items = (await get('/api/cluster/clusters?includeDrafts=true')).json().items;
+    expect(items.map((x: { id: string }) => x.id)).toContain(c.id);
+    await core.patchNamespacedConfigMap({ name: 'held', namespace: ns, body: [{ op: 'remove', path: '/metadata/finalizers' }] });
+    expect((await send('DELETE', `/api/cluster/clusters/${c.id}`)).statusCode).toBe(204);
   });
 
   it('deletes the namespace ironlens created for the HF secret (labelled) with the cluster', async () => {

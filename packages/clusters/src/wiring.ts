@@ -9,7 +9,7 @@ import { ClusterRepository } from './repositories/cluster.repository';
 import { DownloadRepository, PrepullRepository } from './repositories/download.repository';
 import { SessionRepository } from './repositories/session.repository';
 import { ClusterAccess } from './services/cluster-access';
-import { ClusterService, NODE_TUNING_JOB } from './services/cluster.service';
+import { ClusterService, DELETE_JOB, NODE_TUNING_JOB } from './services/cluster.service';
 import { CRDS_JOB, CrdsService } from './services/crds.service';
 import { HfTokenService } from './services/hf-token.service';
 import { OverviewService } from './services/overview.service';
@@ -32,6 +32,8 @@ export interface ClustersConfig {
   lensHosts: string | undefined;
   /** `IRONLENS_CLUSTER_SUMMARY_TTL_MS`: how long the overview reuses a node's kubelet Summary (older ones, up to 5 min, are answered while refreshed in the background). Default is `15000`. */
   summaryTtlMs: number;
+  /** `IRONLENS_CLUSTER_SUMMARY_BUDGET_MS`: how long an overview waits, from the request's arrival, for kubelet Summaries it does not hold yet; past it the disk figures are `null` and the scrape goes on in the background for the next call. Default is `500`; `0` never waits. */
+  summaryBudgetMs: number;
   /** Where downloaded sources are kept: `<dataDir>/clusters/cache`. */
   cacheDir: string;
 }
@@ -45,6 +47,7 @@ export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig
     helperImage: envString(env, 'IRONLENS_CLUSTER_HELPER_IMAGE', 'docker.io/library/busybox:1.37.0'),
     lensHosts: envOptional(env, 'IRONLENS_LENS_HOSTS'),
     summaryTtlMs: envInt(env, 'IRONLENS_CLUSTER_SUMMARY_TTL_MS', 15_000, 0),
+    summaryBudgetMs: envInt(env, 'IRONLENS_CLUSTER_SUMMARY_BUDGET_MS', 500, 0),
     cacheDir: join(dataDir, 'clusters', 'cache'),
   };
 }
@@ -82,7 +85,7 @@ export interface ClusterServicesDeps {
   profile?: StackProfile;
 }
 
-export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB];
+export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB];
 
 /** Hand-written constructor injection for the cluster manager. */
 export function createClusterServices(deps: ClusterServicesDeps): ClusterServices {
@@ -116,6 +119,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
       summaryTimeoutMs: 5000,
       summaryTtlMs: config.summaryTtlMs,
       summaryMaxStaleMs: 5 * 60_000,
+      summaryBudgetMs: config.summaryBudgetMs,
       prometheusTimeoutMs: 5000,
     }),
     platform: new PlatformService(access, clusters, ops, profile),

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AppError, isUniqueViolation, type JobRunner, type OperationsLog, type SecretBox } from '@ironlens/core';
+import { AppError, isUniqueViolation, type JobContext, type JobRunner, type OperationsLog, type SecretBox } from '@ironlens/core';
 import { parse as parseYaml } from 'yaml';
 import { type Kube, KubeApiError, parseKubeConfig } from '../adapters/kube.adapter';
 import type { LensHosts } from '../adapters/lens-hosts.adapter';
@@ -72,6 +72,8 @@ export interface ClusterServiceOptions {
 }
 
 export const NODE_TUNING_JOB = 'clusters.node_tuning';
+/** DELETE's checks and cleanup, one job per request. */
+export const DELETE_JOB = 'clusters.delete';
 
 const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease']);
 
@@ -344,13 +346,39 @@ export class ClusterService {
   }
 
   /**
-   * DELETE, in the seed's order. A finished (non-draft) cluster that still serves is refused
-   * (409). Then the gateway namespace must go (502 `cluster_gateway_cleanup_failed` otherwise,
-   * record kept); the HF secret and its namespace under the seed's rules, the draft's volumes,
-   * and ironlens' own DaemonSets are best effort. The record goes last.
+   * DELETE, in the seed's order, as a job of the shared runner (`clusters.delete`, subject the
+   * cluster id) that the request starts and waits for: its stages and notes land in the jobs
+   * record like the other long work, and the request answers with the job's outcome.
    */
   async delete(id: string): Promise<void> {
     const row = await this.access.record(id);
+    let failure: unknown;
+    const job = await this.runner.start(
+      { kind: DELETE_JOB, subject: id, input: { name: row.name, draft: row.draft, gatewayNamespace: row.gatewayNamespace } },
+      async (ctx) => {
+        try {
+          return await this.deleteWork(row, ctx);
+        } catch (e) {
+          failure = e;
+          throw e;
+        }
+      },
+    );
+    const done = await this.runner.wait(job.id);
+    if (done?.status === 'success') return;
+    if (failure !== undefined) throw failure;
+    // Cancelled before it ran, or stopped with the process: nothing was deleted for sure.
+    throw new AppError('cluster_gateway_cleanup_failed', `the cleanup of cluster ${id} did not finish: ${done?.error ?? 'the job was lost'}`);
+  }
+
+  /**
+   * A finished (non-draft) cluster that still serves is refused (409). Then the gateway
+   * namespace must go (502 `cluster_gateway_cleanup_failed` otherwise, record kept); the HF
+   * secret and its namespace under the seed's rules, the draft's volumes, and ironlens' own
+   * DaemonSets are best effort. The record goes last.
+   */
+  private async deleteWork(row: ClusterRow, ctx: JobContext): Promise<{ result: { notes: string[] }; message: string }> {
+    const id = row.id;
     const kube = this.access.kube(row);
     const gatewayFailure = (e: unknown) => {
       const mapped = clusterFailure(e);
@@ -358,6 +386,7 @@ export class ClusterService {
       return new AppError('cluster_gateway_cleanup_failed', `gateway namespace ${row.gatewayNamespace} could not be deleted: ${msg}`);
     };
     if (!row.draft) {
+      ctx.stage('check that the cluster no longer serves', 0);
       let deployments: Awaited<ReturnType<Kube['listDeployments']>>;
       let pvcs: Awaited<ReturnType<Kube['listPvcs']>>;
       try {
@@ -377,32 +406,47 @@ export class ClusterService {
       }
     }
     // 1. The gateway namespace, to completion.
+    ctx.stage(`delete the gateway namespace ${row.gatewayNamespace}`, 10);
     try {
-      await this.deleteNamespaceAndWait(kube, row.gatewayNamespace);
+      await this.deleteNamespaceAndWait(kube, row.gatewayNamespace, ctx);
     } catch (e) {
-      await this.ops.append({ op: 'cluster.delete', status: 'failed', cluster_id: id, error: 'gateway cleanup failed' });
+      await this.ops.append({ op: 'cluster.delete', status: 'failed', cluster_id: id, job_id: ctx.id, error: 'gateway cleanup failed' });
       throw e instanceof AppError && e.code === 'cluster_gateway_cleanup_failed' ? e : gatewayFailure(e);
     }
     // 2. The HF token secret, and its namespace when nothing else keeps it.
     const notes: string[] = [];
-    if (row.hfTokenSecret) await this.cleanupHfSecret(kube, row, notes).catch((e: Error) => notes.push(`hf secret: ${e.message}`));
+    if (row.hfTokenSecret) {
+      ctx.stage(`delete the HF token secret ${row.hfTokenSecret.namespace}/${row.hfTokenSecret.name}`, 60);
+      await this.cleanupHfSecret(kube, row, notes).catch((e: Error) => notes.push(`hf secret: ${e.message}`));
+    }
     // 3. A draft's storage volumes (the PVs keep their data: Retain).
-    if (row.draft) await this.cleanupDraftVolumes(kube).catch((e: Error) => notes.push(`volumes: ${e.message}`));
+    if (row.draft) {
+      ctx.stage('delete the draft’s volumes', 75);
+      await this.cleanupDraftVolumes(kube).catch((e: Error) => notes.push(`volumes: ${e.message}`));
+    }
     // 4. ironlens' own DaemonSets for this registration.
+    ctx.stage('delete the node-tuning and pre-pull DaemonSets', 85);
     await kube.deleteDaemonSet(NODE_TUNING_NAMESPACE, inotifyDaemonSetName(id)).catch(() => false);
     await kube.deleteDaemonSet(PREPULL_NAMESPACE, prepullDaemonSetName(id)).catch(() => false);
+    for (const n of notes) ctx.log(n);
+    ctx.stage('remove the record', 95);
     await this.db.transaction().execute(async (trx) => {
       await this.repo.delete(trx, id);
-      await this.ops.append({ op: 'cluster.delete', status: 'ok', cluster_id: id, name: row.name, notes }, trx as never);
+      await this.ops.append({ op: 'cluster.delete', status: 'ok', cluster_id: id, job_id: ctx.id, name: row.name, notes }, trx as never);
     });
     this.access.forget(id);
+    return { result: { notes }, message: `cluster ${row.name} deleted` };
   }
 
-  private async deleteNamespaceAndWait(kube: Kube, ns: string): Promise<void> {
+  private async deleteNamespaceAndWait(kube: Kube, ns: string, ctx: JobContext): Promise<void> {
     const deadline = Date.now() + this.opts.gatewayCleanupTimeoutMs;
     const existed = await kube.deleteNamespace(ns);
-    if (!existed) return;
+    if (!existed) {
+      ctx.log(`namespace ${ns} was not there`);
+      return;
+    }
     while (Date.now() < deadline) {
+      ctx.throwIfCancelled();
       if (!(await kube.getNamespace(ns))) return;
       await sleep(250);
     }

@@ -78,6 +78,12 @@ export interface OverviewOptions {
   summaryTtlMs: number;
   summaryMaxStaleMs: number;
   summaryTimeoutMs: number;
+  /**
+   * How long an overview waits, counted from the request's arrival, for Summaries it does not
+   * hold yet. Past it the overview answers with the disk figures `null` (unknown) while the
+   * scrape goes on in the background and fills the cache for the next call. `0`: never wait.
+   */
+  summaryBudgetMs: number;
   prometheusTimeoutMs: number;
 }
 
@@ -108,18 +114,15 @@ function nodeReady(n: V1Node): boolean {
   return !!n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-async function mapLimit<T, R>(items: T[], width: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]);
-      }
-    }),
-  );
-  return out;
+/** One cluster's Summaries: the last answer per node, the scrapes in flight, and the queue waiting for a slot. */
+interface SummaryCache {
+  nodes: Map<string, { at: number; fs: NodeFs | null }>;
+  inflight: Map<string, Promise<void>>;
+  queue: Array<{ name: string; kube: Kube; done: () => void }>;
+  active: number;
+  pumpScheduled: boolean;
+  /** The last overview that looked at this cluster. */
+  usedAt: number;
 }
 
 /** How a Service is recognised as the cluster's Prometheus. */
@@ -133,7 +136,7 @@ const PROMETHEUS_SELECTORS = ['app.kubernetes.io/name=prometheus', 'operated-pro
  * `null`, never 0.
  */
 export class OverviewService {
-  private readonly summaries = new Map<string, { nodes: Map<string, { at: number; fs: NodeFs | null }>; refreshing: boolean }>();
+  private readonly summaries = new Map<string, SummaryCache>();
 
   constructor(
     private readonly access: ClusterAccess,
@@ -142,8 +145,19 @@ export class OverviewService {
   ) {}
 
   async overview(clusterId: string): Promise<OverviewResponse> {
+    const deadline = Date.now() + this.opts.summaryBudgetMs;
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
+    const serviceList = kube.listServices();
+    // The Prometheus queries start as soon as the Services are listed, beside the other lists
+    // (a failed list is reported below).
+    const memoryP = serviceList.then(
+      (services) => {
+        const p = findPrometheus(services);
+        return p ? this.memoryPercent(kube, p) : null;
+      },
+      () => null,
+    );
     const [nodes, namespaces, deployments, daemonSets, statefulSets, pods, slices, claims, services] = await onCluster(() =>
       Promise.all([
         kube.listNodes(),
@@ -154,11 +168,13 @@ export class OverviewService {
         kube.listPods({ fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' }),
         kube.listResourceSlices().catch(() => [] as ResourceSliceLike[]),
         kube.listResourceClaims().catch(() => [] as ResourceClaimLike[]),
-        kube.listServices(),
+        serviceList,
       ]),
     );
     const prometheus = findPrometheus(services);
-    const [disk, memoryPercent] = await Promise.all([this.disk(row.id, kube, nodes), prometheus ? this.memoryPercent(kube, prometheus) : Promise.resolve(null)]);
+    // The Summaries this overview lacks are asked for once its own reads are in (on a large
+    // cluster their scrape would otherwise slow those reads), within what is left of the budget.
+    const [disk, memoryPercent] = await Promise.all([this.disk(row.id, kube, nodes, deadline), memoryP]);
 
     // Per-node GPUs: extended resources first; DRA devices when a node advertises none.
     const draByNode = new Map<string, { byProfile: Record<string, number>; vram: number }>();
@@ -301,44 +317,85 @@ export class OverviewService {
     }
   }
 
-  /** Summaries of a cluster's nodes, fresh or stale-while-revalidating (see `summaryTtlMs`). */
-  private async nodeFs(clusterId: string, kube: Kube, names: string[]): Promise<Array<NodeFs | null>> {
+  /**
+   * Summaries of a cluster's nodes: fresh ones from the cache; stale ones (older than
+   * `summaryTtlMs`, at most `summaryMaxStaleMs`) answered while refreshed in the background;
+   * missing ones scraped, waited for until `deadline` and left `null` past it (their scrape
+   * goes on and fills the cache for the next call).
+   */
+  private async nodeFs(clusterId: string, kube: Kube, names: string[], deadline: number): Promise<Array<NodeFs | null>> {
     const now = Date.now();
-    let cache = this.summaries.get(clusterId);
-    if (!cache) {
-      cache = { nodes: new Map(), refreshing: false };
-      this.summaries.set(clusterId, cache);
+    let c = this.summaries.get(clusterId);
+    if (!c) {
+      c = { nodes: new Map(), inflight: new Map(), queue: [], active: 0, pumpScheduled: false, usedAt: now };
+      this.summaries.set(clusterId, c);
     }
-    const c = cache;
-    const missing = names.filter((n) => {
-      const e = c.nodes.get(n);
-      return !e || now - e.at > this.opts.summaryMaxStaleMs;
-    });
-    const stale = names.filter((n) => {
-      const e = c.nodes.get(n);
-      return e && now - e.at > this.opts.summaryTtlMs && now - e.at <= this.opts.summaryMaxStaleMs;
-    });
-    const scrape = async (list: string[]) => {
-      await mapLimit(list, this.opts.summaryConcurrency, async (n) => {
-        const fs = await this.fetchFs(kube, n);
-        c.nodes.set(n, { at: Date.now(), fs });
-      });
+    const cache = c;
+    // Clusters not looked at for longer than an answer may be used (deleted ones among them) are forgotten.
+    for (const [id, other] of this.summaries) {
+      if (other !== cache && other.inflight.size === 0 && now - other.usedAt > this.opts.summaryMaxStaleMs) this.summaries.delete(id);
+    }
+    cache.usedAt = now;
+    const age = (n: string) => {
+      const e = cache.nodes.get(n);
+      return e ? now - e.at : Number.POSITIVE_INFINITY;
     };
-    if (stale.length && !c.refreshing) {
-      c.refreshing = true;
-      void scrape(stale).finally(() => {
-        c.refreshing = false;
-      });
+    // Nodes gone from the cluster are forgotten once their answer is too old to be used.
+    for (const [n, e] of cache.nodes) if (now - e.at > this.opts.summaryMaxStaleMs) cache.nodes.delete(n);
+    const missing = names.filter((n) => age(n) > this.opts.summaryMaxStaleMs);
+    for (const n of names) if (age(n) > this.opts.summaryTtlMs && age(n) <= this.opts.summaryMaxStaleMs) void this.scrape(cache, kube, n);
+    if (missing.length) {
+      const all = Promise.all(missing.map((n) => this.scrape(cache, kube, n)));
+      const left = deadline - Date.now();
+      if (left > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([all, new Promise<void>((r) => (timer = setTimeout(r, left)))]);
+        clearTimeout(timer);
+      }
     }
-    if (missing.length) await scrape(missing);
-    return names.map((n) => c.nodes.get(n)?.fs ?? null);
+    return names.map((n) => {
+      const e = cache.nodes.get(n);
+      return e && Date.now() - e.at <= this.opts.summaryMaxStaleMs ? e.fs : null;
+    });
   }
 
-  /** Sum of every Ready node's filesystem from its Summary API; null when any Ready node's answer is missing. */
-  private async disk(clusterId: string, kube: Kube, nodes: V1Node[]): Promise<{ capacity: number; used: number; available: number } | null> {
+  /** Queues one node's Summary (once, however many overviews ask), `summaryConcurrency` at a time per cluster. */
+  private scrape(c: SummaryCache, kube: Kube, name: string): Promise<void> {
+    const running = c.inflight.get(name);
+    if (running) return running;
+    const p = new Promise<void>((done) => c.queue.push({ name, kube, done }));
+    c.inflight.set(name, p);
+    // The requests go out on the next turn of the event loop: an overview past its budget
+    // answers first.
+    if (!c.pumpScheduled) {
+      c.pumpScheduled = true;
+      setImmediate(() => {
+        c.pumpScheduled = false;
+        this.pump(c);
+      });
+    }
+    return p;
+  }
+
+  private pump(c: SummaryCache): void {
+    while (c.active < this.opts.summaryConcurrency && c.queue.length) {
+      const { name, kube, done } = c.queue.shift()!;
+      c.active++;
+      void this.fetchFs(kube, name).then((fs) => {
+        c.nodes.set(name, { at: Date.now(), fs });
+        c.active--;
+        c.inflight.delete(name);
+        done();
+        this.pump(c);
+      });
+    }
+  }
+
+  /** Sum of every Ready node's filesystem from its Summary API; null when any Ready node's answer is missing (or not in yet). */
+  private async disk(clusterId: string, kube: Kube, nodes: V1Node[], deadline: number): Promise<{ capacity: number; used: number; available: number } | null> {
     const ready = nodes.filter(nodeReady);
     if (ready.length === 0) return null;
-    const sums = await this.nodeFs(clusterId, kube, ready.map((n) => n.metadata!.name!));
+    const sums = await this.nodeFs(clusterId, kube, ready.map((n) => n.metadata!.name!), deadline);
     if (sums.some((s) => s === null)) return null;
     return sums.reduce((a, s) => ({ capacity: a.capacity + s!.capacityBytes!, used: a.used + s!.usedBytes!, available: a.available + s!.availableBytes! }), {
       capacity: 0,
