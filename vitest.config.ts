@@ -7,13 +7,25 @@ import { defineConfig } from 'vitest/config';
 //
 // Two projects: `sqlite` runs every test on the embedded store; `postgres` runs again the
 // suites that go through the store, on a real PostgreSQL that its globalSetup starts
-// (scripts/vitest-postgres.setup.ts). Slow end-to-end suites (qemu, Chromium) run once.
+// (scripts/vitest-postgres.setup.ts); they take their store from `testStoreTarget` /
+// `testDatabaseEnv` (@ironlens/core/testing). Left out: the slow end-to-end suites that run
+// once (qemu netboot, Chromium `*.browser.test.ts`, the compiled CLI, the Kubespray virtualenv)
+// and suites that never reach the store (domain rules, adapters, schemas, page serving).
 const POSTGRES_SUITES = [
   'packages/core/src/jobs/**/*.test.ts',
   'packages/core/src/store/**/*.test.ts',
   'packages/core/src/secrets/**/*.test.ts',
   'packages/core/src/metrics/**/*.test.ts',
   'packages/metal/src/repositories/**/*.test.ts',
+  'packages/metal/src/integration/**/*.test.ts',
+  'packages/metal/src/routes/**/*.test.ts',
+  'packages/metal/src/services/**/*.test.ts',
+  'packages/metal/src/adapters/dnsmasq-detect.adapter.test.ts',
+  'packages/clusters/src/clusters.api.test.ts',
+  'packages/clusters/src/clusters.kube.test.ts',
+  'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
+  'packages/kind/src/kind.api.test.ts',
+  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register}.test.ts',
 ];
 
 export default defineConfig({

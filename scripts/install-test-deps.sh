@@ -18,6 +18,7 @@ for t in "${TOOLS[@]}"; do command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 [ -f /usr/share/qemu/pxe-virtio.rom ] || [ -f /usr/lib/ipxe/qemu/efi-virtio.rom ] || missing+=(ipxe-qemu)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+compgen -G '/usr/lib/postgresql/*/bin/pg_dump' >/dev/null || missing+=(postgresql)  # dumpDatabase in the secrets greps
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "[install-test-deps] installing Debian packages (missing: ${missing[*]})"
   if [ "$(id -u)" != 0 ]; then echo "[install-test-deps] need root for apt-get" >&2; exit 1; fi

@@ -2,6 +2,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHttpServer, newKey, publishStandInKubespray, randomLoopbackPrefix, requireTool, standInControl, TestSshd } from '@ironlens/clusters/bootstrap-testing';
+import { dumpDatabase, testDatabaseEnv } from '@ironlens/core/testing';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from './serve';
@@ -18,6 +19,7 @@ let sshd: TestSshd;
 let git: GitHttpServer;
 let running: Running;
 let base: string;
+let dbEnv: Record<string, string>;
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(`${base}${path}`, {
@@ -37,7 +39,9 @@ beforeAll(async () => {
   sshd = await TestSshd.start({ dir: join(dir, 'sshd'), address: `${randomLoopbackPrefix()}2`, hostKey: newKey(join(dir, 'host')), authorizedKeys: authorized });
   publishStandInKubespray(join(dir, 'git'), join(dir, 'work'), standInControl(join(dir, 'control'), kube.kubeconfig));
   git = await GitHttpServer.start(join(dir, 'git'));
+  dbEnv = await testDatabaseEnv();
   running = await serve({
+    ...dbEnv,
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     IRONLENS_DATA_DIR: dataDir,
@@ -99,8 +103,16 @@ describe('ironlens serve: bootstrap with register', () => {
       }
     };
     walk(dataDir);
-    expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(true);
     const leaking = files.filter((f) => readFileSync(f).includes(keyData));
     expect(leaking).toEqual([]);
+    if (dbEnv.IRONLENS_DATABASE_URL) {
+      // The store is the PostgreSQL database: every row of it, dumped, holds the cluster and no key.
+      expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(false);
+      const dump = dumpDatabase(dbEnv.IRONLENS_DATABASE_URL);
+      expect(dump).toContain('Lab One');
+      expect(dump.includes(keyData), 'the client key is in the database').toBe(false);
+    } else {
+      expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(true);
+    }
   }, 400_000);
 });

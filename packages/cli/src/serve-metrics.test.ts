@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AgentOnTgtd, startAgentOnTgtd } from '@ironlens/agent/testing';
-import { type PromSample, parsePrometheusText, sampleValue, waitFor, waitUntil } from '@ironlens/core/testing';
+import { type PromSample, parsePrometheusText, sampleValue, testDatabaseEnv, waitFor, waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from './serve';
 
@@ -60,6 +60,7 @@ beforeAll(async () => {
   agent = await startAgentOnTgtd({ token: AGENT_TOKEN, tmpPrefix: 'ironlens-metrics-agent-' });
   running = await serve(
     {
+      ...(await testDatabaseEnv()),
       IRONLENS_DATA_DIR: join(dir, 'data'),
       IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
       IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',

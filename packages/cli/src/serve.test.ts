@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { freeTcpPort } from '@ironlens/agent/testing';
+import { testDatabaseEnv } from '@ironlens/core/testing';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { describeAddress, isLoopback } from './address';
@@ -11,10 +12,13 @@ import { main, parseArgs } from './main';
 import { openStore, serve } from './serve';
 
 let dir: string;
-const env = () => ({ IRONLENS_DATA_DIR: join(dir, 'data'), IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: 'off', IPXE_CP_DNSMASQ_RELOAD: 'false' });
+// The test's store: the data dir's SQLite file, or a fresh PostgreSQL database in the suite's PostgreSQL run.
+let dbEnv: Record<string, string>;
+const env = () => ({ IRONLENS_DATA_DIR: join(dir, 'data'), IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: 'off', IPXE_CP_DNSMASQ_RELOAD: 'false', ...dbEnv });
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ironlens-cli-'));
+  dbEnv = await testDatabaseEnv();
 });
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -190,7 +194,10 @@ describe('ironlens import / export', () => {
     );
     writeFileSync(join(old, 'state/devices.yml'), YAML.stringify({ devices: { '00:0c:29:00:00:02': { mac: '00:0c:29:00:00:02', state: 'bound', bound_worker_id: 'worker-02', source: 'ipxe', fingerprint: { serial: 'S2' } } } }));
     writeFileSync(join(old, 'state/settings.json'), '{"auto_register": false}\n');
-    writeFileSync(join(old, 'state/operations.jsonl'), '{"id":1,"ts":"2026-07-27T14:20:00+00:00","op":"create_worker","status":"started","worker_id":"worker-01","client":"172.18.0.1"}\n');
+    writeFileSync(
+      join(old, 'state/operations.jsonl'),
+      '{"id":1,"ts":"2026-07-27T14:20:00+00:00","op":"create_worker","status":"started","worker_id":"worker-01","client":"172.18.0.1"}\n{"id":7,"ts":"2026-07-27T14:25:00+00:00","op":"set_default_os","status":"ok","worker_id":"worker-01"}\n',
+    );
     writeFileSync(join(old, 'dnsmasq/dhcp-hosts.conf'), '00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
 
     const out: string[] = [];
@@ -201,12 +208,13 @@ describe('ironlens import / export', () => {
       // `main` reads the process environment; the stubs are undone after the test.
       vi.stubEnv('IRONLENS_DATA_DIR', join(dir, 'data'));
       vi.stubEnv('IPXE_CP_DNSMASQ_RELOAD', 'false');
+      for (const [k, v] of Object.entries(dbEnv)) vi.stubEnv(k, v);
       code = await main(['import', old]);
     } finally {
       process.stdout.write = write;
     }
     expect(code).toBe(0);
-    expect(JSON.parse(out.join(''))).toMatchObject({ agents: 1, workers: 2, devices: 2, bindings_from_dhcp_hosts: 1, operations: 1 });
+    expect(JSON.parse(out.join(''))).toMatchObject({ agents: 1, workers: 2, devices: 2, bindings_from_dhcp_hosts: 1, operations: 2 });
     expect(await main(['import', old])).toBe(1); // refuses to import over a ledger
 
     const running = await serve(env());
@@ -216,6 +224,14 @@ describe('ironlens import / export', () => {
       expect(await (await fetch(`${running.urls.boot}/settings/auto-register`)).json()).toEqual({ enabled: false });
       const ops = await (await fetch(`${running.urls.boot}/operations`)).json();
       expect(ops.entries[0]).toEqual({ id: 1, ts: '2026-07-27T14:20:00+00:00', op: 'create_worker', status: 'started', worker_id: 'worker-01', client: '172.18.0.1' });
+      // New entries are numbered after the imported ids (PostgreSQL: the identity sequence was moved past them).
+      expect((await fetch(`${running.urls.boot}/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"mac":"02:00:00:00:00:09"}' })).status).toBe(201);
+      const after = await (await fetch(`${running.urls.boot}/operations`)).json();
+      expect(after.entries.map((e: { id: number; op: string }) => [e.id, e.op])).toEqual([
+        [1, 'create_worker'],
+        [7, 'set_default_os'],
+        [8, 'device.register'],
+      ]);
       expect(readFileSync(join(dir, 'data', 'dnsmasq', 'dhcp-hosts.conf'), 'utf8')).toBe('00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
     } finally {
       await running.close();
@@ -235,7 +251,12 @@ describe('ironlens import / export', () => {
     expect(workers.workers['worker-01']).toMatchObject({ hostname: 'worker-01', state: 'ready', default_os: 'ubuntu' });
     expect(workers.workers['worker-01'].mac).toBeUndefined();
     expect(readFileSync(join(back, 'dnsmasq/dhcp-hosts.conf'), 'utf8')).toBe('00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
-    expect(existsSync(join(back, 'state/operations.jsonl'))).toBe(true);
+    expect(
+      readFileSync(join(back, 'state/operations.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toEqual([1, 7, 8]);
     expect(JSON.parse(readFileSync(join(back, 'state/settings.json'), 'utf8'))).toEqual({ auto_register: false });
   });
 });

@@ -7,6 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { exec } from '@ironlens/core';
+import { testDatabaseEnv } from '@ironlens/core/testing';
 import { type AgentOnTgtd, startAgentOnTgtd } from '@ironlens/agent/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from './serve';
@@ -47,6 +48,7 @@ beforeAll(async () => {
   });
   diskDir = agent.diskDir;
   cp = await serve({
+    ...(await testDatabaseEnv()),
     IRONLENS_DATA_DIR: join(agent.dir, 'data'),
     IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
     IRONLENS_CONSOLE_LISTEN: 'off',

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { dumpDatabase } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDirFor } from './services/software.service';
 import { type ClustersTestApp, closedPort, kubeconfigWithKey, multipart, startClustersApp } from './testing/app';
@@ -170,6 +171,15 @@ describe('POST /api/cluster/clusters', () => {
     expect((await register({ name: 'Prod East' })).statusCode).toBe(201);
     expectProblem(await register({ name: 'prod east' }), 409, 'cluster_name_conflict');
     expect((await register({ name: 'PROD EAST', draft: 'true' })).statusCode).toBe(201);
+  });
+
+  it('registers one of 20 simultaneous registrations of one name; the others get 409 cluster_name_conflict, never a 500', async () => {
+    const kubeconfig = kubeconfigWithKey(deadServer).kubeconfig;
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => register({ name: i % 2 ? 'Race West' : 'race west' }, kubeconfig)));
+    expect(answers.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    for (const r of answers.filter((a) => a.statusCode !== 201)) expectProblem(r, 409, 'cluster_name_conflict');
+    const listed = (await t.app.inject({ url: '/api/cluster/clusters' })).json();
+    expect(listed.items.filter((c: { name: string }) => c.name.toLowerCase() === 'race west')).toHaveLength(1);
   });
 });
 
@@ -451,8 +461,9 @@ describe('secrets at rest', () => {
     const kc = kubeconfigWithKey(deadServer, 'grep-me');
     keyPem = kc.keyPem;
     expect((await register({ name: 'grep' }, kc.kubeconfig)).statusCode).toBe(201);
-    // Flush the WAL into the database file too, then read every file.
+    // Flush the WAL into the database file too, then read every file (and, on PostgreSQL, every row).
     await t.restart();
+    const stored = t.target.url ? dumpDatabase(t.target.url) : null;
     const needles = [
       keyPem.split('\n').filter((l) => l && !l.startsWith('-----'))[0],
       Buffer.from(keyPem).toString('base64').slice(0, 40),
@@ -467,7 +478,14 @@ describe('secrets at rest', () => {
       }
     };
     walk(t.dataDir);
-    expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(true);
+    if (stored !== null) {
+      // The state is in PostgreSQL, not in the data dir; the dump holds the registered cluster.
+      expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(false);
+      expect(stored).toMatch(/INSERT INTO public\.clusters .*'grep'/);
+      for (const n of needles) expect(stored.includes(n), `${n.slice(0, 12)}… found in the database`).toBe(false);
+    } else {
+      expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(true);
+    }
     expect(existsSync(join(t.dataDir, 'secret.key'))).toBe(true);
     expect(statSync(join(t.dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
     for (const f of files) {

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseEnv } from '@ironlens/core/testing';
 import { type Running, serve } from '../serve';
 
 let dir: string;
@@ -38,6 +39,7 @@ async function start(extra: Record<string, string> = {}): Promise<{ console: str
     IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
     IRONLENS_WEB_DIST: dist,
     IPXE_CP_DNSMASQ_RELOAD: 'false',
+    ...(await testDatabaseEnv()),
     ...extra,
   });
   running.push(r);

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
+import { dumpDatabase, testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BootstrapRuntime, bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
@@ -12,7 +13,7 @@ import { newKey, randomLoopbackPrefix, sshKeygenFingerprint, TestSshd, requireTo
 
 // One set of real components for the whole file: three sshd (two good hosts, one with a key of
 // its own for the mismatch), a fourth whose key is swapped mid-run, a smart-HTTP git server as
-// the GitHub mirror serving the stand-in Kubespray, the real ansible-playbook, a SQLite store.
+// the GitHub mirror serving the stand-in Kubespray, the real ansible-playbook, a SQLite store (PostgreSQL in the suite's PostgreSQL run).
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-bootstrap-'));
 const prefix = randomLoopbackPrefix();
 const dataDir = join(dir, 'data');
@@ -39,6 +40,7 @@ let d: TestSshd; // key swapped mid-run
 let e: TestSshd; // root may log in with a password
 let git: GitHttpServer;
 let store: Store;
+let storeTarget: Awaited<ReturnType<typeof testStoreTarget>>;
 let runtime: BootstrapRuntime;
 let app: FastifyInstance;
 let clientKeyText: string;
@@ -103,7 +105,8 @@ beforeAll(async () => {
   e = await TestSshd.start({ dir: join(dir, 'sshd-e'), address: `${prefix}6`, hostKey: newKey(join(dir, 'host-e')), authorizedKeys: join(dir, 'nobody-authorized'), rootPassword: LOGIN_PASSWORD });
   publishStandInKubespray(join(dir, 'git'), join(dir, 'kubespray-work'), control);
   git = await GitHttpServer.start(join(dir, 'git'));
-  store = await Store.open({ file: dbFile, migrations: [...operationsMigrations, ...jobsMigrations, ...bootstrapMigrations] });
+  storeTarget = await testStoreTarget(dbFile);
+  store = await Store.open({ ...storeTarget, migrations: [...operationsMigrations, ...jobsMigrations, ...bootstrapMigrations] });
   const env = { ...process.env, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '5', IRONLENS_SECRET_KEY: undefined };
   runtime = await createBootstrapServices({ store, env, dataDir, registrar, operations: new OperationsLog(store) });
   app = await createHttpApp({ title: 'test', docs: false });
@@ -209,7 +212,7 @@ describe('POST /api/cluster/bootstrap/host-keys', () => {
     const pits = await Promise.all(Array.from({ length: 20 }, (_, i) => Tarpit.start(`${tpPrefix}${i + 10}`, 0)));
     // Every tarpit on its own port: one node row per pit.
     // Its own store: a second runtime's start-up recovery must not touch this file's jobs.
-    const quickStore = await Store.open({ file: ':memory:', migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const quickStore = await Store.open({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
     const quick = await createBootstrapServices({ store: quickStore, env: { ...process.env, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '1' }, dataDir: join(dir, 'data-quick') });
     try {
       const t0 = Date.now();
@@ -500,7 +503,7 @@ describe('bootstrap jobs', () => {
   }, 120_000);
 
   it('fails a job that outlives its deadline, killing the playbook', async () => {
-    const quickStore = await Store.open({ file: ':memory:', migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const quickStore = await Store.open({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
     const quickData = join(dir, 'data-deadline');
     const quick = await createBootstrapServices({ store: quickStore, env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_TIMEOUT_S: '4' }, dataDir: quickData });
     control.hold(true);
@@ -524,9 +527,11 @@ describe('bootstrap jobs', () => {
   }, 60_000);
 
   it('never lets a secret from the request reach a response, the store or the operations log', async () => {
-    // The SQLite file and its WAL, as bytes: no password, no key line, no kubeconfig credential.
+    // The SQLite file and its WAL, as bytes (on PostgreSQL, a dump of every row): no password, no
+    // key line, no kubeconfig credential.
     await new Promise((r) => setTimeout(r, 300));
-    const files = readdirSync(join(dir, 'store')).map((f) => readFileSync(join(dir, 'store', f)).toString('latin1'));
+    const files = storeTarget.url ? [dumpDatabase(storeTarget.url)] : readdirSync(join(dir, 'store')).map((f) => readFileSync(join(dir, 'store', f)).toString('latin1'));
+    if (storeTarget.url) expect(files[0]).toMatch(/INSERT INTO public\.operations .*'bootstrap\.start'/);
     const keyLines = clientKeyText.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'));
     const needles = [PASSWORD, PROXY_PASSWORD, LOGIN_PASSWORD, CLIENT_KEY_MARKER, Buffer.from(CLIENT_KEY_MARKER).toString('base64'), ...keyLines];
     expect(files.join('').length).toBeGreaterThan(0);

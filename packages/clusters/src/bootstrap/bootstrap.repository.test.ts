@@ -1,4 +1,5 @@
 import { JobsRepository, jobsMigrations, Store } from '@ironlens/core';
+import { testStoreTarget } from '@ironlens/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BootstrapRepository, bootstrapMigrations } from './bootstrap.repository';
 
@@ -9,7 +10,7 @@ afterEach(async () => {
 });
 
 async function open() {
-  store = await Store.open({ file: ':memory:', migrations: [...jobsMigrations, ...bootstrapMigrations] });
+  store = await Store.open({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
   return { jobs: new JobsRepository(store), repo: new BootstrapRepository(store) };
 }
 

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, Store } from '@ironlens/core';
+import { testStoreTarget } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
 import { GitHttpServer } from './testing/git-server';
@@ -21,13 +22,15 @@ let sshd: TestSshd;
 let git: GitHttpServer;
 let child: ChildProcess | undefined;
 let base = '';
+// The same SQLite file, or the same PostgreSQL database, for both starts.
+let target: Awaited<ReturnType<typeof testStoreTarget>>;
 
 async function startChild(): Promise<void> {
   const port = await freePort('127.0.0.1');
   const script = new URL('./testing/serve-bootstrap.ts', import.meta.url).pathname;
   child = spawn(process.execPath, ['--import', 'tsx', script, dbFile, dataDir, '127.0.0.1', String(port)], {
     detached: true,
-    env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '5' },
+    env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '5', ...(target.url ? { IRONLENS_DATABASE_URL: target.url } : {}) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -64,6 +67,7 @@ async function waitLog(id: string, text: string) {
 }
 
 beforeAll(async () => {
+  target = await testStoreTarget(dbFile);
   requireTool('/usr/bin/ansible-playbook', 'Debian ansible-core');
   const clientKey = newKey(join(dir, 'client'));
   const authorized = join(dir, 'authorized_keys');
@@ -113,7 +117,7 @@ describe('a restart of ironlens', () => {
     expect(processesMentioning(jobDir).length).toBeGreaterThan(0);
 
     // The next start, over the same store and data dir (in this process now).
-    const store = await Store.open({ file: dbFile, migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const store = await Store.open({ ...target, migrations: [...jobsMigrations, ...bootstrapMigrations] });
     const runtime = await createBootstrapServices({ store, env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url }, dataDir });
     const app = await createHttpApp({ title: 't', docs: false });
     await app.register(bootstrapPlugin, { services: runtime.services });

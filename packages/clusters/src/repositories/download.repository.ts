@@ -41,10 +41,13 @@ export class DownloadRepository {
 
   async put(db: ClustersDb, d: DownloadRow): Promise<void> {
     const values = { ref: d.ref, state: d.state, path: d.path, error: d.error, job_id: d.jobId, updated_at: new Date().toISOString() };
-    const r = await db.updateTable('cluster_downloads').set(values).where('cluster_id', '=', d.clusterId).where('component', '=', d.component).executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) {
-      await db.insertInto('cluster_downloads').values({ cluster_id: d.clusterId, component: d.component, ...values }).execute();
-    }
+    // One statement (ON CONFLICT, SQLite and PostgreSQL alike): two writers of the same row
+    // never both find it missing and collide on the insert.
+    await db
+      .insertInto('cluster_downloads')
+      .values({ cluster_id: d.clusterId, component: d.component, ...values })
+      .onConflict((oc) => oc.columns(['cluster_id', 'component']).doUpdateSet(values))
+      .execute();
   }
 }
 
@@ -65,10 +68,11 @@ export class PrepullRepository {
   }
 
   async put(db: ClustersDb, p: PrepullRow): Promise<void> {
-    await db.deleteFrom('cluster_prepulls').where('cluster_id', '=', p.clusterId).execute();
+    const values = { accelerators: JSON.stringify(p.accelerators), images: JSON.stringify(p.images), job_id: p.jobId, requested_at: p.requestedAt };
     await db
       .insertInto('cluster_prepulls')
-      .values({ cluster_id: p.clusterId, accelerators: JSON.stringify(p.accelerators), images: JSON.stringify(p.images), job_id: p.jobId, requested_at: p.requestedAt })
+      .values({ cluster_id: p.clusterId, ...values })
+      .onConflict((oc) => oc.column('cluster_id').doUpdateSet(values))
       .execute();
   }
 }

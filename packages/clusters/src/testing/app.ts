@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, type Env, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
+import { testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { clustersPlugin } from '../plugin';
@@ -14,6 +15,8 @@ export interface ClustersTestApp {
   services: ClusterServices;
   store: Store;
   dataDir: string;
+  /** Where the store lives: `{file}` (SQLite) or `{url}` (the suite's PostgreSQL run). */
+  target: { file?: string; url?: string };
   /** Closes app, services and store, then opens new ones on the same store file and data dir. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -30,8 +33,10 @@ export interface TestAppOptions {
 export async function startClustersApp(opts: TestAppOptions = {}): Promise<ClustersTestApp> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ironlens-clusters-'));
   const env: Env = { IRONLENS_LENS_HOSTS: '192.0.2.10,lens.example', ...opts.env };
+  // Reused by restart(): the same SQLite file, or the same PostgreSQL database.
+  const target = await testStoreTarget(join(dataDir, 'ironlens.db'));
   const open = async () => {
-    const store = await Store.open({ file: join(dataDir, 'ironlens.db'), migrations: [...operationsMigrations, ...jobsMigrations, ...clustersMigrations] });
+    const store = await Store.open({ ...target, migrations: [...operationsMigrations, ...jobsMigrations, ...clustersMigrations] });
     const services = createClusterServices({ store, env, dataDir, ...opts.deps });
     const app = await createHttpApp({ title: 'clusters test', docs: false });
     await app.register(clustersPlugin, { services, token: opts.token });
@@ -50,6 +55,7 @@ export async function startClustersApp(opts: TestAppOptions = {}): Promise<Clust
       return cur.store;
     },
     dataDir,
+    target,
     async restart() {
       await cur.app.close();
       await cur.services.close();

@@ -42,7 +42,8 @@ export interface StoreOptions {
  * The one store for every subsystem. Embedded default: SQLite (better-sqlite3, WAL); with a
  * `postgres://` URL, PostgreSQL (node-postgres pool), so that several replicas share one
  * database. Queries go through Kysely; engine-specific SQL lives only in this file
- * ({@link autoIncrementId}, {@link Store.advanceSequence}, {@link isUniqueViolation}).
+ * ({@link autoIncrementId}, {@link Store.advanceSequence}, {@link isUniqueViolation},
+ * {@link lockInTransaction}).
  *
  * `DB` is the table interface the caller queries (`Store<MetalDatabase>`), so the compiler
  * checks every query against it. It is a claim about the migrations passed to `open`, which
@@ -172,6 +173,23 @@ function reusingStatements(db: Database.Database, max = 1000): SqliteDatabase {
       return stmt as unknown as ReturnType<SqliteDatabase['prepare']>;
     },
   };
+}
+
+/**
+ * Inside a transaction: waits until no other transaction holds the lock `name`, then holds it
+ * until this one commits or rolls back, in every process on the database. PostgreSQL:
+ * `pg_advisory_xact_lock`. SQLite runs one write transaction at a time anyway: nothing to do.
+ * For read-decide-write transactions whose rule spans rows they cannot all lock up front (the
+ * one-to-one device binding): without it, PostgreSQL's concurrent transactions would decide on
+ * a stale read or deadlock on rows taken in different orders. While it holds the lock, the
+ * transaction must query through `trx` only: a query on the pool could wait for a connection
+ * that a transaction waiting for the same lock holds.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any package's transaction.
+export async function lockInTransaction(trx: KyselyType<any>, name: string): Promise<void> {
+  if (!(trx.getExecutor().adapter instanceof PostgresAdapter)) return;
+  if (!trx.isTransaction) throw new Error(`lockInTransaction(${name}) outside a transaction would release the lock at once`);
+  await sql`select pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
 }
 
 /** True when `err` is a unique-constraint violation from either engine. */

@@ -123,3 +123,14 @@ export async function testStoreTarget(file: string): Promise<Pick<StoreOptions, 
 export async function testDatabaseEnv(): Promise<Record<string, string>> {
   return onPostgres() ? { IRONLENS_DATABASE_URL: await freshDatabaseUrl() } : {};
 }
+
+/**
+ * Every row of the database at `url` as SQL text (`pg_dump --data-only --inserts`, Debian's
+ * binary): what a test greps for plaintext secrets where, on SQLite, it reads the store file.
+ */
+export function dumpDatabase(url: string): string {
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error(`not a postgres:// URL: ${url}`);
+  const r = spawnSync(join(serverBin(), 'pg_dump'), ['--data-only', '--inserts', '--no-owner', `--dbname=${url}`], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`pg_dump: ${r.stderr || r.error?.message}`);
+  return r.stdout;
+}

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobsMigrations, Store } from '@ironlens/core';
 import { WEB_BUILD_COMMAND } from '@ironlens/web';
+import { testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildKindApp } from '../app';
 import type { JobView } from '../api/schemas';
@@ -36,7 +37,7 @@ export interface TestPanelOptions {
   token?: string;
 }
 
-/** A standalone panel over stand-in tools, a real SQLite file and a temporary clusters directory. */
+/** A standalone panel over stand-in tools, a real store (SQLite file, or PostgreSQL in the suite's PostgreSQL run) and a temporary clusters directory. */
 export async function newTestPanel(opts: TestPanelOptions = {}): Promise<TestPanel> {
   const standins = writeStandIns(opts.tools);
   const dir = mkdtempSync(join(tmpdir(), 'ironlens-kind-panel-'));
@@ -44,8 +45,10 @@ export async function newTestPanel(opts: TestPanelOptions = {}): Promise<TestPan
   const dbFile = join(dir, 'state.sqlite');
   const env = standins.env({ KIND_K8S_CLUSTERS_DIR: clustersDir, KIND_K8S_SKIP_VERSION_LIST: '1', ...opts.env });
 
+  // Reused by restart(): the same SQLite file, or the same PostgreSQL database.
+  const target = await testStoreTarget(dbFile);
   const open = async () => {
-    const store = await Store.open({ file: dbFile, migrations: [...jobsMigrations, ...kindMigrations] });
+    const store = await Store.open({ ...target, migrations: [...jobsMigrations, ...kindMigrations] });
     const runtime = await createKindServices(env, store, { cwd: dir });
     const app = await buildKindApp({ services: runtime.services, webDist: opts.webDist ?? join(dir, 'no-web-build'), webBuildCommand: WEB_BUILD_COMMAND, token: opts.token });
     return { store, runtime, app };

@@ -42,7 +42,7 @@ export class AgentRepository {
   }
 
   async list(db: MetalDb): Promise<Agent[]> {
-    return (await db.selectFrom('agents').selectAll().orderBy('seq').execute()).map((r) => this.toAgent(r));
+    return (await db.selectFrom('agents').selectAll().orderBy('seq').orderBy('id').execute()).map((r) => this.toAgent(r));
   }
 
   async get(db: MetalDb, id: string): Promise<Agent | null> {

@@ -1,4 +1,4 @@
-import type { OperationsTables, Store } from '@ironlens/core';
+import { lockInTransaction, type OperationsTables, type Store } from '@ironlens/core';
 import type { Kysely, Transaction } from 'kysely';
 
 export interface WorkersTable {
@@ -72,3 +72,13 @@ export type MetalStore = Store<MetalDatabase>;
 
 /** A handle on the metal tables: the store itself or an open transaction. */
 export type MetalDb = Kysely<MetalDatabase> | Transaction<MetalDatabase>;
+
+/**
+ * Takes the ledger's lock inside a transaction ({@link lockInTransaction}). Every transaction
+ * that reads workers, disks or devices to decide a write to them takes it first, so that on
+ * PostgreSQL (several replicas, concurrent transactions) they run one after another, as they do
+ * on SQLite: the one-to-one binding and the checks before an insert see what the last write left.
+ */
+export function lockLedger(trx: MetalDb): Promise<void> {
+  return lockInTransaction(trx, 'ironlens.metal.ledger');
+}

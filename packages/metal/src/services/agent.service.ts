@@ -6,7 +6,7 @@ import { isValidId } from '../domain/identifiers';
 import type { AgentProbe } from '../domain/responses';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
-import type { MetalDb, MetalStore } from '../repositories/tables';
+import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import { type DataPlaneLookup, LIO_SEP, STGT_SEP } from './boot-vars.service';
 import type { RequestContext } from './settings.service';
 
@@ -153,6 +153,7 @@ export class AgentService implements DataPlaneLookup {
     const agent = this.validate(input, id, null);
     try {
       await this.store.transaction(async (trx) => {
+        await lockLedger(trx);
         if (await this.repo.get(trx, id)) throw new AppError('agent_exists', `agent already exists: ${id}`);
         await this.repo.insert(trx, agent);
         await this.ops.append({ op: 'agent.register', agent: id, base_url: agent.base_url, client: ctx.client }, trx);

@@ -4,7 +4,7 @@ import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../dom
 import type { BatchBindResult, BatchPreview } from '../domain/responses';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb, MetalStore } from '../repositories/tables';
+import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
 import { renderBootVarsScript } from './boot-vars.service';
@@ -123,10 +123,13 @@ export class DeviceService {
     const mac = requireMac(decl.mac);
     const device = this.newDevice(decl, mac, 'manual');
     await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const existing = await this.devices.get(trx, mac);
       if (existing?.state === 'revoked') throw new AppError('device_revoked', `device is revoked and cannot be registered again: ${mac}`);
       if (existing) throw new AppError('device_exists', `device already exists: ${mac}`);
-      await this.devices.insert(trx, device);
+      await this.devices.insert(trx, device).catch((err) => {
+        throw isUniqueViolation(err) ? new AppError('device_exists', `device already exists: ${mac}`) : err;
+      });
       await this.ops.append({ op: 'device.register', mac, source: 'manual', client: ctx.client }, trx);
     });
     this.bootVars.invalidate();
@@ -139,6 +142,7 @@ export class DeviceService {
     const skipped: Array<{ mac: string; reason: string }> = [];
     const failed: Array<{ mac: unknown; error: string }> = [];
     await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const db = trx;
       const seen = new Set<string>();
       for (const e of entries) {
@@ -172,6 +176,7 @@ export class DeviceService {
   async revoke(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
     const out = await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state === 'revoked') throw new AppError('device_revoked', `device already revoked: ${mac}`);
@@ -207,7 +212,13 @@ export class DeviceService {
     const autoRegister = await this.settings.getAutoRegister();
     const result = await this.store.transaction(async (trx) => {
       const db = trx;
-      const d = await this.devices.get(db, mac);
+      let d = await this.devices.get(db, mac);
+      if (!d && autoRegister) {
+        // A registration is decided under the ledger lock, as every insert is: a concurrent
+        // report of the same MAC, or the pool filling up meanwhile, must be seen.
+        await lockLedger(trx);
+        d = await this.devices.get(db, mac);
+      }
       if (d?.state === 'revoked') return 'ignored' as const;
       if (d) {
         await this.devices.update(db, mac, {
@@ -270,6 +281,7 @@ export class DeviceService {
     const mac = requireMac(macInput);
     const workerId = requireWorkerId(workerIdInput);
     const outcome = await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const o = await this.bindInTrx(trx, mac, workerId, force);
       if (o.changed) {
         const audit: OperationInput[] = [{ op: 'device.bind', mac, worker_id: workerId, force, old_worker_id: o.old_worker_id, old_device_mac: o.old_device_mac, client: ctx.client }];
@@ -289,6 +301,7 @@ export class DeviceService {
   async unbind(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
     const device = await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state !== 'bound') throw new AppError('device_not_bound', `device is not bound: ${mac}`);
@@ -391,6 +404,7 @@ export class DeviceService {
     const skipped: BatchBindResult['skipped'] = [];
     const failed: BatchBindResult['failed'] = [];
     await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const db = trx;
       const seen = new Set<string>();
       const audit: OperationInput[] = [];

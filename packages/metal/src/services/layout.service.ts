@@ -8,7 +8,7 @@ import type { Agent, Device, WorkerRecord } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { SettingsRepository } from '../repositories/settings.repository';
-import type { MetalDb, MetalStore } from '../repositories/tables';
+import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { type LayoutTexts, validateImportLayout } from './import-validation';
 
@@ -104,6 +104,7 @@ export class LayoutService {
     const layout = this.readLayout(root);
     let fromHosts = 0;
     await this.store.transaction(async (db) => {
+      await lockLedger(db);
       const existing = (await this.workers.list(db)).length + (await this.devices.list(db)).length + (await this.agents.list(db)).length;
       if (existing > 0 && !opts.replace) throw new AppError('store_not_empty', 'the store already holds a ledger; import into an empty data directory, or pass --replace');
       if (opts.replace) await this.clear(db);

@@ -1,4 +1,4 @@
-import { AppError, type ChapCredential, type OperationInput, type OperationsLog } from '@ironlens/core';
+import { AppError, type ChapCredential, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
 import type { AgentTarget, CreatedLun } from '../adapters/storage-agent';
 import type { DirectCdRequest, DirectDiskRequest, DiskBatchRequest, DiskDeleteQuery, DiskRequest, LunDeleteQuery } from '../api/schemas';
 import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
@@ -7,7 +7,7 @@ import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '.
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { ChapRepository } from '../repositories/chap.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb, MetalStore } from '../repositories/tables';
+import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { type AgentService, iscsiServerOf } from './agent.service';
 import type { BootVarsService } from './boot-vars.service';
@@ -226,11 +226,14 @@ export class StorageService implements WorkerStorage {
       // An agent that does not know `chap` (older than issue 13) would make a disk guarded by the name alone.
       if (chap) requireChapBound(a.id, out, chap);
       await this.store.transaction(async (trx) => {
+        await lockLedger(trx);
         const db = trx;
         const current = await this.workers.get(db, w.worker_id);
         if (!current) throw new AppError('worker_not_found', `worker not found: ${w.worker_id}`);
         if (current.disks.some((d) => d.os === os)) throw new AppError('disk_exists', `worker ${w.worker_id} already has a ${os} system disk`);
-        await this.workers.addDisk(db, w.worker_id, disk);
+        await this.workers.addDisk(db, w.worker_id, disk).catch((err) => {
+          throw isUniqueViolation(err) ? new AppError('disk_exists', `worker ${w.worker_id} already has a ${os} system disk`) : err;
+        });
         await this.workers.update(db, w.worker_id, {
           state: current.state === 'registered' ? 'ready' : current.state,
           ...(extra.setDefault ? { default_os: os } : {}),
@@ -319,6 +322,7 @@ export class StorageService implements WorkerStorage {
     if (!disk) throw new AppError('disk_not_found', `worker ${workerId} has no ${os} system disk`);
     const outcome = await this.deleteTarget(disk.agent, disk.iqn, q.delete_file === true, q.ignore_missing_target === true);
     await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const db = trx;
       await this.workers.removeDisk(db, workerId, os);
       const left = (await this.workers.disksOf(db, workerId)).length;
@@ -372,6 +376,7 @@ export class StorageService implements WorkerStorage {
       // The ISO is shared install media: its file is never deleted with a worker.
       const outcome = await this.deleteTarget(w.cd.agent, w.cd.iqn, false, opts.ignoreMissingTarget);
       await this.store.transaction(async (trx) => {
+        await lockLedger(trx);
         await this.workers.update(trx, w.worker_id, { cd: null });
         await this.ops.append({ op: 'agent.delete_cd', worker_id: w.worker_id, agent: w.cd?.agent, iqn: w.cd?.iqn, target: outcome, client: ctx.client }, trx);
       });
@@ -379,6 +384,7 @@ export class StorageService implements WorkerStorage {
     for (const d of w.disks) {
       const outcome = await this.deleteTarget(d.agent, d.iqn, opts.deleteDisk, opts.ignoreMissingTarget);
       await this.store.transaction(async (trx) => {
+        await lockLedger(trx);
         await this.workers.removeDisk(trx, w.worker_id, d.os);
         await this.ops.append({ op: 'agent.delete_disk', worker_id: w.worker_id, agent: d.agent, iqn: d.iqn, os: d.os, delete_file: opts.deleteDisk, target: outcome, client: ctx.client }, trx);
       });

@@ -1,9 +1,9 @@
-import { AppError, clip, echo, type OperationInput, type OperationsLog } from '@ironlens/core';
+import { AppError, clip, echo, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
 import type { BatchCreateInput, CreateWorkerInput } from '../api/schemas';
 import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
-import type { MetalDb, MetalStore } from '../repositories/tables';
+import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
 import type { DeviceService } from './device.service';
@@ -96,7 +96,12 @@ export class WorkerService {
       if (d.state === 'revoked') throw new AppError('device_revoked', `device is revoked: ${mac}`);
       if (d.state === 'bound') throw new AppError('device_bound', `device already bound to ${d.bound_worker_id}: ${mac}`);
     }
-    await this.workers.insert(db, w);
+    await this.workers.insert(db, w).catch((err) => {
+      // The checks above ran under the ledger lock; a constraint still has the last word.
+      if (!isUniqueViolation(err)) throw err;
+      if (/hostname/.test(String((err as Error).message))) throw new AppError('hostname_taken', `hostname already exists: ${w.hostname}`);
+      throw new AppError('worker_exists', `worker already exists: ${w.worker_id}`);
+    });
     audit.push({ op: 'worker.create', worker_id: w.worker_id, hostname: w.hostname, mac, client: ctx.client });
     if (mac) {
       await this.deviceService.bindInTrx(db, mac, w.worker_id, false);
@@ -124,6 +129,7 @@ export class WorkerService {
     }
     try {
       await this.store.transaction(async (trx) => {
+        await lockLedger(trx);
         const audit: OperationInput[] = [];
         await this.insertInTrx(trx, record, mac, ctx, audit);
         await this.ops.append(audit, trx);
@@ -172,6 +178,7 @@ export class WorkerService {
       }
       try {
         await this.store.transaction(async (trx) => {
+          await lockLedger(trx);
           const audit: OperationInput[] = [];
           await this.insertInTrx(trx, { worker_id: workerId, hostname: workerId, arch, state: 'registered', default_os: null, boot, disks: [], cd: null }, mac, ctx, audit);
           await this.ops.append(audit, trx);
@@ -194,6 +201,7 @@ export class WorkerService {
     const workerId = requireWorkerId(workerIdInput);
     const mac = requireMac(macInput);
     const result = await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const db = trx;
       const w = await this.workers.get(db, workerId);
       if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
@@ -230,6 +238,7 @@ export class WorkerService {
     const menuDefault = has('menu_default') ? (empty(body.menu_default) ? null : requireMenuItem(body.menu_default)) : undefined;
     const menuTimeout = has('menu_timeout') ? (empty(body.menu_timeout) ? null : requireMenuTimeout(body.menu_timeout)) : undefined;
     await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const db = trx;
       const w = await this.workers.get(db, workerId);
       if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
@@ -254,6 +263,7 @@ export class WorkerService {
     const w = await this.workers.get(this.db, workerId);
     if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
     const unbound = await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       const macs = await this.devices.unbindWorker(trx, workerId);
       await this.ops.append(
         macs.map((mac) => ({ op: 'device.unbind', mac, worker_id: workerId, via: 'worker.delete', client: ctx.client })),
@@ -264,6 +274,7 @@ export class WorkerService {
     this.bootVars.invalidate();
     await this.storage.removeTargets(w, opts, ctx);
     await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
       await this.workers.delete(trx, workerId);
       await this.ops.append({ op: 'worker.delete', worker_id: workerId, hostname: w.hostname, delete_disk: opts.deleteDisk, client: ctx.client }, trx);
     });

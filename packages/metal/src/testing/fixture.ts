@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { operationsMigrations, Store } from '@ironlens/core';
+import { testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import type { DnsmasqReloader } from '../adapters/dnsmasq.adapter';
 import { buildMetalApp } from '../app';
@@ -31,10 +32,13 @@ export interface MetalFixture {
   close(): Promise<void>;
 }
 
-/** A real SQLite file in a temp dir, real services, the real app; `inject()` ready. */
+/**
+ * A real store (a SQLite file in a temp dir, or a fresh PostgreSQL database in the suite's
+ * PostgreSQL run), real services, the real app; `inject()` ready.
+ */
 export async function newMetalFixture(env: Record<string, string> = {}, deps: Partial<MetalDeps> = {}): Promise<MetalFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'ironlens-metal-'));
-  const store = await Store.open<MetalDatabase>({ file: join(dir, 'ironlens.db'), migrations: [...operationsMigrations, ...metalMigrations] });
+  const store = await Store.open<MetalDatabase>({ ...(await testStoreTarget(join(dir, 'ironlens.db'))), migrations: [...operationsMigrations, ...metalMigrations] });
   const config = metalConfigFromEnv({ IPXE_CP_DNSMASQ_RELOAD: 'true', ...env }, dir);
   const reloader = new CountingReloader();
   const services = createMetalServices({ store, config, reloader, ...deps });
