@@ -39,14 +39,14 @@ afterEach(async () => {
 
 const TOKEN = 't0ken';
 
-async function replica(name: string, dbUrl = url) {
+async function replica(name: string, dbUrl = url, resyncMs?: number) {
   const store = await Store.open<MetalDatabase>({ url: dbUrl, migrations: [...operationsMigrations, ...metalMigrations] });
   const changes = await openChangeFeed(store, { origin: name, reconnectMinMs: 50, reconnectMaxMs: 400 });
   const hostsFile = join(dir, name, 'dhcp-hosts.conf');
   const config = metalConfigFromEnv({ IPXE_CP_TOKEN: TOKEN, IPXE_CP_DNSMASQ_HOSTS_FILE: hostsFile, IRONLENS_DHCP_WRITER_GROUP: 'one-dnsmasq' }, join(dir, name));
   const reloader = new CountingReloader();
   const services = createMetalServices({ store, config, reloader, changes });
-  const replication = await MetalReplication.start(services, changes, { connectionString: dbUrl, dhcpWriterGroup: config.dhcpWriterGroup, retryMs: 100 });
+  const replication = await MetalReplication.start(services, changes, { connectionString: dbUrl, dhcpWriterGroup: config.dhcpWriterGroup, retryMs: 100, resyncMs });
   const app = await buildMetalApp({ services });
   let open = true;
   const close = async () => {
@@ -111,6 +111,32 @@ describe('replicas on one database', () => {
     expect((await b.inject('POST', '/workers', { worker_id: 'w-02', mac: '020000000002' })).statusCode).toBe(200);
     expect(b.hosts()).toBe('02:00:00:00:00:01,w-01\n02:00:00:00:00:02,w-02\n');
     expect(a.hosts()).toBe('02:00:00:00:00:01,w-01\n');
+  });
+
+  it('catches up with a change whose notice never came (its sender died after the commit) within IRONLENS_REPLICA_RESYNC_MS', async () => {
+    const a = await replica('a', url, 400);
+    const b = await replica('b', url, 400);
+    expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\nset menu-default reboot\nset menu-timeout 1\n';
+    expect(await b.bootVars('mac=020000000001')).toBe(pooled);
+
+    // A process that tells nobody binds the device: no notice, only the backstop can help.
+    const store = await Store.open<MetalDatabase>({ url, migrations: [...operationsMigrations, ...metalMigrations] });
+    closers.push(() => store.close());
+    const silent = createMetalServices({ store, config: metalConfigFromEnv({ IPXE_CP_TOKEN: TOKEN, IPXE_CP_DNSMASQ_HOSTS_FILE: join(dir, 'silent', 'dhcp-hosts.conf') }, join(dir, 'silent')), reloader: new CountingReloader() });
+    const app = await buildMetalApp({ services: silent });
+    closers.push(() => app.close());
+    expect((await app.inject({ method: 'POST', url: '/workers', headers: { authorization: `Bearer ${TOKEN}` }, payload: { worker_id: 'w-01', mac: '020000000001' } })).statusCode).toBe(200);
+    const committed = Date.now();
+    const bound = '#!ipxe\n# boot vars for w-01\nset menu-default reboot\nset menu-timeout 1\n';
+    await waitUntil('B answers the binding', async () => (await b.bootVars('mac=020000000001')) === bound, 3000, 20);
+    await waitUntil("the writer's file has the binding", () => a.hosts() === '02:00:00:00:00:01,w-01\n', 3000, 20);
+    expect(Date.now() - committed).toBeLessThan(1500);
+    // An unchanged file is not rewritten: the writer's reloads stop once it holds the store.
+    const reloads = a.reloader.count;
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(a.reloader.count).toBe(reloads);
   });
 
   it('clears its caches and renders the file again after a PostgreSQL restart, when notices may have been lost', async () => {
