@@ -13,6 +13,7 @@ import { defineConfig } from 'vitest/config';
 // and suites that never reach the store (domain rules, adapters, schemas, page serving).
 const POSTGRES_SUITES = [
   'packages/core/src/jobs/**/*.test.ts',
+  'packages/core/src/audit/operations.test.ts',
   'packages/core/src/store/**/*.test.ts',
   'packages/core/src/secrets/**/*.test.ts',
   'packages/core/src/metrics/**/*.test.ts',

@@ -1,5 +1,5 @@
 import { type Generated, type Kysely, sql } from 'kysely';
-import { autoIncrementId, type NamedMigration, type Store } from '../store';
+import { autoIncrementId, lockInTransaction, type NamedMigration, type Store } from '../store';
 import { redact } from './redact';
 
 /**
@@ -66,6 +66,15 @@ export interface OperationsTables {
 // biome-ignore lint/suspicious/noExplicitAny: any package's table interface (it includes `operations`).
 type Db = Kysely<any>;
 
+/**
+ * Readers page the log by id (`since`). On PostgreSQL ids come from a sequence when a row is
+ * inserted, and concurrent transactions may commit out of that order: a reader could see id 8,
+ * move its cursor past it, and never see id 7 committed a moment later. Appends therefore take
+ * this transaction-level lock (held until their transaction commits), so ids become visible in
+ * order. Metal transactions take the ledger lock before it, never after. SQLite: one writer anyway.
+ */
+const OPERATIONS_LOCK = 'ironlens.operations';
+
 export class OperationsLog {
   private readonly db: Kysely<OperationsTables>;
 
@@ -83,7 +92,13 @@ export class OperationsLog {
       for (const k of Object.keys(rest)) if (rest[k] === undefined) delete rest[k];
       return { ts, op, status, mac, worker_id, data: JSON.stringify(rest) };
     });
-    await ((trx as Kysely<OperationsTables> | undefined) ?? this.db).insertInto('operations').values(rows).execute();
+    const insert = async (db: Kysely<OperationsTables>) => {
+      await lockInTransaction(db, OPERATIONS_LOCK);
+      await db.insertInto('operations').values(rows).execute();
+    };
+    if (trx) await insert(trx as Kysely<OperationsTables>);
+    else if (this.store.dialect === 'postgres') await this.db.transaction().execute(insert);
+    else await this.db.insertInto('operations').values(rows).execute();
   }
 
   async list(q: { since?: number; limit?: number; mac?: string }): Promise<{ next_cursor: number; entries: OperationEntry[] }> {
