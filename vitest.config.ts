@@ -43,7 +43,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'postgres', include: POSTGRES_SUITES, globalSetup: ['scripts/vitest-postgres.setup.ts'] },
+        test: { name: 'postgres', include: POSTGRES_SUITES, globalSetup: ['scripts/vitest-postgres.setup.ts'], env: { IRONLENS_TEST_STORE: 'postgres' } },
       },
     ],
   },

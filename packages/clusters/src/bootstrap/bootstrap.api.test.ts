@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
@@ -9,7 +9,7 @@ import { type BootstrapRuntime, bootstrapMigrations, bootstrapPlugin, createBoot
 import type { ClusterRegistrar } from './registrar';
 import { GitHttpServer } from './testing/git-server';
 import { processesMentioning, publishStandInKubespray, standInControl, Tarpit } from './testing/harness';
-import { newKey, randomLoopbackPrefix, sshKeygenFingerprint, TestSshd, requireTool } from './testing/sshd';
+import { newKey, randomLoopbackPrefix, requireTool, sshKeygenFingerprint, TestSshd } from './testing/sshd';
 
 // One set of real components for the whole file: three sshd (two good hosts, one with a key of
 // its own for the mismatch), a fourth whose key is swapped mid-run, a smart-HTTP git server as

@@ -1,12 +1,12 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobContext, SecretBox } from '@ironlens/core';
+import type { BootstrapRepository } from './bootstrap.repository';
 import { type BootstrapProxy, renderGroupVars, renderInventory, renderKnownHosts, renderPasswordVars } from './inventory';
 import type { IronlensKey } from './ironlens-key';
 import type { Kubespray } from './kubespray.adapter';
 import type { ResolvedNode } from './nodes';
 import type { PreflightService } from './preflight.service';
-import type { BootstrapRepository } from './bootstrap.repository';
 import type { Redactor, Slots } from './redact';
 import type { ClusterRegistrar } from './registrar';
 import type { HostKey } from './ssh.adapter';

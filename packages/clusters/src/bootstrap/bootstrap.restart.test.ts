@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, Store } from '@ironlens/core';
-import { testStoreTarget } from '@ironlens/core/testing';
+import { testStoreTarget, waitFor, waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
 import { GitHttpServer } from './testing/git-server';
@@ -25,12 +25,16 @@ let base = '';
 // The same SQLite file, or the same PostgreSQL database, for both starts.
 let target: Awaited<ReturnType<typeof testStoreTarget>>;
 
+// Short job leases: on PostgreSQL the runner is shared (replicas), so the job of the killed
+// process is failed once its lease ran out, by the next process's sweep, not at its start.
+const LEASE = { IRONLENS_JOB_LEASE_MS: '1500', IRONLENS_JOB_HEARTBEAT_MS: '300' };
+
 async function startChild(): Promise<void> {
   const port = await freePort('127.0.0.1');
   const script = new URL('./testing/serve-bootstrap.ts', import.meta.url).pathname;
   child = spawn(process.execPath, ['--import', 'tsx', script, dbFile, dataDir, '127.0.0.1', String(port)], {
     detached: true,
-    env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '5', ...(target.url ? { IRONLENS_DATABASE_URL: target.url } : {}) },
+    env: { ...process.env, ...LEASE, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '5', ...(target.url ? { IRONLENS_DATABASE_URL: target.url } : {}) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -118,11 +122,15 @@ describe('a restart of ironlens', () => {
 
     // The next start, over the same store and data dir (in this process now).
     const store = await Store.open({ ...target, migrations: [...jobsMigrations, ...bootstrapMigrations] });
-    const runtime = await createBootstrapServices({ store, env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url }, dataDir });
+    const runtime = await createBootstrapServices({ store, env: { ...process.env, ...LEASE, IRONLENS_GITHUB_MIRROR: git.url }, dataDir });
     const app = await createHttpApp({ title: 't', docs: false });
     await app.register(bootstrapPlugin, { services: runtime.services });
     try {
-      const after = (await app.inject({ method: 'GET', url: `/api/cluster/bootstrap/${running}` })).json();
+      const read = async () => (await app.inject({ method: 'GET', url: `/api/cluster/bootstrap/${running}` })).json();
+      // SQLite: failed by the start itself. PostgreSQL: once the lease ran out (1.5 s), and its
+      // leftovers are then cleaned up by the janitor.
+      const after = target.url ? await waitFor('the lease to run out', read, (j) => j.phase !== 'running', 10_000) : await read();
+      if (target.url) await waitUntil('the janitor to clean up', () => !existsSync(jobDir), 5000);
       expect(after.phase).toBe('failed');
       expect(after.error).toBe('interrupted by a restart');
       expect(after.logTail).toContain('HOLDING until the test lets go');

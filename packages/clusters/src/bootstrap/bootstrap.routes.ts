@@ -1,5 +1,6 @@
 import { installBearerGuard, installErrorHandling } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
+import { PROBLEM_CONTENT_TYPE, problemErrorOptions, renderProblem } from '../http/problem';
 import {
   HostKeysRequest,
   HostKeysResponse,
@@ -14,7 +15,6 @@ import {
   StatusResponse,
 } from './bootstrap.schemas';
 import type { BootstrapService } from './bootstrap.service';
-import { PROBLEM_CONTENT_TYPE, problemErrorOptions, renderProblem } from '../http/problem';
 
 export interface BootstrapServices {
   bootstrap: BootstrapService;

@@ -225,15 +225,40 @@ export class BootstrapService {
    */
   async recover(): Promise<number> {
     const n = await this.deps.runner.recover(BOOTSTRAP_JOB_KIND);
-    if (existsSync(this.deps.jobsDir)) {
-      for (const name of readdirSync(this.deps.jobsDir)) {
-        const job = await this.deps.runner.repository.get(name);
-        if (job && !isFinished(job.status)) continue;
-        const dir = join(this.deps.jobsDir, name);
-        this.deps.kubespray.killLeftovers(dir);
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
+    await this.tidyJobDirs(false);
     return n;
+  }
+
+  /**
+   * Kills what a job left behind and deletes its directory, for every job directory whose job
+   * is finished (and, at start, unknown). With replicas, a job of this data dir's previous process
+   * is failed only when its lease runs out, by whichever replica sweeps first, after this
+   * process's start: {@link startJanitor} then cleans up after it here.
+   */
+  private async tidyJobDirs(onlyFinished: boolean): Promise<void> {
+    if (!existsSync(this.deps.jobsDir)) return;
+    for (const name of readdirSync(this.deps.jobsDir)) {
+      const job = await this.deps.runner.repository.get(name);
+      if (job ? !isFinished(job.status) : onlyFinished) continue;
+      const dir = join(this.deps.jobsDir, name);
+      this.deps.kubespray.killLeftovers(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Replicas: every `everyMs`, {@link tidyJobDirs} for jobs another replica's sweep failed. Returns the stop function. */
+  startJanitor(everyMs: number): () => void {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      this.tidyJobDirs(true)
+        .catch(() => {})
+        .finally(() => {
+          busy = false;
+        });
+    }, everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 }

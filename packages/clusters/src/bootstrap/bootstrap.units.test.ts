@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { logTail } from './bootstrap.service';
 import { expandHostSpec, expandTargets } from './host-spec';
 import { renderGroupVars, renderInventory, renderKnownHosts, renderPasswordVars, sshArgs } from './inventory';
 import { resolveNodes } from './nodes';
 import { isSupportedOs } from './preflight.service';
-import { logTail } from './bootstrap.service';
 import { Redactor, Slots } from './redact';
 
 const FP_A = `SHA256:${'A'.repeat(43)}`;

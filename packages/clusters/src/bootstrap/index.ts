@@ -1,6 +1,6 @@
 // The Kubespray bootstrap over SSH (seed 000's bootstrap sections; issue 10).
 import { join } from 'node:path';
-import { type Env, envInt, githubMirrorFrom, jobLeaseFromEnv, type JobObserver, JobRunner, JobsRepository, type OperationsLog, SecretBox, type Store } from '@ironlens/core';
+import { type Env, envInt, githubMirrorFrom, type JobObserver, JobRunner, JobsRepository, jobLeaseFromEnv, type OperationsLog, SecretBox, type Store } from '@ironlens/core';
 import { BootstrapJob } from './bootstrap.job';
 import { BootstrapRepository } from './bootstrap.repository';
 import type { BootstrapServices } from './bootstrap.routes';
@@ -12,10 +12,10 @@ import { Slots } from './redact';
 import type { ClusterRegistrar } from './registrar';
 import { Ssh2Hosts, type SshHosts } from './ssh.adapter';
 
-export { bootstrapMigrations, type BootstrapRecord, type StoredNode } from './bootstrap.repository';
-export { type BootstrapPluginOptions, bootstrapPlugin, type BootstrapServices } from './bootstrap.routes';
-export { BOOTSTRAP_JOB_KIND, type BootstrapStatus, BootstrapService, INTERRUPTED_BY_RESTART } from './bootstrap.service';
 export { type BootstrapPhase, PHASES } from './bootstrap.job';
+export { type BootstrapRecord, bootstrapMigrations, type StoredNode } from './bootstrap.repository';
+export { type BootstrapPluginOptions, type BootstrapServices, bootstrapPlugin } from './bootstrap.routes';
+export { BOOTSTRAP_JOB_KIND, BootstrapService, type BootstrapStatus, INTERRUPTED_BY_RESTART } from './bootstrap.service';
 export { expandHostSpec, MAX_EXPANDED_HOSTS } from './host-spec';
 export { KUBESPRAY_VERSION, type Kubespray, KubesprayCli } from './kubespray.adapter';
 export type { ClusterRegistrar } from './registrar';
@@ -82,5 +82,14 @@ export async function createBootstrapServices(w: BootstrapWiring): Promise<Boots
   const job = new BootstrapJob({ repo, preflight, kubespray, key, box, registrar: w.registrar, slots: new Slots(concurrency), jobsDir, timeoutMs, sshTimeoutMs });
   const bootstrap = new BootstrapService({ repo, runner, preflight, ssh, job, kubespray, key, box, registrar: w.registrar, operations: w.operations, sshTimeoutMs, jobsDir });
   await bootstrap.recover();
-  return { services: { bootstrap }, runner, close: () => runner.stop() };
+  // Replicas: a job of this data dir's previous process fails when its lease runs out, later.
+  const stopJanitor = w.store.dialect === 'postgres' ? bootstrap.startJanitor(jobLeaseFromEnv(w.env).heartbeatMs ?? 5000) : () => {};
+  return {
+    services: { bootstrap },
+    runner,
+    close: () => {
+      stopJanitor();
+      return runner.stop();
+    },
+  };
 }

@@ -1,5 +1,5 @@
-import type { NodeRole, ResolvedNode } from './nodes';
 import type { IronlensKey } from './ironlens-key';
+import type { NodeRole, ResolvedNode } from './nodes';
 import { type HostKey, mapLimit, SshConnectError, type SshHosts, type SshSession } from './ssh.adapter';
 
 export type CheckStatus = 'passed' | 'failed' | 'skipped';

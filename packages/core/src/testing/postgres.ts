@@ -88,14 +88,21 @@ export async function startPostgres(): Promise<Postgres> {
  */
 export const TEST_PG_ENV = 'IRONLENS_TEST_POSTGRES_URL';
 
+/**
+ * Set to `postgres` by the vitest project `postgres` only (its `env`): the URL above is set in
+ * vitest's main process by the globalSetup and so reaches the workers of every project; this
+ * marker says which run a test file is in.
+ */
+export const TEST_STORE_ENV = 'IRONLENS_TEST_STORE';
+
 /** True in the suite's PostgreSQL run. */
 export function onPostgres(): boolean {
-  return Boolean(process.env[TEST_PG_ENV]);
+  return process.env[TEST_STORE_ENV] === 'postgres' && Boolean(process.env[TEST_PG_ENV]);
 }
 
 /** A fresh, empty database on the suite's PostgreSQL (only in its PostgreSQL run). */
 export async function freshDatabaseUrl(): Promise<string> {
-  const url = process.env[TEST_PG_ENV];
+  const url = onPostgres() ? process.env[TEST_PG_ENV] : undefined;
   if (!url) throw new Error(`${TEST_PG_ENV} is not set: this runs only in the suite's PostgreSQL run`);
   const name = `t_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: url });

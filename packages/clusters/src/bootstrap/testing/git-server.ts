@@ -1,8 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { dirname, join } from 'node:path';
 import { requireTool } from './sshd';
 
 const HTTP_BACKEND = '/usr/lib/git-core/git-http-backend';

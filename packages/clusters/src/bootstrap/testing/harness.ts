@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { type GitHttpServer, makeBareRepo } from './git-server';
 import { KUBESPRAY_VERSION } from '../kubespray.adapter';
+import { type GitHttpServer, makeBareRepo } from './git-server';
 import { kubesprayStandInFiles, type StandInControl } from './kubespray-standin';
 
 /** A TCP server that accepts and never speaks: a host that hangs an SSH handshake. Counts open connections. */

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 
 /**
  * Builds a pure-Python wheel whose one script is an `ansible-playbook` that says where it runs
