@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, Metrics, OperationsLog, openChangeFeed, operationsMigrations, replicaIdFromEnv, SecretBox, Store, secretKeyMatches, storeMetaMigrations } from '@ironlens/core';
+import { CHANGES_CHANNEL, type ChangeFeed, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, Metrics, OperationsLog, openChangeFeed, operationsMigrations, replicaIdFromEnv, SecretBox, Store, secretKeyMatches, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { buildMetalApp, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
@@ -83,11 +83,13 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const apps: FastifyInstance[] = [];
   let changes: ChangeFeed | undefined;
   let replication: MetalReplication | undefined;
+  let chapReconciler: ChapReconciler | undefined;
   let kindClose: (() => Promise<void>) | undefined;
   let clustersClose: (() => Promise<void>) | undefined;
   let bootstrapClose: (() => Promise<void>) | undefined;
   const close = async () => {
     for (const app of apps.splice(0)) await app.close();
+    chapReconciler?.stop();
     if (kindClose) await kindClose();
     kindClose = undefined;
     if (bootstrapClose) await bootstrapClose();
@@ -131,6 +133,8 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       // Repair: a crash between a commit and the file write is healed by rendering again.
       await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
     }
+    // CHAP on: agents whose tgtd restarted get their CHAP-bound targets back (the hosts-file writer checks).
+    if (metalConfig.iscsiChap) chapReconciler = new ChapReconciler(metal.storage, metal.dhcp, metalConfig.iscsiChapReconcileMs, log).start();
 
     const urls: Record<string, string> = {};
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';

@@ -74,6 +74,12 @@ export interface MetalConfig {
    * from then on; `/boot-vars` hands it to the worker's bound MAC only. Default is `false`.
    */
   iscsiChap: boolean;
+  /**
+   * `IRONLENS_ISCSI_CHAP_RECONCILE_MS`: with CHAP on, how often agents are checked for
+   * CHAP-bound targets they lost (a tgtd restart) and re-scanned with the accounts. Default is
+   * `30000`; `0` turns it off (then `POST /agents/<id>/luns/scan` brings them back).
+   */
+  iscsiChapReconcileMs: number;
 }
 
 /** Splits a command line on whitespace; no shell, no quoting rules. */
@@ -126,5 +132,6 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     reportMaxPooled: envInt(env, 'IRONLENS_REPORT_MAX_POOLED', 1000),
     autoRegisterWindowMinutes: envInt(env, 'IRONLENS_AUTO_REGISTER_WINDOW_MINUTES', 0),
     iscsiChap: envBool(env, 'IRONLENS_ISCSI_CHAP', false),
+    iscsiChapReconcileMs: envInt(env, 'IRONLENS_ISCSI_CHAP_RECONCILE_MS', 30_000),
   };
 }

@@ -8,6 +8,8 @@
 import { exec } from '@ironlens/core';
 import { type AgentOnTgtd, startAgentOnTgtd, startTgtd } from '@ironlens/agent/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@ironlens/core/testing';
+import { ChapReconciler } from '../services/chap-reconcile.service';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
 const BASE = 'iqn.2026-07.com.controller';
@@ -17,6 +19,7 @@ const INITIATOR = `${BASE}:w1`;
 let agent: AgentOnTgtd;
 let f: MetalFixture;
 let restarted: Awaited<ReturnType<typeof startTgtd>> | undefined;
+let reconciler: ChapReconciler | undefined;
 const inject = (method: string, url: string, payload?: unknown) => f.app.inject({ method: method as 'GET', url, payload: payload as object });
 const read = (portal: string, cred: string) => exec(['iscsi-readcapacity16', '-i', INITIATOR, `iscsi://${cred}${portal}/${IQN}/1`], { allowFailure: true });
 
@@ -28,6 +31,7 @@ beforeAll(async () => {
   expect((await inject('POST', '/workers', { worker_id: 'w1', mac: MAC })).statusCode).toBe(200);
 });
 afterAll(async () => {
+  reconciler?.stop();
   await f?.close();
   await agent?.stop();
   await restarted?.stop();
@@ -69,5 +73,23 @@ describe('CHAP through a tgtd restart', () => {
     const refused = await read(portal, '');
     expect(refused.code).not.toBe(0);
     expect(refused.stdout + refused.stderr).toMatch(/Authentication failure/);
+  });
+
+  it('gets the disk back bound after another tgtd restart without anyone asking (IRONLENS_ISCSI_CHAP_RECONCILE_MS)', async () => {
+    const bound = (await inject('GET', `/boot-vars?mac=${MAC}&hostname=w1`)).body;
+    const withSecret = `il-w1%${bound.match(/^set password ([A-Za-z0-9]{16})$/m)?.[1]}@`;
+    const portal = agent.tgtd.portal;
+    const { controlPort } = agent.tgtd;
+    const logs: string[] = [];
+    reconciler = new ChapReconciler(f.services.storage, f.services.dhcp, 200, (m) => logs.push(m)).start();
+    // Nothing missing: rounds scan nothing.
+    expect(await reconciler.round()).toEqual([]);
+    await restarted!.stop();
+    restarted = await startTgtd({ controlPort, portal });
+    expect((await read(portal, withSecret)).code).not.toBe(0);
+    await waitUntil('the reconciler re-sends the account', async () => (await read(portal, withSecret)).code === 0, 15_000, 300);
+    expect(logs.join('\n')).toContain('agent st1 had lost CHAP targets');
+    expect(logs.join('\n')).not.toContain(withSecret.slice(6, -1));
+    expect((await read(portal, '')).code, 'still not for the name alone').not.toBe(0);
   });
 });

@@ -57,8 +57,8 @@ function requireChapBound(agentId: string, out: CreatedLun, chap: ChapCredential
  *
  * With CHAP on, each worker's disks and install CD are bound to the worker's CHAP account
  * (made on first use, kept sealed); its secret goes to the agent in the create request and
- * again in a scan (`POST /agents/<id>/luns/scan`), which is how targets come back after the
- * agent's tgtd restarted: the agent keeps no secret. It is in no answer, log or operations
+ * again in a scan (`POST /agents/<id>/luns/scan`, or {@link StorageService.reconcileChap} on a
+ * timer), which is how targets come back after the agent's tgtd restarted: the agent keeps no secret. It is in no answer, log or operations
  * entry.
  */
 export class StorageService implements WorkerStorage {
@@ -136,6 +136,44 @@ export class StorageService implements WorkerStorage {
     const out = await this.agents.client(a).scan(chap.length ? { chap } : {});
     await this.ops.append({ op: 'agent.scan', agent: a.id, chap_accounts: chap.length, client: ctx.client });
     return out;
+  }
+
+  /**
+   * CHAP on: for every enabled agent that should hold a CHAP-bound target (a worker's disk or
+   * CD in the ledger) but does not list it (its tgtd restarted and the agent's own scan skipped
+   * it for want of the secret), runs {@link scan}, which re-sends the accounts. Agents that
+   * cannot be reached are left for the next round. Answers the agents it scanned.
+   */
+  async reconcileChap(): Promise<string[]> {
+    if (!this.chap.enabled) return [];
+    const workers = await this.workers.list(this.db);
+    const withAccount = await this.chap.repo.many(
+      this.db,
+      workers.map((w) => w.worker_id),
+    );
+    const expected = new Map<string, Set<string>>();
+    for (const w of workers) {
+      if (!withAccount.has(w.worker_id)) continue;
+      for (const t of [...w.disks, ...(w.cd ? [w.cd] : [])]) {
+        let set = expected.get(t.agent);
+        if (!set) expected.set(t.agent, (set = new Set()));
+        set.add(t.iqn);
+      }
+    }
+    const scanned: string[] = [];
+    for (const a of await this.agentRepo.list(this.db)) {
+      const want = expected.get(a.id);
+      if (!a.enabled || !want) continue;
+      try {
+        const listed = new Set((await this.agents.client(a).listLuns()).map((t) => t.iqn));
+        if ([...want].every((iqn) => listed.has(iqn))) continue;
+        await this.scan(a.id, { client: 'chap-reconcile' });
+        scanned.push(a.id);
+      } catch {
+        // Unreachable or failing agent: tried again next round.
+      }
+    }
+    return scanned;
   }
 
   // ---- §15: masters ---------------------------------------------------------------------
