@@ -202,6 +202,9 @@ describe('ironlens serve /metrics', () => {
     expect(sampleValue(samples, 'ironlens_jobs_finished_total', { kind: 'kind.create_cluster', outcome: 'success' })).toBe(0);
     expect(sampleValue(samples, 'ironlens_job_duration_seconds_count', { kind: 'kind.create_cluster', outcome: 'failed' })).toBe(1);
     expect(sampleValue(samples, 'ironlens_jobs_running', { kind: 'kind.create_cluster' })).toBe(0);
+    // The store's view (every replica's jobs): the failed job, none active.
+    expect(sampleValue(samples, 'ironlens_jobs', { kind: 'kind.create_cluster', state: 'failed' })).toBe(1);
+    expect(samples.filter((s) => s.name === 'ironlens_jobs' && s.labels.state === 'running')).toEqual([]);
     expect(text).not.toContain(jobId);
   });
 

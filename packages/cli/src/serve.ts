@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import { CHANGES_CHANNEL, type ChangeFeed, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, Metrics, OperationsLog, openChangeFeed, operationsMigrations, replicaIdFromEnv, SecretBox, Store, secretKeyMatches, storeMetaMigrations } from '@ironlens/core';
+import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -80,6 +80,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   // One metrics registry for the process, served at /metrics on each listener (docs/metrics.md).
   const metrics = new Metrics();
   const store = await openStore(env, metrics);
+  metrics.collectJobsFrom(new JobsRepository(store));
   const apps: FastifyInstance[] = [];
   let changes: ChangeFeed | undefined;
   let replication: MetalReplication | undefined;

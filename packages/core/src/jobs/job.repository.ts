@@ -221,6 +221,12 @@ export class JobsRepository {
     return (await query.execute()).map((r) => toJob(r as JobRow));
   }
 
+  /** Jobs in the store (every replica's), counted by kind and status. */
+  async countByKindAndStatus(): Promise<Array<{ kind: string; status: JobStatus; n: number }>> {
+    const rows = await this.db.selectFrom('jobs').select(['kind', 'status', sql<number>`count(*)`.as('n')]).groupBy(['kind', 'status']).execute();
+    return rows.map((r) => ({ kind: r.kind, status: r.status as JobStatus, n: Number(r.n) }));
+  }
+
   async count(q: { kind?: string; status?: JobStatus } = {}): Promise<number> {
     let query = this.db.selectFrom('jobs').select(sql<number>`count(*)`.as('n'));
     if (q.kind !== undefined) query = query.where('kind', '=', q.kind);

@@ -1,6 +1,6 @@
 import { Counter, type CounterConfiguration, collectDefaultMetrics, Gauge, type GaugeConfiguration, Histogram, type HistogramConfiguration, Registry } from 'prom-client';
 import type { JobObserver } from '../jobs/job.runner';
-import type { JobStatus } from '../jobs/job.repository';
+import type { JobStatus, JobsRepository } from '../jobs/job.repository';
 import type { StoreQuery } from '../store/query-log';
 
 export type { Counter, Gauge, Histogram };
@@ -106,6 +106,23 @@ export class Metrics {
   async text(): Promise<string> {
     const own = await this.registry.metrics();
     return this.process ? `${await this.process.metrics()}${own}` : own;
+  }
+
+  /**
+   * `ironlens_jobs{kind,state}`: every job in the store, whichever replica runs it, by kind and
+   * state (queued, running, success, failed, cancelled), read at scrape time.
+   */
+  collectJobsFrom(jobs: Pick<JobsRepository, 'countByKindAndStatus'>): void {
+    this.gauge({
+      name: 'ironlens_jobs',
+      help: 'Jobs in the store (every replica’s), by kind and state, read from the store.',
+      labelNames: ['kind', 'state'],
+      async collect() {
+        this.reset();
+        const rows = await jobs.countByKindAndStatus().catch(() => null);
+        for (const r of rows ?? []) this.set({ kind: r.kind, state: r.status }, r.n);
+      },
+    });
   }
 
   counter<L extends string>(config: CounterConfiguration<L>): Counter<L> {
