@@ -106,7 +106,8 @@ describe('replicas on one database', () => {
 
     await a.close();
     await waitUntil('B becomes the writer', () => b.replication.dhcpWriter, 3000, 10);
-    await waitUntil("B's file equals the database", () => b.hosts() === '02:00:00:00:00:01,w-01\n', 2000, 10);
+    // The file is written, then dnsmasq reloaded: wait for both.
+    await waitUntil("B's file equals the database and dnsmasq was reloaded", () => b.hosts() === '02:00:00:00:00:01,w-01\n' && b.reloader.count > 0, 2000, 10);
     expect(b.reloader.count).toBe(1);
     expect((await b.inject('POST', '/workers', { worker_id: 'w-02', mac: '020000000002' })).statusCode).toBe(200);
     expect(b.hosts()).toBe('02:00:00:00:00:01,w-01\n02:00:00:00:00:02,w-02\n');
