@@ -155,8 +155,8 @@ export class StorageService implements WorkerStorage {
     for (const w of workers) {
       if (!withAccount.has(w.worker_id)) continue;
       for (const t of [...w.disks, ...(w.cd ? [w.cd] : [])]) {
-        let set = expected.get(t.agent);
-        if (!set) expected.set(t.agent, (set = new Set()));
+        const set = expected.get(t.agent) ?? new Set<string>();
+        expected.set(t.agent, set);
         set.add(t.iqn);
       }
     }
