@@ -58,17 +58,7 @@ export async function startPostgres(): Promise<Postgres> {
   return {
     url: `${base}/postgres`,
     port,
-    async createDatabase(name = `t_${randomBytes(6).toString('hex')}`) {
-      if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`bad database name ${name}`);
-      const client = new pg.Client({ connectionString: `${base}/postgres` });
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE ${name}`);
-      } finally {
-        await client.end();
-      }
-      return `${base}/${name}`;
-    },
+    createDatabase: (name?: string) => createDatabaseOn(`${base}/postgres`, name),
     restart() {
       ctl('-m', 'fast', '-w', 'stop');
       ctl('-o', options, '-w', 'start');
@@ -104,7 +94,12 @@ export function onPostgres(): boolean {
 export async function freshDatabaseUrl(): Promise<string> {
   const url = onPostgres() ? process.env[TEST_PG_ENV] : undefined;
   if (!url) throw new Error(`${TEST_PG_ENV} is not set: this runs only in the suite's PostgreSQL run`);
-  const name = `t_${randomBytes(6).toString('hex')}`;
+  return createDatabaseOn(url);
+}
+
+/** Creates an empty database (a random `t_…` name by default) on the server of `url`; answers its URL. */
+async function createDatabaseOn(url: string, name = `t_${randomBytes(6).toString('hex')}`): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`bad database name ${name}`);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
