@@ -1,8 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { type Postgres, startPostgres } from '@ironlens/core/testing';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clustersMigrations } from './clusters.migrations';
@@ -10,51 +7,19 @@ import { clustersMigrations } from './clusters.migrations';
 // The cluster manager's migrations are written for both engines of the store: they are compiled
 // with Kysely's PostgreSQL dialect and run by a real, throw-away PostgreSQL (Debian's binaries).
 
-const PG_ROOT = '/usr/lib/postgresql';
-let pgBin: string;
-let dir: string;
-let port: number;
-let started = false;
+let pg: Postgres | undefined;
 
-function asPostgres(cmd: string, args: string[], input?: string): string {
-  const r = spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { input, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr || r.stdout}`);
+function psql(sqlText: string): string {
+  const r = spawnSync('psql', [pg!.url, '-X', '-q', '-v', 'ON_ERROR_STOP=1'], { input: sqlText, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`psql: ${r.stderr || r.stdout}`);
   return r.stdout;
 }
 
-const psql = (sqlText: string) => asPostgres('psql', ['-h', dir, '-p', String(port), '-U', 'postgres', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', 'postgres'], sqlText);
-
 beforeAll(async () => {
-  if (!existsSync(PG_ROOT)) throw new Error('PostgreSQL server binaries are missing (Debian package postgresql)');
-  const major = readdirSync(PG_ROOT).sort().pop();
-  pgBin = join(PG_ROOT, major!, 'bin');
-  dir = mkdtempSync(join(tmpdir(), 'ironlens-pg-'));
-  const pw = execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim();
-  const gid = execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim();
-  chownSync(dir, Number(pw), Number(gid));
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const a = srv.address();
-  port = typeof a === 'object' && a ? a.port : 0;
-  await new Promise<void>((r) => srv.close(() => r()));
-  asPostgres(join(pgBin, 'initdb'), ['-D', join(dir, 'data'), '-U', 'postgres', '--auth-local=trust', '--auth-host=trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
-  asPostgres(join(pgBin, 'pg_ctl'), [
-    '-D',
-    join(dir, 'data'),
-    '-l',
-    join(dir, 'log'),
-    '-o',
-    `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c fsync=off`,
-    '-w',
-    'start',
-  ]);
-  started = true;
+  pg = await startPostgres();
 }, 120_000);
 
-afterAll(() => {
-  if (started) spawnSync('runuser', ['-u', 'postgres', '--', join(pgBin, 'pg_ctl'), '-D', join(dir, 'data'), '-m', 'immediate', 'stop']);
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => pg?.stop());
 
 /** The SQL the migrations produce for PostgreSQL (values inlined: DDL takes no parameters). */
 async function postgresSql(): Promise<string[]> {
