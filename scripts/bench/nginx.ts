@@ -8,6 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { nginxPrelude } from '@ironlens/cli/testing';
 import { start } from './processes';
 
 export interface Nginx {
@@ -17,23 +18,8 @@ export interface Nginx {
 }
 
 export function nginxConf(prefix: string, port: number): string {
-  return `worker_processes 1;
-daemon off;
-master_process on;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${prefix}/tmp/body;
-  proxy_temp_path ${prefix}/tmp/proxy;
-  fastcgi_temp_path ${prefix}/tmp/fastcgi;
-  uwsgi_temp_path ${prefix}/tmp/uwsgi;
-  scgi_temp_path ${prefix}/tmp/scgi;
-  # Node never closes a keep-alive connection after N requests; nor does this nginx.
-  keepalive_requests 1000000;
+  return `${nginxPrelude(prefix)}
   keepalive_timeout 65s;
-  server_tokens off;
   server {
     listen 127.0.0.1:${port};
     default_type "text/plain; charset=utf-8";

@@ -152,13 +152,12 @@ export async function startReplica(o: ReplicaOptions): Promise<Replica> {
 }
 
 /**
- * nginx as the load balancer (open-source nginx has passive health checks only: a replica
- * that refuses or resets is marked down for `fail_timeout` and the request goes to the next
- * one). Requests are retried on the next replica, except a POST or PATCH already sent to a
- * replica that dies (nginx's default, `non_idempotent` is off): the client gets 502 and
- * decides. PUT and DELETE, idempotent in HTTP, are resent.
+ * The start of an nginx configuration that keeps everything in `prefix` (pid, error log, temp
+ * dirs; `-p prefix`), one worker in the foreground, no access log, keep-alive without a request
+ * limit; it ends inside the open `http {` block, for the caller's upstreams and servers.
+ * Shared by the load balancer here and the benchmark's static-file reference (scripts/bench/nginx.ts).
  */
-export function balancerConf(prefix: string, port: number, upstreams: Array<{ host: string; port: number }>): string {
+export function nginxPrelude(prefix: string): string {
   return `worker_processes 1;
 daemon off;
 master_process on;
@@ -172,8 +171,20 @@ http {
   fastcgi_temp_path ${prefix}/tmp/fastcgi;
   uwsgi_temp_path ${prefix}/tmp/uwsgi;
   scgi_temp_path ${prefix}/tmp/scgi;
+  # Node never closes a keep-alive connection after N requests; nor does this nginx.
   keepalive_requests 1000000;
-  server_tokens off;
+  server_tokens off;`;
+}
+
+/**
+ * nginx as the load balancer (open-source nginx has passive health checks only: a replica
+ * that refuses or resets is marked down for `fail_timeout` and the request goes to the next
+ * one). Requests are retried on the next replica, except a POST or PATCH already sent to a
+ * replica that dies (nginx's default, `non_idempotent` is off): the client gets 502 and
+ * decides. PUT and DELETE, idempotent in HTTP, are resent.
+ */
+export function balancerConf(prefix: string, port: number, upstreams: Array<{ host: string; port: number }>): string {
+  return `${nginxPrelude(prefix)}
   upstream ironlens {
 ${upstreams.map((u) => `    server ${u.host}:${u.port} max_fails=1 fail_timeout=2s;`).join('\n')}
     keepalive 64;
