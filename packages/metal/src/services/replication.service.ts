@@ -104,12 +104,17 @@ export class MetalReplication {
       }),
       this.changes.subscribe(DHCP_TOPIC, () => this.render()),
       this.changes.onResync(() => {
-        bootVars.clear();
-        settings.invalidate();
-        agents.forgetCapabilities(null);
+        this.clearCaches();
         this.render();
       }),
     );
+  }
+
+  /** Forgets everything this process caches from the store: the next lookups read it again. */
+  private clearCaches(): void {
+    this.metal.bootVars.clear();
+    this.metal.settings.invalidate();
+    this.metal.agents.forgetCapabilities(null);
   }
 
   /**
@@ -121,9 +126,7 @@ export class MetalReplication {
     const every = this.opts.resyncMs ?? 30_000;
     if (every <= 0) return;
     this.backstop = setInterval(() => {
-      this.metal.bootVars.clear();
-      this.metal.settings.invalidate();
-      this.metal.agents.forgetCapabilities(null);
+      this.clearCaches();
       this.metal.dhcp.renderIfStale().catch((err: Error) => this.opts.log?.(`warning: ${err.message}`));
     }, every);
     this.backstop.unref();
