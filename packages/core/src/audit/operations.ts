@@ -1,4 +1,5 @@
 import { type Generated, type Kysely, sql } from 'kysely';
+import { currentActor } from '../auth/access';
 import { autoIncrementId, lockInTransaction, type NamedMigration, type Store } from '../store';
 import { redact } from './redact';
 
@@ -41,6 +42,14 @@ export const operationsMigrations: NamedMigration[] = [
       await db.schema.createIndex('operations_mac').on('operations').column('mac').execute();
     },
   },
+  {
+    // issue 20: who did it (the token's name; `ironlens` for entries written by ironlens itself).
+    // The jobs' column is `core-0011-actor-jobs` (jobsMigrations), for stores without this table.
+    name: 'core-0011-actor',
+    async up(db) {
+      await db.schema.alterTable('operations').addColumn('actor', 'text').execute();
+    },
+  },
 ];
 
 /** A timestamp in the seed's shape: `2026-07-27T14:20:00+00:00`. */
@@ -56,6 +65,7 @@ export interface OperationsTable {
   status: string;
   mac: string | null;
   worker_id: string | null;
+  actor: string | null;
   data: string;
 }
 export interface OperationsTables {
@@ -87,10 +97,11 @@ export class OperationsLog {
     const list = Array.isArray(entries) ? entries : [entries];
     if (list.length === 0) return;
     const ts = isoSeconds();
+    const actorNow = currentActor();
     const rows = list.map((e) => {
-      const { op, status = 'ok', mac = null, worker_id = null, ...rest } = redact(e);
+      const { op, status = 'ok', mac = null, worker_id = null, actor = actorNow, ...rest } = redact(e);
       for (const k of Object.keys(rest)) if (rest[k] === undefined) delete rest[k];
-      return { ts, op, status, mac, worker_id, data: JSON.stringify(rest) };
+      return { ts, op, status, mac, worker_id, actor: typeof actor === 'string' ? actor : actorNow, data: JSON.stringify(rest) };
     });
     const insert = async (db: Kysely<OperationsTables>) => {
       await lockInTransaction(db, OPERATIONS_LOCK);
@@ -116,6 +127,7 @@ export class OperationsLog {
       if (r.worker_id != null) e.worker_id = r.worker_id;
       if (r.mac != null) e.mac = r.mac;
       Object.assign(e, JSON.parse(r.data));
+      if (r.actor != null) e.actor = r.actor;
       return e;
     });
     const next = entries.length ? entries[entries.length - 1].id : since;
@@ -126,10 +138,10 @@ export class OperationsLog {
   async importRaw(entries: OperationEntry[], trx?: Db): Promise<void> {
     const db: Kysely<OperationsTables> = trx ?? this.db;
     for (const e of entries) {
-      const { id, ts, op, status, mac = null, worker_id = null, ...rest } = redact(e);
+      const { id, ts, op, status, mac = null, worker_id = null, actor = null, ...rest } = redact(e);
       await db
         .insertInto('operations')
-        .values({ id, ts, op, status: status ?? 'ok', mac: (mac as string) ?? null, worker_id: (worker_id as string) ?? null, data: JSON.stringify(rest) })
+        .values({ id, ts, op, status: status ?? 'ok', mac: (mac as string) ?? null, worker_id: (worker_id as string) ?? null, actor: typeof actor === 'string' ? actor : null, data: JSON.stringify(rest) })
         .execute();
     }
     // PostgreSQL numbers ids with a sequence, which explicit ids do not move.

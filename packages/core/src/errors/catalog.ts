@@ -71,6 +71,15 @@ export const errorCatalog = {
   // ---- web console (the console listener's proxy to the provisioning API, issue 11) ----
   console_token_required: { status: 403, message: 'the provisioning API has a token: set IRONLENS_CONSOLE_TOKEN to reach it through the console' },
 
+  // issue 20: access (named tokens, roles, the failed-auth limiter)
+  permission_denied: { status: 403, message: 'the token’s role lacks the permission this route requires' },
+  auth_rate_limited: { status: 429, message: 'too many failed authentications from this address: try again later' },
+  token_name_invalid: { status: 400, message: 'invalid token name' },
+  token_role_invalid: { status: 400, message: 'role must be viewer, operator or admin' },
+  token_expiry_invalid: { status: 400, message: 'expiry must be a duration like 10s, 5m, 12h or 30d' },
+  token_exists: { status: 409, message: 'a token of that name exists' },
+  token_not_found: { status: 404, message: 'no token of that name' },
+
   // jobs
   job_not_found: { status: 404, message: 'job not found' },
   job_finished: { status: 400, message: 'job already finished' },

@@ -4,6 +4,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { bearerMatches } from '../auth';
+import { type AccessControl, installAccessControl } from '../auth/access';
+import { PUBLIC } from '../auth/permissions';
 import { AppError, clipStrings, isAppError } from '../errors';
 import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from '../metrics/http-metrics';
 
@@ -35,6 +37,27 @@ export interface HttpAppOptions {
   renderError?: ErrorRenderer;
   /** Record this listener's requests in the process' metrics and serve them at `GET /metrics`. Default: no metrics. */
   metrics?: ListenerMetrics;
+  /**
+   * Enforce every route's permission (`config.permission`) with these tokens (issue 20,
+   * docs/access.md). Default: none (an app whose plugins guard themselves, like the agent's).
+   */
+  access?: AccessControl;
+}
+
+/** One route as registered: what the permission test and docs/access.md enumerate. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  permission: string | undefined;
+  /** Hidden from the OpenAPI document (pages, assets, docs). */
+  hidden: boolean;
+}
+
+const ROUTES = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** Every route registered on an app built by {@link createHttpApp}, in registration order (HEAD twins left out). */
+export function registeredRoutes(app: FastifyInstance): RegisteredRoute[] {
+  return ROUTES.get(app) ?? [];
 }
 
 const require = createRequire(import.meta.url);
@@ -79,8 +102,31 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   } as FastifyServerOptions);
   // First, so that every route of every plugin registered later is recorded.
   if (opts.metrics) recordHttpMetrics(app, opts.metrics);
+  const routes: RegisteredRoute[] = [];
+  ROUTES.set(app, routes);
+  app.addHook('onRoute', (r) => {
+    const methods = Array.isArray(r.method) ? r.method : [r.method];
+    for (const method of methods) {
+      if (method === 'HEAD' && methods.length === 1 && routes.some((x) => x.url === r.url && x.method === 'GET')) continue;
+      // Read when asked: onRoute hooks of the plugins (registered later, run after this one) may still set the permission.
+      routes.push({
+        method,
+        url: r.url,
+        get permission() {
+          const p = (r.config as { permission?: unknown } | undefined)?.permission;
+          return typeof p === 'string' ? p : undefined;
+        },
+        hidden: Boolean((r.schema as { hide?: boolean } | undefined)?.hide),
+      });
+    }
+  });
+  if (opts.access) installAccessControl(app, { listener: opts.metrics?.listener, metrics: opts.metrics?.metrics, ...opts.access });
 
   if (opts.docs !== false) {
+    // The documentation describes the API and holds no state: open (`public`).
+    app.addHook('onRoute', (r) => {
+      if (isDocsPath(r.url) && !(r.config as { permission?: unknown } | undefined)?.permission) r.config = { ...r.config, permission: PUBLIC } as typeof r.config;
+    });
     await app.register(swagger, {
       openapi: {
         openapi: '3.0.3',
@@ -89,16 +135,16 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
       },
     });
     await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
-    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    app.get('/openapi.json', { schema: { hide: true }, config: { permission: PUBLIC } }, async () => app.swagger());
     const redocBundle = join(dirname(require.resolve('redoc/package.json')), 'bundles', 'redoc.standalone.js');
     const { readFile } = await import('node:fs/promises');
-    app.get('/redoc', { schema: { hide: true } }, async (_req, reply) => {
+    app.get('/redoc', { schema: { hide: true }, config: { permission: PUBLIC } }, async (_req, reply) => {
       reply.type('text/html; charset=utf-8');
       return `<!doctype html><html><head><meta charset="utf-8"><title>${opts.title} — ReDoc</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body><redoc spec-url="openapi.json"></redoc><script src="redoc/redoc.standalone.js"></script></body></html>`;
     });
-    app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) => {
+    app.get('/redoc/redoc.standalone.js', { schema: { hide: true }, config: { permission: PUBLIC } }, async (_req, reply) => {
       reply.type('application/javascript').header('cache-control', 'public, max-age=86400');
       return readFile(redocBundle);
     });

@@ -34,7 +34,7 @@ export interface WebAssetsOptions {
  * the console.
  */
 export function webAssetRoutes(app: FastifyInstance, opts: WebAssetsOptions): void {
-  app.get('/static/*', { schema: { hide: true } }, async (req, reply) => {
+  app.get('/static/*', { schema: { hide: true }, config: { permission: 'public' } }, async (req, reply) => {
     const rel = (req.params as { '*': string })['*'];
     let file: string;
     try {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { currentActor } from '../auth/access';
 import { AppError } from '../errors';
 import { autoIncrementId, isUniqueViolation, type NamedMigration, type Store } from '../store';
 
@@ -29,6 +30,8 @@ export interface Job {
   input: unknown;
   result: unknown;
   error: string | null;
+  /** Who started it: the request's token name, `ironlens` for ironlens itself (null: before issue 20). */
+  actor: string | null;
   cancelRequested: boolean;
   createdAt: string;
   startedAt: string | null;
@@ -51,6 +54,8 @@ export interface NewJob {
   owner?: string | null;
   /** Until when the owner's lease holds (ISO 8601). Default is `null`: expired. */
   leaseUntil?: string | null;
+  /** Who starts it. Default: the actor of the request being handled ({@link currentActor}). */
+  actor?: string;
 }
 
 /** Who runs an active job and until when its lease holds; null fields: nobody / expired. */
@@ -112,6 +117,13 @@ export const jobsMigrations: NamedMigration[] = [
       await db.schema.createIndex('jobs_status_lease').on('jobs').columns(['status', 'lease_until']).execute();
     },
   },
+  {
+    // issue 20: who started the job (the request's token name, `ironlens` for ironlens itself).
+    name: 'core-0011-actor-jobs',
+    async up(db) {
+      await db.schema.alterTable('jobs').addColumn('actor', 'text').execute();
+    },
+  },
 ];
 
 type Db = Store['db'];
@@ -135,6 +147,7 @@ interface JobRow {
   active_key: string | null;
   owner: string | null;
   lease_until: string | null;
+  actor: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -154,6 +167,7 @@ function toJob(r: JobRow): Job {
     input: r.input == null ? null : JSON.parse(r.input),
     result: r.result == null ? null : JSON.parse(r.result),
     error: r.error ?? null,
+    actor: r.actor ?? null,
     cancelRequested: Number(r.cancel_requested) === 1,
     createdAt: r.created_at,
     startedAt: r.started_at ?? null,
@@ -193,6 +207,7 @@ export class JobsRepository {
           active_key: job.exclusive ? JSON.stringify([job.kind, subject]) : null,
           owner: job.owner ?? null,
           lease_until: job.leaseUntil ?? null,
+          actor: job.actor ?? currentActor(),
           created_at: ts,
           updated_at: ts,
         })

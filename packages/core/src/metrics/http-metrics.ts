@@ -38,6 +38,7 @@ export function metricsRoute(app: FastifyInstance, opts: ListenerMetrics): void 
   app.get(
     '/metrics',
     {
+      config: { permission: 'core:metrics:read' },
       schema: {
         tags: ['metrics'],
         summary: 'Prometheus metrics of this process (text exposition format 0.0.4)',

@@ -54,6 +54,7 @@ export class Metrics {
   private readonly jobsFinished: Counter<'kind' | 'outcome'>;
   private readonly jobDuration: Histogram<'kind' | 'outcome'>;
   private readonly jobsRunning: Gauge<'kind'>;
+  private readonly authFailures: Counter<'listener' | 'outcome'>;
 
   constructor(opts: MetricsOptions = {}) {
     this.process = opts.processMetrics === false ? undefined : processMetricsRegistry();
@@ -94,6 +95,11 @@ export class Metrics {
       name: 'ironlens_jobs_running',
       help: 'Jobs running in this process now, by kind.',
       labelNames: ['kind'],
+    });
+    this.authFailures = this.counter({
+      name: 'ironlens_auth_failures_total',
+      help: 'Requests refused for their bearer token, by listener and outcome: invalid (401), limited (429 from a source over the failed-auth limit).',
+      labelNames: ['listener', 'outcome'],
     });
   }
 
@@ -142,6 +148,11 @@ export class Metrics {
     const labels = { listener, method, route, status: String(status) };
     this.httpRequests.inc(labels);
     this.httpDuration.observe(labels, seconds);
+  }
+
+  /** One request refused for its token (`invalid`: 401) or for its source's failures (`limited`: 429). */
+  authFailure(listener: string, outcome: 'invalid' | 'limited'): void {
+    this.authFailures.inc({ listener, outcome });
   }
 
   /** For `StoreOptions.onQuery`. */

@@ -1,0 +1,165 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OperationsLog, operationsMigrations } from '../audit';
+import { AppError } from '../errors';
+import { createHttpApp, installErrorHandling, registeredRoutes } from '../http';
+import { Metrics } from '../metrics';
+import { Store } from '../store';
+import { testStoreTarget } from '../testing';
+import { Authenticator, AuthLimiter, currentActor, NamedTokens } from './access';
+import { permissionsOf, roleAllows } from './permissions';
+import { authTokensMigrations, TokensRepository } from './tokens';
+
+let dir: string;
+let store: Store;
+let repo: TokensRepository;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), `ironlens-access-${process.pid}-`));
+  store = await Store.open({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: [...authTokensMigrations, ...operationsMigrations] });
+  repo = new TokensRepository(store);
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function build(opts: { env?: string; cacheMs?: number; limiter?: AuthLimiter; metrics?: Metrics } = {}) {
+  const named = new NamedTokens(repo, { cacheMs: opts.cacheMs ?? 0 });
+  const authenticator = new Authenticator([{ variable: 'IPXE_CP_TOKEN', token: opts.env }], named);
+  const app = await createHttpApp({ title: 't', access: { authenticator, limiter: opts.limiter }, metrics: opts.metrics ? { metrics: opts.metrics, listener: 'test' } : undefined });
+  const log = new OperationsLog(store);
+  app.get('/open', { config: { permission: 'public' } }, async () => ({ actor: currentActor() }));
+  app.get('/devices', { config: { permission: 'metal:device:read' } }, async () => ({ actor: currentActor() }));
+  app.post('/devices/:mac/bind', { config: { permission: 'metal:device:bind' } }, async () => {
+    await log.append({ op: 'device.bind', mac: 'aa' });
+    return { ok: true };
+  });
+  app.post('/settings', { config: { permission: 'metal:setting:write' } }, async () => ({ ok: true }));
+  app.get('/undeclared', async () => ({ ok: true }));
+  // Another API's shape in its own context: the hook's errors are rendered by it.
+  await app.register(
+    async (api) => {
+      installErrorHandling(api, (e: AppError) => ({ type: 'about:blank', status: e.status, code: e.code, detail: e.message }), { contentType: 'application/problem+json' });
+      api.post('/thing', { config: { permission: 'cluster:cluster:delete' } }, async () => ({ ok: true }));
+    },
+    { prefix: '/api' },
+  );
+  return { app, named };
+}
+
+const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
+
+describe('access control', () => {
+  it('with no token anywhere everything stays open, as before, and acts as anonymous', async () => {
+    const { app } = await build();
+    expect((await app.inject({ url: '/devices' })).json()).toEqual({ actor: 'anonymous' });
+    expect((await app.inject({ method: 'POST', url: '/settings' })).statusCode).toBe(200);
+  });
+
+  it('the environment token is an admin named env:IPXE_CP_TOKEN; a wrong one is 401 in the detail shape', async () => {
+    const { app } = await build({ env: 's3cret' });
+    expect((await app.inject({ url: '/devices', headers: bearer('s3cret') })).json()).toEqual({ actor: 'env:IPXE_CP_TOKEN' });
+    const r = await app.inject({ url: '/devices', headers: bearer('nope') });
+    expect(r.statusCode).toBe(401);
+    expect(r.headers['www-authenticate']).toBe('Bearer');
+    expect(r.json()).toEqual({ detail: 'Unauthorized' });
+    expect((await app.inject({ url: '/open' })).statusCode).toBe(200);
+  });
+
+  it('a named token requires a token on the listener; roles decide, 403 names the permission', async () => {
+    const { app } = await build();
+    const viewer = await repo.create({ name: 'ci-view', role: 'viewer' });
+    const op = await repo.create({ name: 'ops', role: 'operator' });
+    expect(viewer.token).toMatch(/^ilt_[A-Za-z0-9_-]{43}$/);
+    expect((await app.inject({ url: '/devices' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/devices', headers: bearer(viewer.token) })).json()).toEqual({ actor: 'ci-view' });
+    const denied = await app.inject({ method: 'POST', url: '/devices/aa/bind', headers: bearer(viewer.token) });
+    expect(denied.statusCode).toBe(403);
+    expect(denied.json()).toEqual({ detail: 'token ci-view (viewer) may not metal:device:bind', permission: 'metal:device:bind', actor: 'ci-view', role: 'viewer' });
+    expect((await app.inject({ method: 'POST', url: '/devices/aa/bind', headers: bearer(op.token) })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'POST', url: '/settings', headers: bearer(op.token) })).statusCode).toBe(403);
+    // Problem+json in the other API's context.
+    const p = await app.inject({ method: 'POST', url: '/api/thing', headers: bearer(op.token) });
+    expect(p.statusCode).toBe(403);
+    expect(p.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(p.json()).toMatchObject({ code: 'permission_denied', detail: 'token ops (operator) may not cluster:cluster:delete' });
+    const p401 = await app.inject({ method: 'POST', url: '/api/thing' });
+    expect(p401.statusCode).toBe(401);
+    expect(p401.json()).toMatchObject({ code: 'auth_required' });
+    // The operations log records the actor.
+    const entries = (await new OperationsLog(store).list({})).entries;
+    expect(entries.map((e) => e.actor)).toEqual(['ops']);
+  });
+
+  it('a route without a permission is refused to everyone, admins included', async () => {
+    const { app } = await build({ env: 'adm' });
+    const r = await app.inject({ url: '/undeclared', headers: bearer('adm') });
+    expect(r.statusCode).toBe(403);
+    expect(r.json().permission).toBe('undeclared');
+    expect(registeredRoutes(app).find((x) => x.url === '/undeclared')?.permission).toBeUndefined();
+    expect(registeredRoutes(app).find((x) => x.url === '/docs')?.permission).toBe('public');
+  });
+
+  it('revoked and expired tokens answer 401; cached for at most cacheMs', async () => {
+    const { app } = await build({ cacheMs: 300 });
+    const t = await repo.create({ name: 'short', role: 'admin', expires: '1s' });
+    const keep = await repo.create({ name: 'keep', role: 'viewer' });
+    expect((await app.inject({ url: '/devices', headers: bearer(t.token) })).statusCode).toBe(200);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await app.inject({ url: '/devices', headers: bearer(t.token) })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/devices', headers: bearer(keep.token) })).statusCode).toBe(200);
+    expect(await repo.revoke('keep')).toBe(true);
+    await new Promise((r) => setTimeout(r, 350));
+    expect((await app.inject({ url: '/devices', headers: bearer(keep.token) })).statusCode).toBe(401);
+  });
+
+  it('lists tokens without secrets, with last_used_at', async () => {
+    const { app } = await build();
+    const t = await repo.create({ name: 'used', role: 'viewer' });
+    await app.inject({ url: '/devices', headers: bearer(t.token) });
+    await new Promise((r) => setTimeout(r, 50));
+    const [info] = await repo.list();
+    expect(Object.keys(info).sort()).toEqual(['created_at', 'expires_at', 'last_used_at', 'name', 'role']);
+    expect(info.last_used_at).not.toBeNull();
+    await expect(repo.create({ name: 'used', role: 'viewer' })).rejects.toMatchObject({ code: 'token_exists' });
+    await expect(repo.create({ name: 'x', role: 'root' })).rejects.toMatchObject({ code: 'token_role_invalid' });
+    await expect(repo.create({ name: 'env:IPXE_CP_TOKEN', role: 'admin' })).rejects.toMatchObject({ code: 'token_name_invalid' });
+    await expect(repo.create({ name: 'x', role: 'admin', expires: '3 weeks' })).rejects.toMatchObject({ code: 'token_expiry_invalid' });
+  });
+
+  it('the failed-auth limiter slows then answers 429 one source, never another; counted in metrics', async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    const limiter = new AuthLimiter({ slowAfter: 5, delayMs: 20, blockAfter: 20, blockMs: 60_000 });
+    const { app } = await build({ env: 'good', limiter, metrics });
+    const statuses: number[] = [];
+    const started = Date.now();
+    for (let i = 0; i < 200; i++) statuses.push((await app.inject({ url: '/devices', headers: bearer(`bad-${i}`), remoteAddress: '192.0.2.7' })).statusCode);
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(20).every((s) => s === 429)).toBe(true);
+    // 15 slowed failures of 20 ms each.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15 * 20);
+    // Even the good token is refused from the blocked address, with Retry-After…
+    const blocked = await app.inject({ url: '/devices', headers: bearer('good'), remoteAddress: '192.0.2.7' });
+    expect(blocked.statusCode).toBe(429);
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    // …but another address is unaffected, and public routes stay open for the blocked one.
+    expect((await app.inject({ url: '/devices', headers: bearer('good'), remoteAddress: '192.0.2.8' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/open', remoteAddress: '192.0.2.7' })).statusCode).toBe(200);
+    const text = await metrics.text();
+    expect(text).toMatch(/ironlens_auth_failures_total\{listener="test",outcome="invalid"\} 20/);
+    expect(text).toMatch(/ironlens_auth_failures_total\{listener="test",outcome="limited"\} 181/);
+  });
+
+  it('roles nest: viewer ⊂ operator ⊂ admin; unknown writes are admin-only', () => {
+    expect(roleAllows('viewer', 'metal:device:read')).toBe(true);
+    expect(roleAllows('viewer', 'metal:device:bind')).toBe(false);
+    expect(roleAllows('operator', 'metal:agent:write')).toBe(false);
+    expect(roleAllows('operator', 'something:new:write')).toBe(false);
+    expect(roleAllows('viewer', 'something:new:read')).toBe(true);
+    expect(permissionsOf('viewer').every((p) => permissionsOf('operator').includes(p))).toBe(true);
+    expect(permissionsOf('admin')).toContain('auth:token:admin');
+  });
+});

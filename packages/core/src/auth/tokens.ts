@@ -1,0 +1,132 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
+import { AppError } from '../errors';
+import { isUniqueViolation, type NamedMigration, type Store } from '../store';
+import { isRole, type Role } from './permissions';
+
+/**
+ * Named API tokens (issue 20): `ilt_` + 43 base64url characters (32 random bytes). The
+ * token is shown once, when it is created; the store keeps only its SHA-256 (a high-entropy
+ * secret needs no slow hash), looked up by that hash and compared in constant time.
+ */
+export const TOKEN_PREFIX = 'ilt_';
+
+export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+export interface TokenInfo {
+  name: string;
+  role: Role;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface CreatedToken extends TokenInfo {
+  /** The token itself: shown this once, never stored. */
+  token: string;
+}
+
+interface AuthTokensTable {
+  name: string;
+  role: string;
+  hash: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+export const authTokensMigrations: NamedMigration[] = [
+  {
+    name: 'core-0010-auth-tokens',
+    async up(db) {
+      await db.schema
+        .createTable('auth_tokens')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text')
+        .addColumn('last_used_at', 'text')
+        .execute();
+    },
+  },
+];
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+const DURATION = /^(\d+)(s|m|h|d)$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `10s`, `5m`, `12h`, `30d` → milliseconds; anything else is a 400 `token_expiry_invalid`. */
+export function parseExpiry(v: string): number {
+  const m = DURATION.exec(v.trim());
+  if (!m || Number(m[1]) <= 0) throw new AppError('token_expiry_invalid', `expiry ${JSON.stringify(v).slice(0, 40)} is not a duration like 10s, 5m, 12h or 30d`);
+  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+}
+
+function toInfo(r: AuthTokensTable): TokenInfo {
+  return { name: r.name, role: r.role as Role, created_at: r.created_at, expires_at: r.expires_at, last_used_at: r.last_used_at };
+}
+
+/** The only SQL for tokens. */
+export class TokensRepository {
+  constructor(private readonly store: Store) {}
+
+  // biome-ignore lint/suspicious/noExplicitAny: the store's table interface is per package.
+  private get db(): import('kysely').Kysely<{ auth_tokens: AuthTokensTable } & Record<string, any>> {
+    return this.store.db;
+  }
+
+  async create(input: { name: string; role: string; expires?: string; now?: Date }): Promise<CreatedToken> {
+    if (typeof input.name !== 'string' || !TOKEN_NAME_PATTERN.test(input.name) || input.name.startsWith('env:')) {
+      throw new AppError('token_name_invalid', 'a token name is 1-64 letters, digits, ".", "_", "@" or "-", starting with a letter or digit');
+    }
+    if (!isRole(input.role)) throw new AppError('token_role_invalid', 'role must be viewer, operator or admin');
+    const now = input.now ?? new Date();
+    const expires_at = input.expires ? new Date(now.getTime() + parseExpiry(input.expires)).toISOString() : null;
+    const token = generateToken();
+    const row: AuthTokensTable = { name: input.name, role: input.role, hash: hashToken(token), created_at: now.toISOString(), expires_at, last_used_at: null };
+    try {
+      await this.db.insertInto('auth_tokens').values(row).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError('token_exists', `a token named ${input.name} exists`);
+      throw err;
+    }
+    return { ...toInfo(row), token };
+  }
+
+  async list(): Promise<TokenInfo[]> {
+    const rows = await this.db.selectFrom('auth_tokens').selectAll().orderBy('name').execute();
+    return rows.map(toInfo);
+  }
+
+  /** Deletes the token; false when there was none of that name. */
+  async revoke(name: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('auth_tokens').where('name', '=', name).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  async count(): Promise<number> {
+    const r = await this.db.selectFrom('auth_tokens').select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  /** The token whose hash matches, compared in constant time; undefined otherwise. */
+  async findByToken(token: string): Promise<TokenInfo | undefined> {
+    const hash = hashToken(token);
+    const row = await this.db.selectFrom('auth_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
+    if (!row) return undefined;
+    if (!timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
+    return toInfo(row);
+  }
+
+  async touch(name: string, at: Date): Promise<void> {
+    await this.db.updateTable('auth_tokens').set({ last_used_at: at.toISOString() }).where('name', '=', name).execute();
+  }
+}
