@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
+import { Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations, TokensRepository } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
 import { mountConsole } from './console/console.plugin';
 
-export const ALL_MIGRATIONS = [...storeMetaMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
+export const ALL_MIGRATIONS = [...storeMetaMigrations, ...authTokensMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
 /** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
 export function dataDirFrom(env: Env): string {
@@ -31,6 +31,8 @@ export async function openStore(env: Env, metrics?: Metrics): Promise<Store> {
 export interface Running {
   /** Where to reach each listener (`http://127.0.0.1:port` for a listener on every interface). */
   urls: Record<string, string>;
+  /** The listeners' apps (`boot`, `console`) and the console's in-process provisioning API (`consoleMetal`): what the permission test enumerates. */
+  apps: Record<string, FastifyInstance>;
   close(): Promise<void>;
 }
 
@@ -138,52 +140,69 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     if (metalConfig.iscsiChap) chapReconciler = new ChapReconciler(metal.storage, metal.dhcp, metalConfig.iscsiChapReconcileMs, log).start();
 
     const urls: Record<string, string> = {};
+    const appsByName: Record<string, FastifyInstance> = {};
+    // Access (issue 20, docs/access.md): named tokens of the store on both listeners, beside each
+    // listener's environment token; one failed-auth limiter for the process.
+    const named = new NamedTokens(new TokensRepository(store), { cacheMs: envInt(env, 'IRONLENS_AUTH_CACHE_MS', 500) });
+    const limiter = new AuthLimiter(authLimiterOptionsFromEnv(env));
+    const bootAuth = new Authenticator([{ variable: 'IPXE_CP_TOKEN', token: metalConfig.token }], named);
+    const consoleToken = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
+    const consoleAuth = new Authenticator([{ variable: 'IRONLENS_CONSOLE_TOKEN', token: consoleToken }], named);
+    const namedCount = await named.repo.count();
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
     if (bootListen) {
       const app = await buildMetalApp({
         services: metal,
-        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token } },
+        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot' }, access: { authenticator: bootAuth, limiter } },
       });
       apps.push(app);
+      // Tokens are served on both listeners (docs/access.md).
+      await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(store) });
+      appsByName.boot = app;
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
       log(`provisioning API on ${boundAddress(app)} (${urls.boot}; docs at /docs, /redoc)`);
-      if (!metalConfig.token) log(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches ${boundAddress(app).split(' ')[0]}`);
+      if (!metalConfig.token && namedCount === 0) log(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches ${boundAddress(app).split(' ')[0]}`);
     }
 
     if (consoleListen) {
       // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
       const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store, { jobObserver: metrics.jobs });
       kindClose = kind.close;
-      const token = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
+      const token = consoleToken;
       // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
       const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
       const app = await createHttpApp({
         title: 'ironlens console',
         description: 'The console listener: the kind panel under /kind (seed 001).',
         logger,
-        metrics: { metrics, listener: 'console', token },
+        metrics: { metrics, listener: 'console' },
+        access: { authenticator: consoleAuth, limiter },
       });
       apps.push(app);
-      await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
+      appsByName.console = app;
+      await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(store) });
+      await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc' });
       // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
       const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
       clustersClose = clusters.close;
-      await app.register(clustersPlugin, { services: clusters, token });
+      await app.register(clustersPlugin, { services: clusters });
       // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
       const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs });
       bootstrapClose = bootstrap.close;
-      await app.register(bootstrapPlugin, { services: bootstrap.services, token });
-      const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });
-      await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, consoleToken: token, metalToken: metalConfig.token });
-      app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
+      await app.register(bootstrapPlugin, { services: bootstrap.services });
+      // The console's provisioning API authenticates the caller's own token, as the console listener does.
+      const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false, access: { authenticator: consoleAuth, limiter } } });
+      appsByName.consoleMetal = metalForConsole;
+      await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, authenticator: consoleAuth, metalToken: metalConfig.token });
+      app.get('/healthz', { config: { permission: 'public' }, schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
       urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
-      const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
+      const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN or a named token)' : namedCount > 0 ? 'bearer token required (named tokens)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set and no named token exists';
       log(`console on ${boundAddress(app)} (${urls.console}/; provisioning API at /api/metal, kind panel at /kind/, kind API at /kind/api/v1, cluster manager at /api/cluster; ${access})`);
-      if (!token && !isLoopback((app.server.address() as AddressInfo).address)) {
+      if (!token && namedCount === 0 && !isLoopback((app.server.address() as AddressInfo).address)) {
         log('warning: the console listens beyond this machine without IRONLENS_CONSOLE_TOKEN: anyone who reaches it can take cluster-admin kubeconfigs');
       }
     }
-    return { urls, close };
+    return { urls, apps: appsByName, close };
   } catch (err) {
     await close().catch(() => {});
     throw err;

@@ -1,7 +1,8 @@
 import multipart from '@fastify/multipart';
-import { installBearerGuard, installErrorHandling } from '@ironlens/core';
+import { Authenticator, declareRoutePermissions, installAccessControl, installErrorHandling } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
-import { PROBLEM_CONTENT_TYPE, problemErrorOptions, renderProblem } from './http/problem';
+import { problemErrorOptions, renderProblem } from './http/problem';
+import { CLUSTERS_ROUTE_PERMISSIONS } from './permissions';
 import { clusterRoutes } from './routes/clusters.routes';
 import type { ClusterServices } from './wiring';
 
@@ -28,6 +29,7 @@ export async function clustersPlugin(app: FastifyInstance, opts: ClustersPluginO
     // At the root of an app that already set the not-found handler for '/': the error handler is set regardless.
   }
   await app.register(multipart, { throwFileSizeLimit: false });
-  installBearerGuard(app, { token: opts.token, publicPaths: () => false, render: renderProblem, contentType: PROBLEM_CONTENT_TYPE });
+  declareRoutePermissions(app, CLUSTERS_ROUTE_PERMISSIONS);
+  if (opts.token) installAccessControl(app, { authenticator: new Authenticator([{ variable: 'IRONLENS_CONSOLE_TOKEN', token: opts.token }]) });
   clusterRoutes(app, opts.services);
 }

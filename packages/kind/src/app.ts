@@ -1,4 +1,4 @@
-import { createHttpApp, type ListenerMetrics } from '@ironlens/core';
+import { Authenticator, createHttpApp, type ListenerMetrics } from '@ironlens/core';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { kindPlugin } from './plugin';
 import type { KindServices } from './services/kind-services';
@@ -26,6 +26,9 @@ export async function buildKindApp(deps: KindAppDeps): Promise<FastifyInstance> 
     description: 'Local kind clusters: health, kindest/node versions, clusters (create as a job, details, kubeconfig, workloads, delete) and jobs.',
     logger: deps.logger,
     metrics: deps.metrics,
+    // Every route's permission is enforced (a route without one is refused); the API's own
+    // context checks KIND_K8S_TOKEN. Named tokens live in `ironlens serve`'s store, not here.
+    access: { authenticator: new Authenticator([]) },
   });
   await app.register(kindPlugin, { services: deps.services, webDist: deps.webDist, webBuildCommand: deps.webBuildCommand, token: deps.token });
   return app;

@@ -1,4 +1,5 @@
-import { AppError, installErrorHandling, renderDetail, type ValidationDetail } from '@ironlens/core';
+import { AppError, declareRoutePermissions, installErrorHandling, renderDetail, type ValidationDetail } from '@ironlens/core';
+import { KIND_ROUTE_PERMISSIONS } from './permissions';
 import type { FastifyInstance } from 'fastify';
 import { kindApiRoutes } from './routes/api.routes';
 import { dashboardRoutes } from './routes/dashboard.routes';
@@ -47,6 +48,7 @@ export async function kindPlugin(app: FastifyInstance, opts: KindPluginOptions):
     // Mounted at the root of an app that already has a not-found handler for '/'
     // (createHttpApp sets one, in the same shape); the error handler is set regardless.
   }
+  declareRoutePermissions(app, KIND_ROUTE_PERMISSIONS);
   await app.register(kindApiRoutes, { prefix: '/api/v1', services: opts.services, token: opts.token });
   await app.register(dashboardRoutes, {
     webDist: opts.webDist,

@@ -1,4 +1,5 @@
-import { createHttpApp, type HttpAppOptions, installBearerGuard, installErrorHandling, isDocsPath, renderDetail } from '@ironlens/core';
+import { Authenticator, createHttpApp, declareRoutePermissions, type HttpAppOptions, installErrorHandling, renderDetail } from '@ironlens/core';
+import { METAL_ROUTE_PERMISSIONS } from './permissions';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { bootRoutes } from './routes/boot.routes';
 import { deviceRoutes } from './routes/device.routes';
@@ -16,20 +17,14 @@ export interface MetalPluginOptions {
 export const PUBLIC_PATHS = new Set(['/healthz', '/boot-vars', '/devices/report']);
 
 /**
- * The boot control plane's API (seed 004) as one Fastify plugin: its own auth hook and
- * error shape (`{"detail": ...}`), mountable under any prefix.
+ * The boot control plane's API (seed 004) as one Fastify plugin: each route's permission
+ * ({@link METAL_ROUTE_PERMISSIONS}, enforced by the app's access control) and its error shape
+ * (`{"detail": ...}`), mountable under any prefix.
  */
 export const metalPlugin: FastifyPluginAsync<MetalPluginOptions> = async (app, opts) => {
   const s = opts.services;
-  const prefix = app.prefix;
   installErrorHandling(app, renderDetail);
-  installBearerGuard(app, {
-    token: s.config.token,
-    publicPaths: (path) => {
-      const p = prefix && path.startsWith(prefix) ? path.slice(prefix.length) || '/' : path;
-      return PUBLIC_PATHS.has(p) || isDocsPath(p);
-    },
-  });
+  declareRoutePermissions(app, METAL_ROUTE_PERMISSIONS);
   bootRoutes(app, s);
   deviceRoutes(app, s);
   workerRoutes(app, s);
@@ -37,9 +32,13 @@ export const metalPlugin: FastifyPluginAsync<MetalPluginOptions> = async (app, o
   for (const add of opts.extraRoutes ?? []) add(app, s);
 };
 
-/** The provisioning listener's app: docs + the metal API at the root. Does not listen. */
+/**
+ * The provisioning listener's app: docs + the metal API at the root. Does not listen. Access:
+ * `http.access`, by default `IPXE_CP_TOKEN` (the services' `config.token`) alone.
+ */
 export async function buildMetalApp(opts: MetalPluginOptions & { http?: Partial<HttpAppOptions> }): Promise<FastifyInstance> {
-  const app = await createHttpApp({ title: 'ironlens boot control plane', description: 'iPXE + iSCSI diskless boot control plane (seed 004).', ...opts.http });
+  const access = opts.http?.access ?? { authenticator: new Authenticator([{ variable: 'IPXE_CP_TOKEN', token: opts.services.config.token }]) };
+  const app = await createHttpApp({ title: 'ironlens boot control plane', description: 'iPXE + iSCSI diskless boot control plane (seed 004).', ...opts.http, access });
   await app.register(metalPlugin, { services: opts.services, extraRoutes: opts.extraRoutes });
   return app;
 }

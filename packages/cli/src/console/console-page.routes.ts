@@ -52,7 +52,7 @@ export async function consolePageRoutes(app: FastifyInstance, opts: ConsolePageO
       .replace(/(src|href)="\.\/(?!\/)/g, '$1="/static/');
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(body);
   };
-  for (const path of CONSOLE_PAGE_PATHS) app.get(path, { schema: { hide: true } }, async (_req, reply) => page(reply));
+  for (const path of CONSOLE_PAGE_PATHS) app.get(path, { schema: { hide: true }, config: { permission: 'public' } }, async (_req, reply) => page(reply));
 
   webAssetRoutes(app, opts);
 }

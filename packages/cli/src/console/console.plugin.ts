@@ -1,3 +1,4 @@
+import type { Authenticator } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import { consolePageRoutes } from './console-page.routes';
 import { metalProxyRoutes } from './metal-proxy.routes';
@@ -8,7 +9,8 @@ export interface ConsoleOptions {
   buildCommand: string;
   /** The in-process provisioning API the console reaches under `/api/metal`; absent: no machines API. */
   metal?: FastifyInstance;
-  consoleToken?: string;
+  /** The console listener's authentication (its `IRONLENS_CONSOLE_TOKEN` and the named tokens). */
+  authenticator?: Authenticator;
   metalToken?: string;
 }
 
@@ -28,7 +30,7 @@ export async function mountConsole(app: FastifyInstance, opts: ConsoleOptions): 
   if (opts.metal) {
     const metal = opts.metal;
     await metal.ready();
-    await app.register(metalProxyRoutes, { prefix: METAL_PROXY_PREFIX, metal, consoleToken: opts.consoleToken, metalToken: opts.metalToken });
+    await app.register(metalProxyRoutes, { prefix: METAL_PROXY_PREFIX, metal, authenticator: opts.authenticator, metalToken: opts.metalToken });
     app.addHook('onClose', async () => metal.close());
   }
 }

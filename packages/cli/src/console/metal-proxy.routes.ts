@@ -1,12 +1,15 @@
-import { AppError, installBearerGuard, installErrorHandling, renderDetail } from '@ironlens/core';
+import { AppError, type Authenticator, installErrorHandling, renderDetail } from '@ironlens/core';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 
 export interface MetalProxyOptions {
   /** The provisioning API as an in-process Fastify app (not listening); requests are injected into it. */
   metal: FastifyInstance;
-  /** `IRONLENS_CONSOLE_TOKEN`: what the browser must send. */
-  consoleToken?: string;
-  /** `IPXE_CP_TOKEN`: what the provisioning API requires; added here, never sent to the browser. */
+  /**
+   * The console listener's authentication: the in-process provisioning API checks the caller's
+   * own token with it (the caller's role applies, never the proxy's). Default: none required.
+   */
+  authenticator?: Authenticator;
+  /** `IPXE_CP_TOKEN`: while it is set, an open console (no token at all) refuses to proxy. */
   metalToken?: string;
 }
 
@@ -25,24 +28,25 @@ export function isProxiedMetalPath(path: string): boolean {
   );
 }
 
-const FORWARDED_HEADERS = ['content-type', 'accept'] as const;
+const FORWARDED_HEADERS = ['content-type', 'accept', 'authorization'] as const;
 
 /**
  * The provisioning API (seed 004) for the console, under one prefix of the console listener
  * (`/api/metal/…` → `/…`), by Fastify `inject` into an in-process instance of the metal app
- * over the same services and store. The browser authenticates with the console token; the
- * metal token is added here. While the metal API has a token and the console has none, every
- * request is refused (403): an open console must not open a closed provisioning API.
+ * over the same services and store, built with the console listener's authentication: the
+ * caller's `Authorization` is forwarded and its own role applies (issue 20). While the
+ * provisioning API has a token and the console requires none (no console token, no named
+ * token), every request is refused (403): an open console must not open a closed provisioning API.
  */
 export async function metalProxyRoutes(app: FastifyInstance, opts: MetalProxyOptions): Promise<void> {
   installErrorHandling(app, renderDetail);
-  installBearerGuard(app, { token: opts.consoleToken, publicPaths: () => false });
   // Bodies are passed through as bytes; the metal app parses and validates them.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  app.all('/*', { schema: { hide: true } }, async (req, reply) => {
-    if (opts.metalToken && !opts.consoleToken) throw new AppError('console_token_required');
+  // `public` here: the provisioning API behind decides, per route, with the caller's token.
+  app.all('/*', { schema: { hide: true }, config: { permission: 'public' } }, async (req, reply) => {
+    if (opts.metalToken && !(await opts.authenticator?.required())) throw new AppError('console_token_required');
     const rest = `/${(req.params as { '*': string })['*'] ?? ''}`;
     if (!isProxiedMetalPath(rest)) throw new AppError('route_not_found', 'Not Found');
     const q = req.url.indexOf('?');
@@ -51,7 +55,6 @@ export async function metalProxyRoutes(app: FastifyInstance, opts: MetalProxyOpt
       const v = req.headers[h];
       if (typeof v === 'string') headers[h] = v;
     }
-    if (opts.metalToken) headers.authorization = `Bearer ${opts.metalToken}`;
     const res = await opts.metal.inject({
       method: req.method as HTTPMethods,
       url: rest + (q === -1 ? '' : req.url.slice(q)),

@@ -1,6 +1,7 @@
-import { installBearerGuard, installErrorHandling } from '@ironlens/core';
+import { Authenticator, declareRoutePermissions, installAccessControl, installErrorHandling } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
-import { PROBLEM_CONTENT_TYPE, problemErrorOptions, renderProblem } from '../http/problem';
+import { problemErrorOptions, renderProblem } from '../http/problem';
+import { CLUSTERS_ROUTE_PERMISSIONS } from '../permissions';
 import {
   HostKeysRequest,
   HostKeysResponse,
@@ -36,8 +37,9 @@ const problems = { 401: Problem, 404: Problem, 422: Problem, 503: Problem };
 export async function bootstrapPlugin(app: FastifyInstance, opts: BootstrapPluginOptions): Promise<void> {
   const { bootstrap } = opts.services;
   installErrorHandling(app, renderProblem, problemErrorOptions);
+  declareRoutePermissions(app, CLUSTERS_ROUTE_PERMISSIONS);
   if (opts.token) {
-    installBearerGuard(app, { token: opts.token, publicPaths: () => false, render: renderProblem, contentType: PROBLEM_CONTENT_TYPE });
+    installAccessControl(app, { authenticator: new Authenticator([{ variable: 'IRONLENS_CONSOLE_TOKEN', token: opts.token }]) });
     app.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, security: [{ bearer: [] }] };
     });

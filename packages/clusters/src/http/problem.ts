@@ -19,6 +19,8 @@ export interface ProblemBody {
   detail: string;
   code: string;
   errors?: ValidationDetail[];
+  /** 403 `permission_denied`: the permission the route requires (issue 20). */
+  permission?: string;
 }
 
 export const renderProblem: ErrorRenderer = (err: AppError): ProblemBody => {
@@ -30,6 +32,7 @@ export const renderProblem: ErrorRenderer = (err: AppError): ProblemBody => {
     code: err.code,
   };
   if (Array.isArray(err.extra.errors)) body.errors = err.extra.errors as ValidationDetail[];
+  if (err.code === 'permission_denied' && typeof err.extra.permission === 'string') body.permission = err.extra.permission;
   return body;
 };
 

@@ -281,3 +281,22 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     actorContext.run({ actor: req.principal?.name ?? ANONYMOUS.name }, done);
   });
 }
+
+/**
+ * Gives the routes registered on `app` after this call their permission from `table`
+ * (`'METHOD /path'`, the path relative to `app`'s prefix, as the route declares it; HEAD takes
+ * GET's). A route's own `config.permission` wins. A route in neither has no permission: the
+ * access hook refuses it and the permission test fails.
+ */
+export function declareRoutePermissions(app: FastifyInstance, table: Readonly<Record<string, string>>): void {
+  const prefix = app.prefix;
+  app.addHook('onRoute', (r) => {
+    const config = r.config as { permission?: unknown } | undefined;
+    if (typeof config?.permission === 'string') return;
+    const rel = (prefix && r.url.startsWith(prefix) ? r.url.slice(prefix.length) : r.url) || '/';
+    const methods = Array.isArray(r.method) ? r.method : [r.method];
+    const method = methods[0] === 'HEAD' ? 'GET' : methods.length > 1 ? 'ALL' : methods[0];
+    const permission = table[`${method} ${rel}`];
+    if (permission) r.config = { ...r.config, permission } as typeof r.config;
+  });
+}

@@ -1,4 +1,4 @@
-import { installBearerGuard } from '@ironlens/core';
+import { Authenticator, installAccessControl } from '@ironlens/core';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import {
@@ -35,7 +35,7 @@ export async function kindApiRoutes(instance: FastifyInstance, opts: { services:
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { environment, clusters, jobs } = opts.services;
   if (opts.token) {
-    installBearerGuard(app, { token: opts.token, publicPaths: () => false });
+    installAccessControl(app, { authenticator: new Authenticator([{ variable: 'KIND_K8S_TOKEN', token: opts.token }]) });
     // The OpenAPI document says so, and Swagger UI offers its "Authorize" button.
     app.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, security: [{ bearer: [] }] };
