@@ -65,6 +65,10 @@ export async function metalProxyRoutes(app: FastifyInstance, opts: MetalProxyOpt
     });
     const type = res.headers['content-type'];
     if (typeof type === 'string') reply.type(type);
+    for (const h of ['www-authenticate', 'retry-after']) {
+      const v = res.headers[h];
+      if (typeof v === 'string') reply.header(h, v);
+    }
     return reply.status(res.statusCode).header('cache-control', 'no-store').send(res.rawPayload);
   });
 }
