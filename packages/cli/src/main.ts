@@ -18,6 +18,7 @@ commands:
   import DIR [--replace]  load the old file layout (config/, state/, dnsmasq/) into the store
   export DIR              write the store out in that file layout
   migrate                 create or upgrade the store, then exit
+  token create|list|revoke  named API tokens with a role (viewer, operator, admin), in the store
 
 options (each mirrors an environment variable):
   --data-dir DIR          IRONLENS_DATA_DIR (default ./.ironlens)
@@ -25,6 +26,16 @@ options (each mirrors an environment variable):
   --console-listen ADDR   IRONLENS_CONSOLE_LISTEN (${LISTEN_HINT}; default 127.0.0.1:8080)
   --agent-listen ADDR     IRONLENS_AGENT_LISTEN (default 0.0.0.0:4840)
   -h, --help              this text
+`;
+
+const TOKEN_USAGE_TEXT = `usage: ironlens token create --name NAME --role viewer|operator|admin [--expires 10s|5m|12h|30d]
+       ironlens token list [--json]
+       ironlens token revoke NAME
+
+Named API tokens, in the store of IRONLENS_DATA_DIR / IRONLENS_DATABASE_URL (no server needed).
+\`create\` prints the token once, on stdout; the store keeps only its hash. A token works on both
+listeners of \`ironlens serve\` (Authorization: Bearer); once one exists, both require a token.
+Revocation takes effect on every replica within a second (docs/access.md).
 `;
 
 /** Each command's own usage: what `ironlens <command> --help` prints. */
@@ -39,8 +50,9 @@ Runs the boot control plane and the console until SIGINT or SIGTERM.
                          ${LISTEN_HINT}; default 127.0.0.1:8080, this machine only.
   --data-dir DIR         IRONLENS_DATA_DIR: the store and rendered files (default ./.ironlens).
 
-  IPXE_CP_TOKEN            bearer token of the provisioning API (unset: open, with a warning)
-  IRONLENS_CONSOLE_TOKEN   bearer token of the console's kind API (unset: open)
+  IPXE_CP_TOKEN            admin token of the provisioning API, named env:IPXE_CP_TOKEN
+  IRONLENS_CONSOLE_TOKEN   admin token of the console listener, named env:IRONLENS_CONSOLE_TOKEN
+                           (neither set and no named token, \`ironlens token create\`: open)
   IPXE_CP_DNSMASQ_RELOAD, IPXE_CP_DNSMASQ_CONTAINER, IPXE_CP_DNSMASQ_PID_FILE,
   IPXE_CP_DNSMASQ_RELOAD_COMMAND   how dnsmasq is reloaded (unset: detected at start)
 
@@ -78,11 +90,13 @@ then re-renders dhcp-hosts.conf. Refuses a store that already has an operations 
 
 Writes the store out in the old file layout under DIR.
 `,
+  token: TOKEN_USAGE_TEXT,
   migrate: `usage: ironlens migrate [--data-dir DIR]
 
 Creates or upgrades the store in IRONLENS_DATA_DIR (default ./.ironlens), then exits.
 `,
 };
+
 
 const FLAGS: Record<string, string> = {
   '--data-dir': 'IRONLENS_DATA_DIR',
@@ -242,6 +256,17 @@ export async function main(argv: string[]): Promise<number> {
   if (parsed.help) {
     process.stdout.write(usage);
     return 0;
+  }
+  if (cmd === 'token') {
+    // Its own options (--name, --role, --expires, --json); --data-dir is parsed above.
+    try {
+      const { tokenCommand } = await import('./token');
+      const raw = argv.slice(argv.indexOf('token') + 1).filter((a, i, all) => !(a === '--data-dir' || a.startsWith('--data-dir=') || all[i - 1] === '--data-dir'));
+      return await tokenCommand(raw, { ...process.env, ...parsed.env });
+    } catch (err) {
+      process.stderr.write(`ironlens token: ${(err as Error).message}\n`);
+      return 1;
+    }
   }
   const unknown = [...parsed.switches].filter((s) => !(SWITCHES[cmd] ?? []).includes(s));
   if (unknown.length > 0) {
