@@ -17,6 +17,7 @@ const POSTGRES_SUITES = [
   'packages/core/src/store/**/*.test.ts',
   'packages/core/src/secrets/**/*.test.ts',
   'packages/core/src/metrics/**/*.test.ts',
+  'packages/core/src/auth/**/*.test.ts',
   'packages/metal/src/repositories/**/*.test.ts',
   'packages/metal/src/integration/**/*.test.ts',
   'packages/metal/src/routes/**/*.test.ts',
@@ -26,7 +27,7 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.kube.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',
-  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register}.test.ts',
+  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register,access}.test.ts',
 ];
 
 export default defineConfig({

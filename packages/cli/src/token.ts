@@ -44,7 +44,7 @@ export async function tokenCommand(args: string[], env: Env, io: Out = { out: (s
       const tokens = await repo.list();
       if (rest.includes('--json')) io.out(`${JSON.stringify(tokens)}\n`);
       else {
-        const rows = [['NAME', 'ROLE', 'CREATED', 'EXPIRES', 'LAST USED'], ...tokens.map((t) => [t.name, t.role, t.created_at, t.expires_at ?? '-', t.last_used_at ?? '-'])];
+        const rows = [['NAME', 'ROLE', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'], ...tokens.map((t) => [t.name, t.role, t.created_at, t.expires_at ?? '-', t.last_used_at ?? '-', t.revoked_at ?? '-'])];
         const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
         for (const r of rows) io.out(`${r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}\n`);
       }

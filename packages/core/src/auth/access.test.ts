@@ -112,8 +112,14 @@ describe('access control', () => {
     expect((await app.inject({ url: '/devices', headers: bearer(t.token) })).statusCode).toBe(401);
     expect((await app.inject({ url: '/devices', headers: bearer(keep.token) })).statusCode).toBe(200);
     expect(await repo.revoke('keep')).toBe(true);
+    expect(await repo.revoke('keep')).toBe(false);
     await new Promise((r) => setTimeout(r, 350));
     expect((await app.inject({ url: '/devices', headers: bearer(keep.token) })).statusCode).toBe(401);
+    // Every named token revoked or expired: the listener still requires one (never reopened by a revocation).
+    expect((await app.inject({ url: '/devices' })).statusCode).toBe(401);
+    // A revoked name may be given again, to a new token.
+    const again = await repo.create({ name: 'keep', role: 'viewer' });
+    expect((await app.inject({ url: '/devices', headers: bearer(again.token) })).statusCode).toBe(200);
   });
 
   it('lists tokens without secrets, with last_used_at', async () => {
@@ -122,7 +128,7 @@ describe('access control', () => {
     await app.inject({ url: '/devices', headers: bearer(t.token) });
     await new Promise((r) => setTimeout(r, 50));
     const [info] = await repo.list();
-    expect(Object.keys(info).sort()).toEqual(['created_at', 'expires_at', 'last_used_at', 'name', 'role']);
+    expect(Object.keys(info).sort()).toEqual(['created_at', 'expires_at', 'last_used_at', 'name', 'revoked_at', 'role']);
     expect(info.last_used_at).not.toBeNull();
     await expect(repo.create({ name: 'used', role: 'viewer' })).rejects.toMatchObject({ code: 'token_exists' });
     await expect(repo.create({ name: 'x', role: 'root' })).rejects.toMatchObject({ code: 'token_role_invalid' });

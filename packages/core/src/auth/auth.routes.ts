@@ -14,13 +14,14 @@ export interface AuthRoutesOptions {
 const detail = { type: 'object', properties: { detail: { type: 'string' } }, additionalProperties: true } as const;
 const tokenInfo = {
   type: 'object',
-  required: ['name', 'role', 'created_at', 'expires_at', 'last_used_at'],
+  required: ['name', 'role', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'],
   properties: {
     name: { type: 'string' },
     role: { type: 'string', enum: [...ROLES] },
     created_at: { type: 'string' },
     expires_at: { type: 'string', nullable: true },
     last_used_at: { type: 'string', nullable: true },
+    revoked_at: { type: 'string', nullable: true },
   },
 } as const;
 const tags = ['auth'];

@@ -19,6 +19,8 @@ export interface TokenInfo {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  /** When it was revoked; a revoked token is refused, and kept so that revoking the last token never reopens the listeners. */
+  revoked_at: string | null;
 }
 
 export interface CreatedToken extends TokenInfo {
@@ -33,6 +35,7 @@ interface AuthTokensTable {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  revoked_at: string | null;
 }
 
 export const authTokensMigrations: NamedMigration[] = [
@@ -47,6 +50,7 @@ export const authTokensMigrations: NamedMigration[] = [
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('expires_at', 'text')
         .addColumn('last_used_at', 'text')
+        .addColumn('revoked_at', 'text')
         .execute();
     },
   },
@@ -71,7 +75,7 @@ export function parseExpiry(v: string): number {
 }
 
 function toInfo(r: AuthTokensTable): TokenInfo {
-  return { name: r.name, role: r.role as Role, created_at: r.created_at, expires_at: r.expires_at, last_used_at: r.last_used_at };
+  return { name: r.name, role: r.role as Role, created_at: r.created_at, expires_at: r.expires_at, last_used_at: r.last_used_at, revoked_at: r.revoked_at ?? null };
 }
 
 /** The only SQL for tokens. */
@@ -91,9 +95,13 @@ export class TokensRepository {
     const now = input.now ?? new Date();
     const expires_at = input.expires ? new Date(now.getTime() + parseExpiry(input.expires)).toISOString() : null;
     const token = generateToken();
-    const row: AuthTokensTable = { name: input.name, role: input.role, hash: hashToken(token), created_at: now.toISOString(), expires_at, last_used_at: null };
+    const row: AuthTokensTable = { name: input.name, role: input.role, hash: hashToken(token), created_at: now.toISOString(), expires_at, last_used_at: null, revoked_at: null };
     try {
-      await this.db.insertInto('auth_tokens').values(row).execute();
+      // A revoked token's name may be given again.
+      await this.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('auth_tokens').where('name', '=', input.name).where('revoked_at', 'is not', null).execute();
+        await trx.insertInto('auth_tokens').values(row).execute();
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw new AppError('token_exists', `a token named ${input.name} exists`);
       throw err;
@@ -106,12 +114,13 @@ export class TokensRepository {
     return rows.map(toInfo);
   }
 
-  /** Deletes the token; false when there was none of that name. */
-  async revoke(name: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('auth_tokens').where('name', '=', name).executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
+  /** Revokes the token (its row stays, marked); false when there was no live token of that name. */
+  async revoke(name: string, at = new Date()): Promise<boolean> {
+    const r = await this.db.updateTable('auth_tokens').set({ revoked_at: at.toISOString() }).where('name', '=', name).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
+  /** Every token row, revoked ones included: once one was created, the listeners require a token. */
   async count(): Promise<number> {
     const r = await this.db.selectFrom('auth_tokens').select(sql<number>`count(*)`.as('n')).executeTakeFirst();
     return Number(r?.n ?? 0);
@@ -121,7 +130,7 @@ export class TokensRepository {
   async findByToken(token: string): Promise<TokenInfo | undefined> {
     const hash = hashToken(token);
     const row = await this.db.selectFrom('auth_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
-    if (!row) return undefined;
+    if (!row || row.revoked_at !== null) return undefined;
     if (!timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
     return toInfo(row);
   }

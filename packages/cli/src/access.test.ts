@@ -1,0 +1,269 @@
+/**
+ * Issue 20 end to end through `serve`: every route of every listener (enumerated from the apps,
+ * never a hand list) declares a permission and answers each role as its table says; the
+ * console's /api/metal proxy applies the caller's role; tokens are stored only as hashes;
+ * revoked and expired tokens stop working; the actor reaches the operations log.
+ */
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { minimumRole, PERMISSION_PATTERN, PUBLIC, type RegisteredRoute, type Role, registeredRoutes, roleAllows } from '@ironlens/core';
+import { dumpDatabase, startPostgres, testDatabaseEnv } from '@ironlens/core/testing';
+import { buildKindApp, createKindServices, kindMigrations } from '@ironlens/kind';
+import type { FastifyInstance, HTTPMethods } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isProxiedMetalPath } from './console/metal-proxy.routes';
+import { type Running, serve } from './serve';
+import { tokenCommand } from './token';
+
+let dir: string;
+let dbEnv: Record<string, string>;
+let running: Running;
+const tokens: Record<Role, string> = { viewer: '', operator: '', admin: '' };
+const LIMITS = { IRONLENS_AUTH_FAIL_SLOW_AFTER: '100000', IRONLENS_AUTH_FAIL_BLOCK_AFTER: '100000' };
+
+const envFor = (extra: Record<string, string> = {}) => ({
+  IRONLENS_DATA_DIR: join(dir, 'data'),
+  IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
+  IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
+  IPXE_CP_DNSMASQ_RELOAD: 'false',
+  KIND_K8S_SKIP_VERSION_LIST: '1',
+  ...LIMITS,
+  ...dbEnv,
+  ...extra,
+});
+
+async function cli(args: string[], env = envFor()): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await tokenCommand(args, env, { out: (s) => (out += s), err: (s) => (err += s) });
+  return { code, out, err };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), `ironlens-access-${process.pid}-`));
+  dbEnv = await testDatabaseEnv();
+  for (const role of ['viewer', 'operator', 'admin'] as const) {
+    const r = await cli(['create', '--name', `t-${role}`, '--role', role]);
+    expect(r.code).toBe(0);
+    tokens[role] = r.out.trim();
+  }
+  running = await serve(envFor(), () => {});
+});
+afterAll(async () => {
+  await running?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A request for `route` with placeholder parameters (`:mac` → a valid MAC, others `x`). */
+function urlOf(route: RegisteredRoute): string {
+  return route.url.replace(/:mac/g, '02:00:00:00:00:99').replace(/:[a-z_]+/g, 'x').replace(/\*/g, 'x');
+}
+
+const SKIP_METHODS = new Set(['HEAD', 'OPTIONS', 'TRACE', 'QUERY']);
+
+async function call(app: FastifyInstance, method: string, url: string, token?: string, remoteAddress = '127.0.0.1') {
+  const withBody = !['GET', 'DELETE'].includes(method);
+  return app.inject({
+    method: method as HTTPMethods,
+    url,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(withBody ? { 'content-type': 'application/json' } : {}) },
+    // An empty object: every body schema with a required field refuses it (422/400), after the access check.
+    payload: withBody ? '{}' : undefined,
+    remoteAddress,
+  });
+}
+
+function listenerRoutes(): Array<{ listener: string; app: FastifyInstance; route: RegisteredRoute }> {
+  return Object.entries(running.apps).flatMap(([listener, app]) => registeredRoutes(app).map((route) => ({ listener, app, route })));
+}
+
+describe('every route of every listener', () => {
+  it('declares exactly one permission (area:object:verb or public); the standalone kind app too', async () => {
+    const all = listenerRoutes();
+    expect(all.length).toBeGreaterThan(150);
+    for (const l of ['boot', 'console', 'consoleMetal']) expect(all.some((r) => r.listener === l)).toBe(true);
+    const kindRuntime = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dir, 'kind-alone'), KIND_K8S_SKIP_VERSION_LIST: '1' }, await (await import('@ironlens/core')).Store.open({ file: ':memory:', migrations: [...(await import('@ironlens/core')).jobsMigrations, ...kindMigrations] }));
+    const kindApp = await buildKindApp({ services: kindRuntime.services, webDist: join(dir, 'none') });
+    await kindApp.ready();
+    const kindRoutes = registeredRoutes(kindApp).map((route) => ({ listener: 'kind', route }));
+    expect(kindRoutes.length).toBeGreaterThan(15);
+    const missing = [...all, ...kindRoutes].filter(({ route }) => !route.permission || !(route.permission === PUBLIC || PERMISSION_PATTERN.test(route.permission)));
+    expect(missing.map(({ listener, route }) => `${listener} ${route.method} ${route.url}`)).toEqual([]);
+    // Only the machines' paths, health, pages, assets, docs and the proxy (which defers to the API behind it) are public.
+    const publicApi = all.filter(({ route }) => route.permission === PUBLIC && !route.hidden).map(({ listener, route }) => `${listener} ${route.method} ${route.url}`);
+    expect(publicApi.sort()).toEqual(
+      ['boot GET /boot-vars', 'boot GET /devices/report', 'boot GET /healthz', 'console GET /healthz', 'consoleMetal GET /boot-vars', 'consoleMetal GET /devices/report', 'consoleMetal GET /healthz'].sort(),
+    );
+    await kindApp.close();
+    await kindRuntime.close();
+  });
+
+  it('no token → 401, viewer → 403 exactly on writes, operator → 403 exactly on admin routes, admin → never 403', async () => {
+    const problems: string[] = [];
+    let checked = 0;
+    for (const { listener, app, route } of listenerRoutes()) {
+      if (route.permission === PUBLIC || SKIP_METHODS.has(route.method)) continue;
+      const url = urlOf(route);
+      const where = `${listener} ${route.method} ${route.url}`;
+      const anonymous = await call(app, route.method, url);
+      if (anonymous.statusCode !== 401) problems.push(`${where}: no token → ${anonymous.statusCode}`);
+      for (const role of ['viewer', 'operator', 'admin'] as const) {
+        const r = await call(app, route.method, url, tokens[role]);
+        const allowed = roleAllows(role, route.permission as string);
+        if (allowed && (r.statusCode === 401 || r.statusCode === 403)) problems.push(`${where}: ${role} → ${r.statusCode} ${r.body.slice(0, 120)}`);
+        if (!allowed && r.statusCode !== 403) problems.push(`${where}: ${role} → ${r.statusCode}, wanted 403`);
+        if (!allowed && r.statusCode === 403 && !r.body.includes(route.permission as string)) problems.push(`${where}: 403 does not name ${route.permission}`);
+        // Reads answer (a 422 where the placeholder misses a required query parameter), never fail.
+        if (role === 'viewer' && allowed && route.method === 'GET' && ![200, 404, 422].includes(r.statusCode)) problems.push(`${where}: viewer read → ${r.statusCode}`);
+      }
+      checked++;
+    }
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(90);
+    // The table is what the issue says: viewers read, operators write day to day, admins hold the keys.
+    expect(minimumRole('metal:device:bind')).toBe('operator');
+    expect(minimumRole('metal:agent:write')).toBe('admin');
+    expect(minimumRole('cluster:hf-token:create')).toBe('admin');
+    expect(minimumRole('auth:token:admin')).toBe('admin');
+  }, 300_000);
+
+  it('through the console’s /api/metal proxy the caller’s role applies, not the proxy’s', async () => {
+    const app = running.apps.console;
+    const problems: string[] = [];
+    let checked = 0;
+    for (const route of registeredRoutes(running.apps.consoleMetal)) {
+      if (route.permission === PUBLIC || SKIP_METHODS.has(route.method) || !isProxiedMetalPath(route.url)) continue;
+      const url = `/api/metal${urlOf(route)}`;
+      const where = `proxy ${route.method} ${route.url}`;
+      if ((await call(app, route.method, url)).statusCode !== 401) problems.push(`${where}: no token not 401`);
+      for (const role of ['viewer', 'operator', 'admin'] as const) {
+        const r = await call(app, route.method, url, tokens[role]);
+        const allowed = roleAllows(role, route.permission as string);
+        if (allowed === (r.statusCode === 403) || r.statusCode === 401) problems.push(`${where}: ${role} → ${r.statusCode}`);
+      }
+      checked++;
+    }
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(30);
+  }, 300_000);
+});
+
+describe('named tokens', () => {
+  it('the access API: whoami, create (shown once), list without secrets, revoke; on both listeners', async () => {
+    for (const base of [running.urls.boot, running.urls.console]) {
+      const who = await fetch(`${base}/api/auth/whoami`, { headers: { authorization: `Bearer ${tokens.viewer}` } });
+      expect(await who.json()).toMatchObject({ name: 't-viewer', role: 'viewer' });
+    }
+    const admin = { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' };
+    const created = await fetch(`${running.urls.console}/api/auth/tokens`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'api-made', role: 'operator', expires: '1h' }) });
+    expect(created.status).toBe(201);
+    const body = await created.json();
+    expect(body.token).toMatch(/^ilt_/);
+    // Usable at once on the other listener.
+    expect((await fetch(`${running.urls.boot}/workers`, { headers: { authorization: `Bearer ${body.token}` } })).status).toBe(200);
+    const listed = await (await fetch(`${running.urls.boot}/api/auth/tokens`, { headers: admin })).text();
+    expect(listed).toContain('"api-made"');
+    expect(listed).not.toContain(body.token);
+    expect(listed).not.toContain('hash');
+    expect(JSON.parse(listed).tokens.find((t: { name: string }) => t.name === 'api-made').last_used_at).not.toBeNull();
+    const deleted = await fetch(`${running.urls.boot}/api/auth/tokens/api-made`, { method: 'DELETE', headers: { authorization: `Bearer ${tokens.admin}` } });
+    expect(deleted.status).toBe(200);
+    expect((await fetch(`${running.urls.boot}/workers`, { headers: { authorization: `Bearer ${body.token}` } })).status).toBe(401);
+    expect((await fetch(`${running.urls.boot}/api/auth/tokens/api-made`, { method: 'DELETE', headers: { authorization: `Bearer ${tokens.admin}` } })).status).toBe(404);
+    // An operator may not.
+    const op = await fetch(`${running.urls.console}/api/auth/tokens`, { headers: { authorization: `Bearer ${tokens.operator}` } });
+    expect(op.status).toBe(403);
+    expect((await op.json()).permission).toBe('auth:token:admin');
+  });
+
+  it('an expired token answers 401', async () => {
+    const r = await cli(['create', '--name', 'brief', '--role', 'admin', '--expires', '1s']);
+    const t = r.out.trim();
+    expect((await fetch(`${running.urls.boot}/workers`, { headers: { authorization: `Bearer ${t}` } })).status).toBe(200);
+    await new Promise((res) => setTimeout(res, 1200));
+    expect((await fetch(`${running.urls.boot}/workers`, { headers: { authorization: `Bearer ${t}` } })).status).toBe(401);
+  });
+
+  it('records the actor of writes through each listener and the proxy; ironlens itself for its own entries', async () => {
+    const op = (t: string) => ({ authorization: `Bearer ${t}`, 'content-type': 'application/json' });
+    expect((await fetch(`${running.urls.boot}/workers`, { method: 'POST', headers: op(tokens.operator), body: JSON.stringify({ worker_id: 'actor-boot' }) })).status).toBe(200);
+    expect((await fetch(`${running.urls.console}/api/metal/workers`, { method: 'POST', headers: op(tokens.admin), body: JSON.stringify({ worker_id: 'actor-proxy' }) })).status).toBe(200);
+    expect((await fetch(`${running.urls.boot}/devices/report?mac=02:00:00:00:00:77&serial=S1`)).status).toBe(200);
+    const ops = await (await fetch(`${running.urls.boot}/operations`, { headers: { authorization: `Bearer ${tokens.viewer}` } })).json();
+    const by = (pred: (e: Record<string, unknown>) => boolean) => ops.entries.filter(pred).map((e: Record<string, unknown>) => e.actor);
+    expect(by((e) => e.worker_id === 'actor-boot')).toEqual(['t-operator']);
+    expect(by((e) => e.worker_id === 'actor-proxy')).toEqual(['t-admin']);
+    // A machine's report carries no token.
+    expect(by((e) => e.mac === '02:00:00:00:00:77')).toEqual(['anonymous']);
+    // The CLI's token entries are ironlens' own.
+    expect(by((e) => e.op === 'auth.token.create' && e.name === 't-viewer')).toEqual(['ironlens']);
+    // The API's are the admin's.
+    expect(by((e) => e.op === 'auth.token.revoke' && e.name === 'api-made')).toEqual(['t-admin']);
+  });
+
+  it('the environment tokens are admins named env:IPXE_CP_TOKEN / env:IRONLENS_CONSOLE_TOKEN, each on its listener', async () => {
+    const second = await serve(envFor({ IPXE_CP_TOKEN: 'cp-env-secret', IRONLENS_CONSOLE_TOKEN: 'console-env-secret' }), () => {});
+    try {
+      const who = async (base: string, t: string) => (await fetch(`${base}/api/auth/whoami`, { headers: { authorization: `Bearer ${t}` } })).json();
+      expect(await who(second.urls.boot, 'cp-env-secret')).toMatchObject({ name: 'env:IPXE_CP_TOKEN', role: 'admin' });
+      expect(await who(second.urls.console, 'console-env-secret')).toMatchObject({ name: 'env:IRONLENS_CONSOLE_TOKEN', role: 'admin' });
+      expect((await fetch(`${second.urls.boot}/workers`, { headers: { authorization: 'Bearer console-env-secret' } })).status).toBe(401);
+      // Named tokens work beside them.
+      expect((await fetch(`${second.urls.boot}/workers`, { headers: { authorization: `Bearer ${tokens.viewer}` } })).status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('is not in the store in any readable form (the SQLite file and its WAL, or a pg_dump)', async () => {
+    const places: Array<{ where: string; text: string }> = [];
+    if (dbEnv.IRONLENS_DATABASE_URL) places.push({ where: 'pg_dump', text: dumpDatabase(dbEnv.IRONLENS_DATABASE_URL) });
+    else {
+      const files = readdirSync(join(dir, 'data')).filter((f) => f.startsWith('ironlens.db'));
+      expect(files).toContain('ironlens.db-wal');
+      for (const f of files) places.push({ where: f, text: readFileSync(join(dir, 'data', f)).toString('latin1') });
+      expect(statSync(join(dir, 'data', 'ironlens.db-wal')).size).toBeGreaterThan(0);
+    }
+    // The rows are there (so an empty place cannot pass)…
+    expect(places.some((p) => p.text.includes('t-operator'))).toBe(true);
+    // …the tokens are not, whole or in part.
+    const leaks = places.flatMap((p) => Object.values(tokens).filter((t) => p.text.includes(t) || p.text.includes(t.slice(4, 24))).map((t) => `${t.slice(0, 8)}… in ${p.where}`));
+    expect(leaks).toEqual([]);
+  });
+});
+
+describe('replicas', () => {
+  it('a token revoked on one replica answers 401 on the other within a second (PostgreSQL)', async () => {
+    const pg = await startPostgres();
+    const rdir = mkdtempSync(join(tmpdir(), `ironlens-access-replicas-${process.pid}-`));
+    const url = await pg.createDatabase();
+    const env = (n: number) => ({ ...envFor(), IRONLENS_DATA_DIR: join(rdir, `r${n}`), IRONLENS_DATABASE_URL: url, IRONLENS_REPLICA_ID: `r${n}`, IRONLENS_CONSOLE_LISTEN: 'off', IRONLENS_SECRET_KEY: 'ab'.repeat(32) });
+    const created = await cli(['create', '--name', 'shared', '--role', 'viewer'], env(1));
+    const t = created.out.trim();
+    const [a, b] = [await serve(env(1), () => {}), await serve(env(2), () => {})];
+    try {
+      const get = (r: Running) => fetch(`${r.urls.boot}/workers`, { headers: { authorization: `Bearer ${t}` } });
+      expect((await get(a)).status).toBe(200);
+      expect((await get(b)).status).toBe(200);
+      const del = await fetch(`${a.urls.boot}/api/auth/tokens/shared`, { method: 'DELETE', headers: { authorization: `Bearer ${t}` } });
+      // A viewer may not revoke; the CLI (an admin at the store) does.
+      expect(del.status).toBe(403);
+      expect((await cli(['revoke', 'shared'], env(1))).code).toBe(0);
+      const revokedAt = Date.now();
+      let statusB = 200;
+      while (Date.now() - revokedAt < 1000 && statusB !== 401) statusB = (await get(b)).status;
+      const took = Date.now() - revokedAt;
+      expect(statusB).toBe(401);
+      expect(took).toBeLessThan(1000);
+      expect((await get(a)).status).toBe(401);
+      console.log(`revocation reached the other replica in ${took} ms`);
+    } finally {
+      await a.close();
+      await b.close();
+      pg.stop();
+      rmSync(rdir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
