@@ -13,6 +13,7 @@ import { dumpDatabase, startPostgres, testDatabaseEnv } from '@ironlens/core/tes
 import { buildKindApp, createKindServices, kindMigrations } from '@ironlens/kind';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderAccessDoc } from './access-doc';
 import { isProxiedMetalPath } from './console/metal-proxy.routes';
 import { type Running, serve } from './serve';
 import { tokenCommand } from './token';
@@ -98,6 +99,12 @@ describe('every route of every listener', () => {
     );
     await kindApp.close();
     await kindRuntime.close();
+  });
+
+  it('docs/access.md is the table generated from these apps (node --import tsx scripts/gen-access-doc.ts)', () => {
+    const doc = readFileSync(new URL('../../../docs/access.md', import.meta.url), 'utf8');
+    expect(doc).toBe(renderAccessDoc(running.apps));
+    expect(doc).toContain('| POST | `/devices/:mac/bind` | `metal:device:bind` | — | ✓ | ✓ |');
   });
 
   it('no token → 401, viewer → 403 exactly on writes, operator → 403 exactly on admin routes, admin → never 403', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OperationsLog, operationsMigrations } from '../audit';
-import { AppError } from '../errors';
+import type { AppError } from '../errors';
 import { createHttpApp, installErrorHandling, registeredRoutes } from '../http';
 import { Metrics } from '../metrics';
 import { Store } from '../store';
