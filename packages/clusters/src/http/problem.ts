@@ -19,8 +19,10 @@ export interface ProblemBody {
   detail: string;
   code: string;
   errors?: ValidationDetail[];
-  /** 403 `permission_denied`: the permission the route requires (issue 20). */
+  /** 403 `permission_denied`: the permission the route requires, and the token's name and role (issue 20). */
   permission?: string;
+  actor?: string;
+  role?: string;
 }
 
 export const renderProblem: ErrorRenderer = (err: AppError): ProblemBody => {
@@ -32,7 +34,9 @@ export const renderProblem: ErrorRenderer = (err: AppError): ProblemBody => {
     code: err.code,
   };
   if (Array.isArray(err.extra.errors)) body.errors = err.extra.errors as ValidationDetail[];
-  if (err.code === 'permission_denied' && typeof err.extra.permission === 'string') body.permission = err.extra.permission;
+  if (err.code === 'permission_denied') {
+    for (const k of ['permission', 'actor', 'role'] as const) if (typeof err.extra[k] === 'string') body[k] = err.extra[k] as string;
+  }
   return body;
 };
 

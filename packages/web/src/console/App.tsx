@@ -1,5 +1,6 @@
 import { type ReactNode, useEffect, useState } from 'react';
 import { useConsoleToken } from '../kind/token';
+import { AccessContext, accessOf, useWhoami } from './access';
 import { TokenPrompt } from './components/TokenPrompt';
 import { ConsoleContext, type ConsoleEnv } from './context';
 import { BootstrapListPage } from './pages/bootstrap/BootstrapListPage';
@@ -7,6 +8,7 @@ import { BootstrapRunPage } from './pages/bootstrap/BootstrapRunPage';
 import { ClusterNewPage } from './pages/clusters/ClusterNewPage';
 import { ClusterPage } from './pages/clusters/ClusterPage';
 import { ClustersPage } from './pages/clusters/ClustersPage';
+import { AccessPage } from './pages/AccessPage';
 import { LocalClustersPage } from './pages/LocalClustersPage';
 import { DevicesPage } from './pages/machines/DevicesPage';
 import { OperationsPage } from './pages/machines/OperationsPage';
@@ -41,6 +43,10 @@ const NAV: Array<{ group: string; items: NavItem[] }> = [
       { to: '/local-clusters', label: 'Local clusters (kind)', pages: ['local-clusters'] },
     ],
   },
+  {
+    group: 'Access',
+    items: [{ to: '/access', label: 'Tokens', pages: ['access'] }],
+  },
 ];
 
 const TITLES: Record<Route['page'], string> = {
@@ -55,6 +61,7 @@ const TITLES: Record<Route['page'], string> = {
   bootstrap: 'Bootstrap',
   'bootstrap-run': 'Bootstrap run',
   'local-clusters': 'Local clusters',
+  access: 'Access tokens',
   'not-found': 'Not found',
 };
 
@@ -82,6 +89,8 @@ function page(route: Route): ReactNode {
       return <BootstrapRunPage id={route.id} />;
     case 'local-clusters':
       return <LocalClustersPage />;
+    case 'access':
+      return <AccessPage />;
     default:
       return (
         <section className="card">
@@ -98,6 +107,7 @@ export function App({ env }: { env: ConsoleEnv }) {
   const { path } = useLocation();
   const route = routeOf(path);
   const tokenState = useConsoleToken(env.token);
+  const who = useWhoami(env.auth, tokenState.token);
   const [menuOpen, setMenuOpen] = useState(false);
   // Close the menu and retitle on every navigation.
   useEffect(() => {
@@ -107,6 +117,7 @@ export function App({ env }: { env: ConsoleEnv }) {
 
   return (
     <ConsoleContext.Provider value={env}>
+      <AccessContext.Provider value={accessOf(who)}>
       <a className="skip-link" href="#main">
         Skip to content
       </a>
@@ -162,9 +173,14 @@ export function App({ env }: { env: ConsoleEnv }) {
               </li>
             </ul>
           </div>
+          {who && who.name !== 'anonymous' && (
+            <p className="signed-in muted" data-testid="signed-in">
+              Signed in as <strong>{who.name}</strong> ({who.role})
+            </p>
+          )}
           {tokenState.token && (
-            <button type="button" className="btn btn-ghost forget" onClick={() => env.token.forget()} data-testid="forget-token" title="Remove the console token from this tab">
-              Forget token
+            <button type="button" className="btn btn-ghost forget" onClick={() => env.token.forget()} data-testid="forget-token" title="Remove the token from this tab">
+              Sign out
             </button>
           )}
         </nav>
@@ -179,6 +195,7 @@ export function App({ env }: { env: ConsoleEnv }) {
           )}
         </main>
       </div>
+      </AccessContext.Provider>
     </ConsoleContext.Provider>
   );
 }

@@ -1,5 +1,6 @@
 import { createContext, useContext } from 'react';
 import type { ConsoleToken } from '../kind/token';
+import type { AuthApi } from './access';
 import type { ClustersApi } from './clusters-api';
 import type { MetalApi } from './metal-api';
 
@@ -7,6 +8,8 @@ export interface ConsoleEnv {
   metal: MetalApi;
   /** The console listener's own APIs (cluster manager, bootstrap) at their seed paths. */
   clusters: ClustersApi;
+  /** Who the token is, and the token admin API (issue 20). */
+  auth: AuthApi;
   token: ConsoleToken;
   kindUrl: string;
   docsUrl: string;

@@ -25,6 +25,8 @@ export interface ApiAuth {
 export function errorText(body: unknown, status: number): string {
   if (!body || typeof body !== 'object') return typeof body === 'string' && body.trim() ? body.trim().slice(0, 500) : `HTTP ${status}`;
   const b = body as Record<string, unknown>;
+  // 403 permission_denied (issue 20), in either shape: who the token is and what it may not do.
+  if (status === 403 && typeof b.permission === 'string' && typeof b.actor === 'string' && typeof b.role === 'string') return `your token (${b.actor}, ${b.role}) may not ${b.permission}`;
   if (typeof b.agent === 'string' && b.error !== undefined) return `agent ${b.agent}: ${typeof b.error === 'string' ? b.error : JSON.stringify(b.error)}`;
   const d = b.detail;
   if (typeof d === 'string') return d;

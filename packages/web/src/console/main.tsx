@@ -1,6 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ConsoleToken } from '../kind/token';
+import { createAuthApi } from './access';
 import { App } from './App';
 import { createClustersApi } from './clusters-api';
 import type { ConsoleEnv } from './context';
@@ -15,6 +16,7 @@ const token = new ConsoleToken();
 const env: ConsoleEnv = {
   metal: createMetalApi(createHttp(ds.metalBase || '/api/metal', token)),
   clusters: createClustersApi(createHttp(ds.clustersBase || '', token)),
+  auth: createAuthApi(createHttp(ds.clustersBase || '', token)),
   token,
   kindUrl: ds.kindUrl || '/kind/',
   docsUrl: ds.docsUrl || '/docs',

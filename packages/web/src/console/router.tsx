@@ -52,6 +52,7 @@ export type Route =
   | { page: 'bootstrap' }
   | { page: 'bootstrap-run'; id: string }
   | { page: 'local-clusters' }
+  | { page: 'access' }
   | { page: 'not-found' };
 
 /** The page a path names. `/` and `/machines` open the device pool. */
@@ -76,5 +77,6 @@ export function routeOf(path: string): Route {
     if (!c) return { page: 'bootstrap-run', id: b };
   }
   if (a === 'local-clusters' && !b) return { page: 'local-clusters' };
+  if (a === 'access' && !b) return { page: 'access' };
   return { page: 'not-found' };
 }

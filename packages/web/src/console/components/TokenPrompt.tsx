@@ -9,10 +9,10 @@ export function TokenPrompt({ rejected, onSubmit }: { rejected: boolean; onSubmi
   };
   return (
     <section className="card token-card" data-testid="token-prompt" aria-labelledby="token-title">
-      <h1 id="token-title">Console token required</h1>
+      <h1 id="token-title">Sign in with a token</h1>
       <p className="muted">
-        The console’s APIs ask for a bearer token (<code>IRONLENS_CONSOLE_TOKEN</code> on the server). It is kept in this browser tab only (session storage), until the tab closes or you choose
-        “Forget token”.
+        The console’s APIs ask for a bearer token: a named token (<code>ironlens token create</code>, or an admin’s Tokens page) or <code>IRONLENS_CONSOLE_TOKEN</code>. It is kept in this browser tab
+        only (session storage), until the tab closes or you choose “Sign out”.
       </p>
       <form className="form" onSubmit={submit}>
         <label className="field">
@@ -21,7 +21,7 @@ export function TokenPrompt({ rejected, onSubmit }: { rejected: boolean; onSubmi
         </label>
         <div className="form-actions">
           <button type="submit" className="btn btn-primary" data-testid="token-submit" disabled={!value.trim()}>
-            Use token
+            Sign in
           </button>
         </div>
       </form>

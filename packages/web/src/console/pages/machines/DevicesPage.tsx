@@ -1,4 +1,5 @@
 import { type FormEvent, useMemo, useState } from 'react';
+import { useAccess } from '../../access';
 import { Badge, Dialog, ErrorNote, mem, PageHeader, toneOf, when, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { Device, WorkerView } from '../../metal-api';
@@ -23,6 +24,11 @@ function matches(d: Device, q: string): boolean {
 /** The device pool (seed §16): what iPXE reported, bound or not, with bind / unbind / revoke. */
 export function DevicesPage() {
   const { metal } = useConsole();
+  const access = useAccess();
+  // Actions the token's role lacks are not offered; the page says why (issue 20).
+  const canBind = access.can('metal:device:bind');
+  const canUnbind = access.can('metal:device:unbind');
+  const canRevoke = access.can('metal:device:revoke');
   const [state, setState] = useState<StateFilter>('all');
   const [search, setSearch] = useState('');
   // A device reported by /devices/report shows up within one poll, no reload.
@@ -47,10 +53,17 @@ export function DevicesPage() {
   return (
     <>
       <PageHeader title="Devices" lead="Machines iPXE has reported (the device pool), and which worker each one boots as.">
-        <button type="button" className="btn" onClick={() => setShowBatch((s) => !s)} aria-expanded={showBatch} data-testid="batch-toggle">
-          Batch bind
-        </button>
+        {canBind && (
+          <button type="button" className="btn" onClick={() => setShowBatch((s) => !s)} aria-expanded={showBatch} data-testid="batch-toggle">
+            Batch bind
+          </button>
+        )}
       </PageHeader>
+      {!canBind && (
+        <p className="muted card" data-testid="bind-unavailable">
+          Binding is not offered: {access.reason('metal:device:bind')}.
+        </p>
+      )}
       <AutoRegisterSwitch />
       {showBatch && <BatchBind onDone={() => void devices.refresh()} />}
       <section className="card" aria-labelledby="pool-title">
@@ -120,17 +133,17 @@ export function DevicesPage() {
                   <td>{[d.fingerprint.chip, d.fingerprint.busid].filter(Boolean).join(' ') || '—'}</td>
                   <td className="nowrap">{when(d.last_seen)}</td>
                   <td className="actions">
-                    {d.state !== 'revoked' && (
+                    {d.state !== 'revoked' && canBind && (
                       <button type="button" className="btn btn-small" onClick={() => setBinding(d)} data-testid={`bind-${macKey(d.mac)}`} aria-label={`${d.state === 'bound' ? 'Re-bind' : 'Bind'} ${d.mac}`}>
                         {d.state === 'bound' ? 'Re-bind' : 'Bind'}
                       </button>
                     )}
-                    {d.state === 'bound' && (
+                    {d.state === 'bound' && canUnbind && (
                       <button type="button" className="btn btn-small" onClick={() => setConfirm({ device: d, action: 'unbind' })} data-testid={`unbind-${macKey(d.mac)}`} aria-label={`Unbind ${d.mac}`}>
                         Unbind
                       </button>
                     )}
-                    {d.state !== 'revoked' && (
+                    {d.state !== 'revoked' && canRevoke && (
                       <button type="button" className="btn btn-small btn-danger" onClick={() => setConfirm({ device: d, action: 'revoke' })} data-testid={`revoke-${macKey(d.mac)}`} aria-label={`Revoke ${d.mac}`}>
                         Revoke
                       </button>

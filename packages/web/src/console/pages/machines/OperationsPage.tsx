@@ -83,12 +83,13 @@ export function OperationsPage() {
                 <th scope="col">Status</th>
                 <th scope="col">MAC</th>
                 <th scope="col">Worker</th>
+                <th scope="col">Actor</th>
                 <th scope="col">Details</th>
               </tr>
             </thead>
             <tbody>
               {entries.map((e) => {
-                const { id, ts, op, status, mac: m, worker_id, ...rest } = e;
+                const { id, ts, op, status, mac: m, worker_id, actor, ...rest } = e;
                 return (
                   <tr key={id}>
                     <td>{id}</td>
@@ -99,13 +100,14 @@ export function OperationsPage() {
                     </td>
                     <td className="mono">{typeof m === 'string' ? m : '—'}</td>
                     <td>{typeof worker_id === 'string' ? worker_id : '—'}</td>
+                    <td data-testid="ops-actor">{typeof actor === 'string' ? actor : '—'}</td>
                     <td className="mono small">{Object.keys(rest).length ? JSON.stringify(rest) : ''}</td>
                   </tr>
                 );
               })}
               {page.data && entries.length === 0 && (
                 <tr>
-                  <td colSpan={7} className="empty">
+                  <td colSpan={8} className="empty">
                     No entries{mac ? ` for ${mac}` : ''}.
                   </td>
                 </tr>
