@@ -53,7 +53,9 @@ by itself (and the \`ironlens token\` command). \`GET /operations\` shows it (an
 
 ## Failed authentication
 
-Per source address (the client address; \`X-Forwarded-For\` only with \`IRONLENS_TRUST_PROXY=1\`):
+Per source address (the client address; \`X-Forwarded-For\` only with \`IRONLENS_TRUST_PROXY=1\`),
+counting only tokens presented and refused (a request without any token, such as the console
+before sign-in, is told 401 and never counted):
 after \`IRONLENS_AUTH_FAIL_SLOW_AFTER\` (5) failures within \`IRONLENS_AUTH_FAIL_WINDOW_MS\` (60 s)
 each further 401 waits \`IRONLENS_AUTH_FAIL_DELAY_MS\` (250 ms); after
 \`IRONLENS_AUTH_FAIL_BLOCK_AFTER\` (20) the source is answered 429 \`auth_rate_limited\` (with

@@ -154,8 +154,11 @@ describe('access control', () => {
     // …but another address is unaffected, and public routes stay open for the blocked one.
     expect((await app.inject({ url: '/devices', headers: bearer('good'), remoteAddress: '192.0.2.8' })).statusCode).toBe(200);
     expect((await app.inject({ url: '/open', remoteAddress: '192.0.2.7' })).statusCode).toBe(200);
+    // Requests without any token (a page before sign-in) are told 401 and never count.
+    for (let i = 0; i < 50; i++) expect((await app.inject({ url: '/devices', remoteAddress: '192.0.2.9' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/devices', headers: bearer('good'), remoteAddress: '192.0.2.9' })).statusCode).toBe(200);
     const text = await metrics.text();
-    expect(text).toMatch(/ironlens_auth_failures_total\{listener="test",outcome="invalid"\} 20/);
+    expect(text).toMatch(/ironlens_auth_failures_total\{listener="test",outcome="invalid"\} 70/);
     expect(text).toMatch(/ironlens_auth_failures_total\{listener="test",outcome="limited"\} 181/);
   });
 

@@ -262,7 +262,9 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
       const found = await authenticator.authenticate(req.headers.authorization);
       if (!found) {
         metrics?.authFailure(listener, 'invalid');
-        const wait = limiter?.fail(req.ip) ?? 0;
+        // Only a token presented and refused counts as a failed authentication: a page that has
+        // no token yet (the console before sign-in) is told 401, never slowed or locked out.
+        const wait = req.headers.authorization ? (limiter?.fail(req.ip) ?? 0) : 0;
         if (wait > 0) await sleep(wait);
         reply.header('www-authenticate', 'Bearer');
         throw new AppError('auth_required', 'Unauthorized');
