@@ -5,6 +5,7 @@
  * revoked and expired tokens stop working; the actor reaches the operations log.
  */
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -239,6 +240,54 @@ describe('named tokens', () => {
     const leaks = places.flatMap((p) => Object.values(tokens).filter((t) => p.text.includes(t) || p.text.includes(t.slice(4, 24))).map((t) => `${t.slice(0, 8)}… in ${p.where}`));
     expect(leaks).toEqual([]);
   });
+});
+
+/** A GET from a chosen loopback source address (127.0.0.x), so the limiter sees two clients. */
+async function getFrom(base: string, path: string, source: string, token: string): Promise<number> {
+  return (await fetchFrom(base, path, source, token)).status;
+}
+
+function fetchFrom(base: string, path: string, source: string, token: string): Promise<{ status: number; body: string }> {
+  const u = new URL(base + path);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, localAddress: source, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the failed-auth limiter (default settings)', () => {
+  it('200 bad tokens from one address are slowed, then 429; a good token from another address is unaffected', async () => {
+    const limited = await serve({ ...envFor(), IRONLENS_AUTH_FAIL_SLOW_AFTER: '', IRONLENS_AUTH_FAIL_BLOCK_AFTER: '', IRONLENS_CONSOLE_LISTEN: 'off' }, () => {});
+    try {
+      const base = limited.urls.boot;
+      const statuses: number[] = [];
+      const times: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        const t0 = Date.now();
+        statuses.push(await getFrom(base, '/workers', '127.0.0.1', `ilt_bad${i}`));
+        times.push(Date.now() - t0);
+      }
+      const count = (s: number) => statuses.filter((x) => x === s).length;
+      console.log(`failed-auth limiter: ${count(401)}×401 then ${count(429)}×429; first 5 answered in ${Math.max(...times.slice(0, 5))} ms at most, the slowed ones in ${Math.min(...times.slice(5, 19))} ms at least`);
+      expect(statuses.slice(0, 19).every((s) => s === 401)).toBe(true);
+      expect(statuses.slice(20).every((s) => s === 429)).toBe(true);
+      expect(Math.min(...times.slice(5, 19))).toBeGreaterThanOrEqual(240);
+      expect(await getFrom(base, '/workers', '127.0.0.1', tokens.viewer)).toBe(429);
+      const t0 = Date.now();
+      expect(await getFrom(base, '/workers', '127.0.0.2', tokens.viewer)).toBe(200);
+      expect(Date.now() - t0).toBeLessThan(200);
+      const metrics = (await fetchFrom(base, '/metrics', '127.0.0.2', tokens.viewer)).body;
+      expect(metrics).toMatch(/ironlens_auth_failures_total\{listener="boot",outcome="limited"\} 181/);
+      expect(metrics).toMatch(/ironlens_auth_failures_total\{listener="boot",outcome="invalid"\} 20/);
+    } finally {
+      await limited.close();
+    }
+  }, 60_000);
 });
 
 describe('replicas', () => {

@@ -8,7 +8,8 @@ import { createHttpApp, installErrorHandling, registeredRoutes } from '../http';
 import { Metrics } from '../metrics';
 import { Store } from '../store';
 import { testStoreTarget } from '../testing';
-import { Authenticator, AuthLimiter, currentActor, NamedTokens } from './access';
+import { JobsRepository, jobsMigrations } from '../jobs';
+import { Authenticator, AuthLimiter, currentActor, NamedTokens, runAsActor } from './access';
 import { permissionsOf, roleAllows } from './permissions';
 import { authTokensMigrations, TokensRepository } from './tokens';
 
@@ -160,6 +161,19 @@ describe('access control', () => {
     const text = await metrics.text();
     expect(text).toMatch(/ironlens_auth_failures_total\{listener="test",outcome="invalid"\} 70/);
     expect(text).toMatch(/ironlens_auth_failures_total\{listener="test",outcome="limited"\} 181/);
+  });
+
+  it('jobs record who started them: the request’s actor, ironlens outside a request', async () => {
+    const s2 = await Store.open({ file: ':memory:', migrations: [...jobsMigrations] });
+    try {
+      const jobs = new JobsRepository(s2);
+      await runAsActor('ops-alice', () => jobs.create({ id: 'j1', kind: 'kind.create_cluster' }));
+      await jobs.create({ id: 'j2', kind: 'clusters.kubespray' });
+      expect((await jobs.get('j1'))?.actor).toBe('ops-alice');
+      expect((await jobs.get('j2'))?.actor).toBe('ironlens');
+    } finally {
+      await s2.close();
+    }
   });
 
   it('roles nest: viewer ⊂ operator ⊂ admin; unknown writes are admin-only', () => {
