@@ -100,6 +100,13 @@ describe('console access in Chromium', () => {
     // Nothing was bound.
     const dev = await (await fetch(`${cp.urls.boot}/devices/${MAC}`, { headers: { authorization: `Bearer ${tokens.admin}` } })).json();
     expect(dev.state).toBe('pooled');
+    // Elsewhere, what the role lacks is disabled with the reason.
+    expect(await page.getByTestId('auto-register').isDisabled()).toBe(true);
+    expect(await page.getByTestId('auto-register').getAttribute('title')).toBe('your token (lab-viewer, viewer) may not metal:setting:write');
+    await page.goto(`${cp.urls.console}/machines/workers`);
+    await expect.poll(() => page.getByTestId('worker-create-open').isDisabled(), { timeout: 10_000 }).toBe(true);
+    expect(await page.getByTestId('worker-create-open').getAttribute('title')).toBe('your token (lab-viewer, viewer) may not metal:worker:write');
+    await shot('viewer-workers');
     // A viewer's Tokens page says only admins manage tokens.
     await page.goto(`${cp.urls.console}/access`);
     await expect.poll(() => page.getByTestId('access-denied').textContent(), { timeout: 10_000 }).toContain('may not auth:token:admin');

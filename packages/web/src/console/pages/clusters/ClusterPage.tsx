@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { Badge, bytes, Dialog, ErrorNote, Meter, PageHeader, when, ScrollBox } from '../../components/ui';
 import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
+import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
@@ -8,6 +9,9 @@ import { useAction, usePoll } from '../../use-poll';
 /** One cluster: overview charts, nodes (cordon/uncordon), components, namespaces, CRDs, token rotation, edit, delete. */
 export function ClusterPage({ id }: { id: string }) {
   const { clusters } = useConsole();
+  const access = useAccess();
+  const mayUpdate = access.can('cluster:cluster:update');
+  const mayDelete = access.can('cluster:cluster:delete');
   // The overview reads the whole cluster: every 15 s.
   const ov = usePoll(() => clusters.overview(id), 15_000, [id]);
   const [editing, setEditing] = useState(false);
@@ -21,10 +25,10 @@ export function ClusterPage({ id }: { id: string }) {
             <Badge tone={c.ready ? 'good' : 'bad'} testId="cluster-ready">
               {c.ready ? 'ready' : 'not ready'}
             </Badge>
-            <button type="button" className="btn" onClick={() => setEditing(true)} data-testid="cluster-edit">
+            <button type="button" className="btn" onClick={() => setEditing(true)} disabled={!mayUpdate} title={mayUpdate ? undefined : access.reason('cluster:cluster:update')} data-testid="cluster-edit">
               Edit
             </button>
-            <button type="button" className="btn btn-danger" onClick={() => setDeleting(true)} data-testid="cluster-delete">
+            <button type="button" className="btn btn-danger" onClick={() => setDeleting(true)} disabled={!mayDelete} title={mayDelete ? undefined : access.reason('cluster:cluster:delete')} data-testid="cluster-delete">
               Delete…
             </button>
           </>

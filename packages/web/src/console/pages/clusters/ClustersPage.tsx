@@ -1,4 +1,5 @@
 import { Badge, ErrorNote, PageHeader, when, ScrollBox } from '../../components/ui';
+import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { Link } from '../../router';
 import { usePoll } from '../../use-poll';
@@ -6,15 +7,22 @@ import { usePoll } from '../../use-poll';
 /** Registered clusters (seed 000) with their live ready state (the API probes each one's /readyz). */
 export function ClustersPage() {
   const { clusters } = useConsole();
+  const access = useAccess();
   // Each poll probes every cluster's API server: 15 s is live enough.
   const list = usePoll(() => clusters.clusters(true), 15_000);
   const items = list.data?.items ?? [];
   return (
     <>
       <PageHeader title="Clusters" lead="Kubernetes clusters registered for llm-d, with their readiness probed live.">
-        <Link to="/clusters/new" className="btn btn-primary" data-testid="cluster-register-link">
-          Register a cluster
-        </Link>
+        {access.can('cluster:cluster:create') ? (
+          <Link to="/clusters/new" className="btn btn-primary" data-testid="cluster-register-link">
+            Register a cluster
+          </Link>
+        ) : (
+          <span className="muted small" data-testid="cluster-register-unavailable">
+            Registering is not offered: {access.reason('cluster:cluster:create')}.
+          </span>
+        )}
       </PageHeader>
       <section className="card" aria-labelledby="clusters-title">
         <h2 id="clusters-title">Registered clusters</h2>

@@ -1,10 +1,13 @@
 import { Badge, ErrorNote } from '../../components/ui';
+import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { useAction, usePoll } from '../../use-poll';
 
 /** Seed §16.4: whether /devices/report adds unknown machines to the pool. */
 export function AutoRegisterSwitch() {
   const { metal } = useConsole();
+  const access = useAccess();
+  const mayWrite = access.can('metal:setting:write');
   const setting = usePoll(() => metal.autoRegister(), 30_000);
   const act = useAction();
   const enabled = setting.data?.enabled;
@@ -27,7 +30,8 @@ export function AutoRegisterSwitch() {
           aria-labelledby="auto-register-title"
           className={`switch${enabled ? ' on' : ''}`}
           onClick={() => void toggle()}
-          disabled={enabled === undefined || act.pending}
+          disabled={enabled === undefined || act.pending || !mayWrite}
+          title={mayWrite ? undefined : access.reason('metal:setting:write')}
           data-testid="auto-register"
         >
           <span className="switch-knob" aria-hidden="true" />

@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
+import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import type { AgentProbe, AgentView } from '../../metal-api';
 import { useAction, usePoll } from '../../use-poll';
@@ -95,6 +96,10 @@ export function StoragePage() {
 
 function RegisterAgent({ onDone }: { onDone: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
+  // Probing reaches outside ironlens (an operator's); registering stores an agent and its token (an admin's).
+  const mayProbe = access.can('metal:agent:probe');
+  const mayRegister = access.can('metal:agent:write');
   const [url, setUrl] = useState('');
   const [token, setToken] = useState('');
   const [probe, setProbe] = useState<AgentProbe | null>(null);
@@ -151,7 +156,7 @@ function RegisterAgent({ onDone }: { onDone: () => void }) {
           </label>
         </div>
         <div className="form-actions start">
-          <button type="submit" className="btn" disabled={!url.trim() || act.pending} data-testid="agent-probe">
+          <button type="submit" className="btn" disabled={!url.trim() || act.pending || !mayProbe} title={mayProbe ? undefined : access.reason('metal:agent:probe')} data-testid="agent-probe">
             Probe
           </button>
         </div>
@@ -189,7 +194,7 @@ function RegisterAgent({ onDone }: { onDone: () => void }) {
             </fieldset>
           </div>
           <div className="form-actions start">
-            <button type="submit" className="btn btn-primary" disabled={!f.id.trim() || act.pending} data-testid="agent-register-submit">
+            <button type="submit" className="btn btn-primary" disabled={!f.id.trim() || act.pending || !mayRegister} title={mayRegister ? undefined : access.reason('metal:agent:write')} data-testid="agent-register-submit">
               Register agent
             </button>
           </div>
@@ -201,6 +206,8 @@ function RegisterAgent({ onDone }: { onDone: () => void }) {
 
 function EditAgent({ agent, onClose, onDone }: { agent: AgentView; onClose: () => void; onDone: () => Promise<void> }) {
   const { metal } = useConsole();
+  const access = useAccess();
+  const mayWrite = access.can('metal:agent:write');
   const [f, setF] = useState({
     base_url: agent.base_url,
     token: '',
@@ -265,7 +272,7 @@ function EditAgent({ agent, onClose, onDone }: { agent: AgentView; onClose: () =
           <button type="button" className="btn" onClick={onClose}>
             Cancel
           </button>
-          <button type="submit" className="btn btn-primary" disabled={act.pending} data-testid="agent-edit-save">
+          <button type="submit" className="btn btn-primary" disabled={act.pending || !mayWrite} title={mayWrite ? undefined : access.reason('metal:agent:write')} data-testid="agent-edit-save">
             Save
           </button>
         </div>

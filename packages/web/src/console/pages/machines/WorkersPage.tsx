@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
+import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, type WorkerView } from '../../metal-api';
 import { Link } from '../../router';
@@ -9,6 +10,9 @@ import { BatchDisks } from './BatchDisks';
 /** Workers (seed §4, §7, §11): identities with their binding, disks and boot settings. */
 export function WorkersPage() {
   const { metal } = useConsole();
+  const access = useAccess();
+  const mayCreate = access.can('metal:worker:write');
+  const mayDelete = access.can('metal:worker:delete');
   const workers = usePoll(() => metal.workers(), 5000);
   const [selected, setSelected] = useState<string[]>([]);
   const [creating, setCreating] = useState(false);
@@ -20,7 +24,7 @@ export function WorkersPage() {
   return (
     <>
       <PageHeader title="Workers" lead="Each worker is an identity a machine boots as: its MAC binding, its iSCSI system disks, its default OS and boot menu.">
-        <button type="button" className="btn btn-primary" onClick={() => setCreating(true)} data-testid="worker-create-open">
+        <button type="button" className="btn btn-primary" onClick={() => setCreating(true)} disabled={!mayCreate} title={mayCreate ? undefined : access.reason('metal:worker:write')} data-testid="worker-create-open">
           New worker
         </button>
       </PageHeader>
@@ -31,7 +35,7 @@ export function WorkersPage() {
             <span className="muted" aria-live="polite">
               {selected.length} selected
             </span>
-            <button type="button" className="btn btn-small btn-danger" disabled={selected.length === 0} onClick={() => setDeleting(selected)} data-testid="workers-delete-selected">
+            <button type="button" className="btn btn-small btn-danger" disabled={selected.length === 0 || !mayDelete} title={mayDelete ? undefined : access.reason('metal:worker:delete')} onClick={() => setDeleting(selected)} data-testid="workers-delete-selected">
               Delete selected
             </button>
           </div>
