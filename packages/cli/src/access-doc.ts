@@ -40,7 +40,7 @@ the seeds' routes take theirs from their package's table (\`METAL_ROUTE_PERMISSI
 - The console's \`/api/metal\` proxy forwards the caller's token to the provisioning API behind
   it: the caller's role applies, never the proxy's. While \`IPXE_CP_TOKEN\` is set and the console
   requires no token, the proxy refuses (403 \`console_token_required\`).
-- The storage agent keeps its own token (\`IPXE_AGENT_TOKEN\`), the standalone \`ironlens kind\`
+- The storage agent keeps its own token (\`IPXE_AGENT_TOKEN\`, an admin named \`env:IPXE_AGENT_TOKEN\`; its routes' permissions are \`AGENT_ROUTE_PERMISSIONS\`), the standalone \`ironlens kind\`
   panel its \`KIND_K8S_TOKEN\`; both enforce the same route permissions table where they apply.
 
 ## Who did it

@@ -4,11 +4,12 @@
  * console's /api/metal proxy applies the caller's role; tokens are stored only as hashes;
  * revoked and expired tokens stop working; the actor reaches the operations log.
  */
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type AgentDeps, buildAgentApp, type IscsiTargets } from '@ironlens/agent';
 import { minimumRole, PERMISSION_PATTERN, PUBLIC, type RegisteredRoute, type Role, registeredRoutes, roleAllows } from '@ironlens/core';
 import { dumpDatabase, startPostgres, testDatabaseEnv } from '@ironlens/core/testing';
 import { buildKindApp, createKindServices, kindMigrations } from '@ironlens/kind';
@@ -82,7 +83,7 @@ function listenerRoutes(): Array<{ listener: string; app: FastifyInstance; route
 }
 
 describe('every route of every listener', () => {
-  it('declares exactly one permission (area:object:verb or public); the standalone kind app too', async () => {
+  it('declares exactly one permission (area:object:verb or public); the standalone kind app and the storage agent too', async () => {
     const all = listenerRoutes();
     expect(all.length).toBeGreaterThan(150);
     for (const l of ['boot', 'console', 'consoleMetal']) expect(all.some((r) => r.listener === l)).toBe(true);
@@ -91,7 +92,16 @@ describe('every route of every listener', () => {
     await kindApp.ready();
     const kindRoutes = registeredRoutes(kindApp).map((route) => ({ listener: 'kind', route }));
     expect(kindRoutes.length).toBeGreaterThan(15);
-    const missing = [...all, ...kindRoutes].filter(({ route }) => !route.permission || !(route.permission === PUBLIC || PERMISSION_PATTERN.test(route.permission)));
+    // The storage agent keeps its own token; its routes declare permissions too. (Targets are never called: routes are only listed.)
+    mkdirSync(join(dir, 'disks'), { recursive: true });
+    const agentApp = await buildAgentApp({ diskDir: join(dir, 'disks'), baseIqn: 'iqn.2026-07.test', cd: false, targets: {} as IscsiTargets } as AgentDeps);
+    await agentApp.ready();
+    const agentRoutes = registeredRoutes(agentApp)
+      .filter((route) => !route.hidden && !['/metrics'].includes(route.url))
+      .map((route) => ({ listener: 'agent', route }));
+    expect(agentRoutes.length).toBeGreaterThanOrEqual(8);
+    await agentApp.close();
+    const missing = [...all, ...kindRoutes, ...agentRoutes].filter(({ route }) => !route.permission || !(route.permission === PUBLIC || PERMISSION_PATTERN.test(route.permission)));
     expect(missing.map(({ listener, route }) => `${listener} ${route.method} ${route.url}`)).toEqual([]);
     // Only the machines' paths, health, pages, assets, docs and the proxy (which defers to the API behind it) are public.
     const publicApi = all.filter(({ route }) => route.permission === PUBLIC && !route.hidden).map(({ listener, route }) => `${listener} ${route.method} ${route.url}`);

@@ -1,4 +1,4 @@
-import { AppError, installBearerGuard, installErrorHandling, renderDetail } from '@ironlens/core';
+import { AppError, Authenticator, declareRoutePermissions, installAccessControl, installErrorHandling, renderDetail } from '@ironlens/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type { LunService } from '../services/lun.service';
 import type { MasterCatalog } from '../services/master.service';
@@ -42,6 +42,18 @@ const chapField = {
 const chapUserField = { type: 'string', description: 'present when a login must prove this CHAP user' } as const;
 const secured = [{ bearer: [] }];
 
+/** The permission of each route of the storage agent (docs/access.md). */
+export const AGENT_ROUTE_PERMISSIONS: Readonly<Record<string, string>> = {
+  'GET /healthz': 'public',
+  'GET /capabilities': 'agent:capability:read',
+  'GET /luns': 'agent:lun:read',
+  'POST /luns/disk': 'agent:lun:write',
+  'POST /luns/cd': 'agent:lun:write',
+  'DELETE /luns': 'agent:lun:delete',
+  'POST /luns/scan': 'agent:lun:write',
+  'GET /masters': 'agent:master:read',
+};
+
 /**
  * The storage agent's HTTP API (seed 004 §6, §14, §15 as the control plane passes it
  * through): `/healthz`, `/capabilities`, `/luns…`, `/masters`. Errors in FastAPI's
@@ -50,7 +62,9 @@ const secured = [{ bearer: [] }];
 export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, opts) => {
   const { luns, masters } = opts;
   installErrorHandling(app, renderDetail);
-  installBearerGuard(app, { token: opts.token, publicPaths: (path) => path === '/healthz' });
+  // The agent keeps its own token (IPXE_AGENT_TOKEN, an admin named env:IPXE_AGENT_TOKEN); every route declares its permission (issue 20).
+  declareRoutePermissions(app, AGENT_ROUTE_PERMISSIONS);
+  installAccessControl(app, { authenticator: new Authenticator([{ variable: 'IPXE_AGENT_TOKEN', token: opts.token }]) });
   // Like FastAPI, take an empty body sent as JSON (a bodyless POST /luns/scan from some clients).
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
