@@ -217,8 +217,11 @@ describe('named tokens', () => {
     expect(by((e) => e.mac === '02:00:00:00:00:77')).toEqual(['anonymous']);
     // The CLI's token entries are ironlens' own.
     expect(by((e) => e.op === 'auth.token.create' && e.name === 't-viewer')).toEqual(['ironlens']);
-    // The API's are the admin's.
+    // The API's are the admin's, on either listener (created on the console, revoked on the provisioning listener).
+    expect(by((e) => e.op === 'auth.token.create' && e.name === 'api-made')).toEqual(['t-admin']);
     expect(by((e) => e.op === 'auth.token.revoke' && e.name === 'api-made')).toEqual(['t-admin']);
+    // Secrets never reach the log.
+    expect(JSON.stringify(ops)).not.toMatch(/ilt_/);
   });
 
   it('the environment tokens are admins named env:IPXE_CP_TOKEN / env:IRONLENS_CONSOLE_TOKEN, each on its listener', async () => {
