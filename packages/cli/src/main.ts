@@ -262,7 +262,7 @@ export async function main(argv: string[]): Promise<number> {
     try {
       const { tokenCommand } = await import('./token');
       const raw = argv.slice(argv.indexOf('token') + 1).filter((a, i, all) => !(a === '--data-dir' || a.startsWith('--data-dir=') || all[i - 1] === '--data-dir'));
-      return await tokenCommand(raw, { ...process.env, ...parsed.env });
+      return await tokenCommand(raw, { ...process.env, ...parsed.env }, undefined, usage);
     } catch (err) {
       process.stderr.write(`ironlens token: ${(err as Error).message}\n`);
       return 1;

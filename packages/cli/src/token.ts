@@ -1,8 +1,6 @@
 import { AppError, type Env, OperationsLog, TokensRepository } from '@ironlens/core';
-import { COMMAND_USAGE } from './main';
 import { openStore } from './serve';
 
-const TOKEN_USAGE = COMMAND_USAGE.token;
 
 type Out = { out: (s: string) => void; err: (s: string) => void };
 
@@ -16,8 +14,11 @@ function option(args: string[], name: string): string | undefined {
   return v;
 }
 
-/** `ironlens token …`: resolves to the exit code. */
-export async function tokenCommand(args: string[], env: Env, io: Out = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }): Promise<number> {
+/**
+ * `ironlens token …`: resolves to the exit code. `usage` is main's `COMMAND_USAGE.token`, handed
+ * in (this module does not import main: the bundle keeps main's entry free of static imports).
+ */
+export async function tokenCommand(args: string[], env: Env, io: Out = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }, TOKEN_USAGE = 'usage: ironlens token create|list|revoke\n'): Promise<number> {
   const [sub, ...rest] = args;
   if (!sub || sub === '--help' || sub === '-h' || !['create', 'list', 'revoke'].includes(sub)) {
     (sub && sub !== '--help' && sub !== '-h' ? io.err : io.out)(TOKEN_USAGE);
