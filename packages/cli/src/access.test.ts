@@ -213,6 +213,12 @@ describe('named tokens', () => {
     const by = (pred: (e: Record<string, unknown>) => boolean) => ops.entries.filter(pred).map((e: Record<string, unknown>) => e.actor);
     expect(by((e) => e.worker_id === 'actor-boot')).toEqual(['t-operator']);
     expect(by((e) => e.worker_id === 'actor-proxy')).toEqual(['t-admin']);
+    // Jobs record who started them (a kind creation, refused later for want of kind: the job exists).
+    const created = await fetch(`${running.urls.console}/kind/api/v1/clusters`, { method: 'POST', headers: op(tokens.operator), body: JSON.stringify({ name: 'actor-kind' }) });
+    expect(created.status).toBe(202);
+    const { job_id } = await created.json();
+    const job = await (await fetch(`${running.urls.console}/kind/api/v1/jobs/${job_id}`, { headers: op(tokens.viewer) })).json();
+    expect(job.actor).toBe('t-operator');
     // A machine's report carries no token.
     expect(by((e) => e.mac === '02:00:00:00:00:77')).toEqual(['anonymous']);
     // The CLI's token entries are ironlens' own.

@@ -65,6 +65,8 @@ const JOB_FIELDS = {
   started_at_utc: 'string?',
   finished_at_utc: 'string?',
   log_tail: 'array',
+  // issue 20: who started the job (an added field).
+  actor: 'string?',
 };
 const SUMMARY_FIELDS = { name: 'string', registered_in_kind: 'boolean', has_local_kubeconfig: 'boolean', meta: 'object?' };
 

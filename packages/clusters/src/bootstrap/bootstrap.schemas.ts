@@ -94,6 +94,8 @@ export const ListResponse = Type.Object({
       kubeconfigDelivered: Type.Boolean(),
       createdAt: Type.String(),
       finishedAt: Type.Union([Type.String(), Type.Null()]),
+      /** Who started it (issue 20). */
+      actor: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     }),
   ),
 });

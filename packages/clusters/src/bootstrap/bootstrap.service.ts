@@ -51,6 +51,8 @@ export interface BootstrapSummary {
   kubeconfigDelivered: boolean;
   createdAt: string;
   finishedAt: string | null;
+  /** Who started it: the token's name (issue 20). */
+  actor?: string | null;
 }
 
 export interface BootstrapServiceDeps {
@@ -211,6 +213,7 @@ export class BootstrapService {
         kubeconfigDelivered: rec.kubeconfigState === 'delivered',
         createdAt: rec.createdAt,
         finishedAt: job?.finishedAt ?? null,
+        actor: job?.actor ?? null,
       });
     }
     return { items };

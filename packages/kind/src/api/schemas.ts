@@ -173,6 +173,7 @@ export const JobView = Type.Object(
     cancel_requested: Type.Boolean(),
     started_at_utc: Nullable(Type.String()),
     finished_at_utc: Nullable(Type.String()),
+    actor: Type.Optional(Nullable(Type.String({ description: 'who started it: the token’s name (issue 20), `ironlens` for ironlens itself' }))),
     log_tail: Type.Array(Type.String()),
   },
   { additionalProperties: true },

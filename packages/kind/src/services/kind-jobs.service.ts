@@ -24,6 +24,7 @@ export function jobView(job: Job): JobView {
     started_at_utc: utc(job.startedAt),
     finished_at_utc: utc(job.finishedAt),
     log_tail: job.log,
+    actor: job.actor,
   };
 }
 
