@@ -49,7 +49,8 @@ Every operations-log entry written by a request records \`actor\`: the token's n
 (\`ops-alice\`, \`env:IPXE_CP_TOKEN\`), \`anonymous\` for requests without a token (no token
 configured, or a public route such as \`/devices/report\`), \`ironlens\` for what ironlens writes
 by itself (and the \`ironlens token\` command). \`GET /operations\` shows it (an added field). Jobs
-(bootstrap, kind, downloads) record the actor that started them in their row.
+(bootstrap, kind, downloads) record the actor that started them in their row; the kind panel's job
+views and the bootstrap list show it as \`actor\`.
 
 ## Failed authentication
 
