@@ -39,8 +39,17 @@ Runs the boot control plane and the console until SIGINT or SIGTERM.
                          ${LISTEN_HINT}; default 127.0.0.1:8080, this machine only.
   --data-dir DIR         IRONLENS_DATA_DIR: the store and rendered files (default ./.ironlens).
 
-  IPXE_CP_TOKEN            bearer token of the provisioning API (unset: open, with a warning)
-  IRONLENS_CONSOLE_TOKEN   bearer token of the console's kind API (unset: open)
+  IPXE_CP_TOKEN            bearer token of the provisioning API, every route but /healthz,
+                           /boot-vars and /devices/report (unset: open, with a warning)
+  IRONLENS_CONSOLE_TOKEN   bearer token of every API on the console listener: the cluster
+                           manager (/api/cluster, /api/v1), the kind panel (/kind/api), the
+                           provisioning API proxied under /api/metal, /metrics (unset: open;
+                           set it before the console listens beyond this machine)
+  IRONLENS_DATABASE_URL    postgres://user:pass@host:5432/db: keep the state in PostgreSQL (any
+                           number of serve replicas may share it; unset: SQLite in the data dir)
+  IRONLENS_SECRET_KEY      32 bytes (64 hex characters or base64) that seal the secrets in the
+                           store (unset: the key file secret.key in the data dir, made at first
+                           start; replicas must share one key)
   IPXE_CP_DNSMASQ_RELOAD, IPXE_CP_DNSMASQ_CONTAINER, IPXE_CP_DNSMASQ_PID_FILE,
   IPXE_CP_DNSMASQ_RELOAD_COMMAND   how dnsmasq is reloaded (unset: detected at start)
 
