@@ -4,6 +4,7 @@
  * subcommand runs, so `ironlens --help` costs little more than Node starting
  * (the compiled bundle splits each of these imports into chunks of its own).
  */
+import { join } from 'node:path';
 import type { Env } from '@ironlens/core';
 
 const LISTEN_HINT = 'host:port | off';
@@ -20,7 +21,8 @@ commands:
   migrate                 create or upgrade the store, then exit
 
 options (each mirrors an environment variable):
-  --data-dir DIR          IRONLENS_DATA_DIR (default ./.ironlens)
+  --data-dir DIR          IRONLENS_DATA_DIR (default: .ironlens in a checkout, else
+                          /var/lib/ironlens for root, $XDG_STATE_HOME/ironlens otherwise)
   --boot-listen ADDR      IRONLENS_BOOT_LISTEN (${LISTEN_HINT}; default 0.0.0.0:4839)
   --console-listen ADDR   IRONLENS_CONSOLE_LISTEN (${LISTEN_HINT}; default 127.0.0.1:8080)
   --agent-listen ADDR     IRONLENS_AGENT_LISTEN (default 0.0.0.0:4840)
@@ -37,7 +39,9 @@ Runs the boot control plane and the console until SIGINT or SIGTERM.
                          boot vars). ${LISTEN_HINT}; default 0.0.0.0:4839, every interface.
   --console-listen ADDR  IRONLENS_CONSOLE_LISTEN: the console (kind panel under /kind, docs).
                          ${LISTEN_HINT}; default 127.0.0.1:8080, this machine only.
-  --data-dir DIR         IRONLENS_DATA_DIR: the store and rendered files (default ./.ironlens).
+  --data-dir DIR         IRONLENS_DATA_DIR: the store and rendered files (default: .ironlens in a
+                         checkout, else /var/lib/ironlens for root, $XDG_STATE_HOME/ironlens,
+                         i.e. ~/.local/state/ironlens, otherwise). One serve per SQLite data dir.
 
   IPXE_CP_TOKEN            bearer token of the provisioning API, every route but /healthz,
                            /boot-vars and /devices/report (unset: open, with a warning)
@@ -73,7 +77,8 @@ Runs the kind panel alone, with the seed's exact /api/v1 layout, until SIGINT or
   KIND_K8S_WEB_HOST   listen address (default 127.0.0.1, this machine only)
   KIND_K8S_WEB_PORT   listen port (default 8080)
   KIND_K8S_TOKEN      bearer token the API requires (unset: open)
-  KIND_K8S_DB         its store (default ./.data/kind.sqlite)
+  KIND_K8S_DB         its store (default <data dir>/kind/kind.sqlite, the data dir of serve)
+  KIND_K8S_CLUSTERS_DIR  kubeconfigs of its clusters (default <data dir>/kind/clusters)
   KIND_K8S_*          the other settings, in docs/kind.md
 `,
   import: `usage: ironlens import DIR [--replace] [--data-dir DIR]
@@ -89,7 +94,7 @@ Writes the store out in the old file layout under DIR.
 `,
   migrate: `usage: ironlens migrate [--data-dir DIR]
 
-Creates or upgrades the store in IRONLENS_DATA_DIR (default ./.ironlens), then exits.
+Creates or upgrades the store in IRONLENS_DATA_DIR (or IRONLENS_DATABASE_URL), then exits.
 `,
 };
 
@@ -181,8 +186,11 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       return untilSignal('ironlens agent', running.close);
     }
     case 'kind': {
-      const [{ startKindPanel }, web] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web')]);
-      const running = await startKindPanel(env, { webDist: web.webDistDir, webBuildCommand: web.WEB_BUILD_COMMAND }).catch((err) => {
+      const [{ startKindPanel }, web, { dataDirFrom }] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web'), import('./data-dir')]);
+      // The panel keeps its store and cluster files in ironlens' data dir unless told otherwise.
+      const kindDir = join(dataDirFrom(env), 'kind');
+      const kindEnv = { KIND_K8S_DB: join(kindDir, 'kind.sqlite'), KIND_K8S_CLUSTERS_DIR: join(kindDir, 'clusters'), ...env };
+      const running = await startKindPanel(kindEnv, { webDist: web.webDistDir, webBuildCommand: web.WEB_BUILD_COMMAND }).catch((err) => {
         throw withListenHint(err, 'KIND_K8S_WEB_HOST / KIND_K8S_WEB_PORT');
       });
       const { describeAddress } = await import('./address');
@@ -204,7 +212,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       return 0;
     }
     case 'migrate': {
-      const { dataDirFrom, openStore } = await import('./serve');
+      const [{ openStore }, { dataDirFrom }] = await Promise.all([import('./serve'), import('./data-dir')]);
       const store = await openStore(env);
       await store.close();
       process.stdout.write(`store ready in ${dataDirFrom(env)}\n`);
