@@ -18,7 +18,9 @@ commands:
   kind                    the kind panel alone, with the seed's exact /api/v1 layout (127.0.0.1:8080)
   import DIR [--replace]  load the old file layout (config/, state/, dnsmasq/) into the store
   export DIR              write the store out in that file layout
-  migrate                 create or upgrade the store, then exit
+  migrate [--status]      create or upgrade the store, then exit (--status: say what would run)
+  backup FILE             a consistent copy of the SQLite store and its sealed secret key
+  restore FILE            put a backup back into the data dir (not while serve runs)
 
 options (each mirrors an environment variable):
   --data-dir DIR          IRONLENS_DATA_DIR (default: .ironlens in a checkout, else
@@ -92,7 +94,24 @@ then re-renders dhcp-hosts.conf. Refuses a store that already has an operations 
 
 Writes the store out in the old file layout under DIR.
 `,
-  migrate: `usage: ironlens migrate [--data-dir DIR]
+  backup: `usage: ironlens backup FILE [--key-file FILE] [--data-dir DIR]
+
+Writes FILE (mode 0600): a consistent copy of the live SQLite store (SQLite's online backup API;
+serve may keep running and writing meanwhile) and the secret key that opens the secrets sealed in
+it (IRONLENS_SECRET_KEY, or secret.key in the data dir), itself sealed under a passphrase. The
+passphrase is the first line of standard input, or of --key-file (IRONLENS_BACKUP_KEY_FILE);
+at least 8 characters; never an argument. On PostgreSQL (IRONLENS_DATABASE_URL) it says to use
+pg_dump, and to keep the secret key with the dump. docs/deployment.md: backups.
+`,
+  restore: `usage: ironlens restore FILE [--replace] [--key-file FILE] [--data-dir DIR]
+
+Puts a backup made by \`ironlens backup\` into the data dir: the store and its secret key (written
+as secret.key, 0600, unless IRONLENS_SECRET_KEY is set, which must then be the backup's key).
+Refused while an ironlens serve uses the data dir, over an existing store unless --replace, with a
+wrong passphrase (first line of standard input, or of --key-file), or when the key does not open
+the store's secrets. A store from an older version is upgraded by the next start (or migrate).
+`,
+  migrate: `usage: ironlens migrate [--status] [--data-dir DIR]
 
 Creates or upgrades the store in IRONLENS_DATA_DIR (or IRONLENS_DATABASE_URL), then exits.
 `,
@@ -103,10 +122,11 @@ const FLAGS: Record<string, string> = {
   '--boot-listen': 'IRONLENS_BOOT_LISTEN',
   '--console-listen': 'IRONLENS_CONSOLE_LISTEN',
   '--agent-listen': 'IRONLENS_AGENT_LISTEN',
+  '--key-file': 'IRONLENS_BACKUP_KEY_FILE',
 };
 
 /** Switches (no value) each command accepts, besides `--help`/`-h`. */
-const SWITCHES: Record<string, string[]> = { import: ['--replace'] };
+const SWITCHES: Record<string, string[]> = { import: ['--replace'], restore: ['--replace'], migrate: ['--status'] };
 
 export interface ParsedArgs {
   positional: string[];
@@ -211,11 +231,48 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       process.stdout.write(`${JSON.stringify(out)}\n`);
       return 0;
     }
+    case 'backup':
+    case 'restore': {
+      const file = rest[0];
+      if (!file) {
+        process.stderr.write(`ironlens ${cmd}: a file is needed\n${COMMAND_USAGE[cmd]}`);
+        return 2;
+      }
+      const { BackupError, backupStore, readPassphrase, restoreStore } = await import('./backup');
+      try {
+        const passphrase = readPassphrase(env.IRONLENS_BACKUP_KEY_FILE);
+        if (cmd === 'backup') {
+          const out = await backupStore(env, file, passphrase);
+          process.stdout.write(`backup written to ${out.file} (${out.bytes} bytes; the secret key from ${out.key}, sealed under the passphrase)\n`);
+        } else {
+          const out = await restoreStore(env, file, passphrase, { replace: parsed.switches.has('--replace') });
+          process.stdout.write(`restored the backup of ${out.created_at} into ${out.dataDir}\n`);
+        }
+        return 0;
+      } catch (err) {
+        if (!(err instanceof BackupError)) throw err;
+        process.stderr.write(`ironlens ${cmd}: ${err.message}\n`);
+        return 1;
+      }
+    }
     case 'migrate': {
-      const [{ openStore }, { dataDirFrom }] = await Promise.all([import('./serve'), import('./data-dir')]);
+      const [{ ALL_MIGRATIONS, openStore }, { dataDirFrom }] = await Promise.all([import('./serve'), import('./data-dir')]);
+      const where = env.IRONLENS_DATABASE_URL ? 'PostgreSQL (IRONLENS_DATABASE_URL)' : dataDirFrom(env);
+      if (parsed.switches.has('--status')) {
+        const store = await openStore(env, undefined, { migrate: false });
+        try {
+          const status = await store.migrationStatus(ALL_MIGRATIONS);
+          for (const m of status) process.stdout.write(`${m.applied_at ? `applied ${m.applied_at.toISOString()}` : 'pending'}  ${m.name}\n`);
+          const pending = status.filter((m) => !m.applied_at).length;
+          process.stdout.write(pending ? `${pending} pending migration(s) in ${where}: \`ironlens migrate\` (or the next start) applies them\n` : `store in ${where} is up to date\n`);
+        } finally {
+          await store.close();
+        }
+        return 0;
+      }
       const store = await openStore(env);
       await store.close();
-      process.stdout.write(`store ready in ${dataDirFrom(env)}\n`);
+      process.stdout.write(`store ready in ${where}\n`);
       return 0;
     }
     default:

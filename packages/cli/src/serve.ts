@@ -19,11 +19,12 @@ export { dataDirFrom };
  * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`). `metrics`: the
  * process' metrics, told the duration of every query. Default: none.
  */
-export async function openStore(env: Env, metrics?: Metrics): Promise<Store> {
+export async function openStore(env: Env, metrics?: Metrics, opts: { migrate?: boolean } = {}): Promise<Store> {
   const url = envOptional(env, 'IRONLENS_DATABASE_URL');
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new Error('IRONLENS_DATABASE_URL must be a postgres:// or postgresql:// URL');
   const onQuery = metrics?.storeQuery;
-  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery });
+  const migrate = opts.migrate;
+  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery, migrate } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery, migrate });
 }
 
 export interface Running {
