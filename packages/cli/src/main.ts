@@ -19,6 +19,8 @@ commands:
   import DIR [--replace]  load the old file layout (config/, state/, dnsmasq/) into the store
   export DIR              write the store out in that file layout
   migrate [--status]      create or upgrade the store, then exit (--status: say what would run)
+  install-service [serve|agent] [--dry-run]
+                          a hardened systemd unit and an environment file
   backup FILE             a consistent copy of the SQLite store and its sealed secret key
   restore FILE            put a backup back into the data dir (not while serve runs)
 
@@ -94,6 +96,18 @@ then re-renders dhcp-hosts.conf. Refuses a store that already has an operations 
 
 Writes the store out in the old file layout under DIR.
 `,
+  'install-service': `usage: ironlens install-service [serve|agent] [--user USER] [--data-dir DIR]
+                        [--disk-dir DIR] [--unit-dir DIR] [--env-dir DIR] [--dry-run]
+
+Writes a hardened systemd unit (ironlens.service for serve, ironlens-agent.service for the agent)
+into --unit-dir (default /etc/systemd/system) and an environment file <env-dir>/<serve|agent>.env
+(default /etc/ironlens, mode 0600, never overwritten) with every setting commented and its default,
+then says what to run next. --dry-run prints both instead of writing them.
+
+  --user USER      the user serve runs as (default ironlens; created by you, as printed)
+  --data-dir DIR   serve's data dir (default /var/lib/ironlens, the unit's StateDirectory)
+  --disk-dir DIR   the agent's DISK_DIR (default /home/iscsi_img)
+`,
   backup: `usage: ironlens backup FILE [--key-file FILE] [--data-dir DIR]
 
 Writes FILE (mode 0600): a consistent copy of the live SQLite store (SQLite's online backup API;
@@ -123,10 +137,14 @@ const FLAGS: Record<string, string> = {
   '--console-listen': 'IRONLENS_CONSOLE_LISTEN',
   '--agent-listen': 'IRONLENS_AGENT_LISTEN',
   '--key-file': 'IRONLENS_BACKUP_KEY_FILE',
+  '--disk-dir': 'DISK_DIR',
+  '--user': 'IRONLENS_SERVICE_USER',
+  '--unit-dir': 'IRONLENS_SERVICE_UNIT_DIR',
+  '--env-dir': 'IRONLENS_SERVICE_ENV_DIR',
 };
 
 /** Switches (no value) each command accepts, besides `--help`/`-h`. */
-const SWITCHES: Record<string, string[]> = { import: ['--replace'], restore: ['--replace'], migrate: ['--status'] };
+const SWITCHES: Record<string, string[]> = { import: ['--replace'], restore: ['--replace'], migrate: ['--status'], 'install-service': ['--dry-run'] };
 
 export interface ParsedArgs {
   positional: string[];
@@ -230,6 +248,25 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       const out = await transferLayout(env, cmd, dir, { replace: parsed.switches.has('--replace') });
       process.stdout.write(`${JSON.stringify(out)}\n`);
       return 0;
+    }
+    case 'install-service': {
+      const svc = await import('./install-service');
+      try {
+        // Flags only: a data dir in the environment of whoever runs this is not the service's.
+        const f = parsed.env;
+        const o = svc.serviceOptions(rest[0], { user: f.IRONLENS_SERVICE_USER, dataDir: f.IRONLENS_DATA_DIR, diskDir: f.DISK_DIR, unitDir: f.IRONLENS_SERVICE_UNIT_DIR, envDir: f.IRONLENS_SERVICE_ENV_DIR });
+        if (parsed.switches.has('--dry-run')) {
+          process.stdout.write(`# ${join(o.unitDir, o.kind === 'serve' ? 'ironlens.service' : 'ironlens-agent.service')}\n${svc.renderUnit(o)}\n# ${join(o.envDir, `${o.kind}.env`)}\n${svc.renderEnvFile(o)}\n${svc.nextSteps(o, false)}`);
+          return 0;
+        }
+        const w = svc.installService(o);
+        process.stdout.write(`${w.envKept ? `kept the existing ${w.env} (your settings)\n` : ''}${svc.nextSteps(o, true)}`);
+        return 0;
+      } catch (err) {
+        if (!(err instanceof svc.ServiceError)) throw err;
+        process.stderr.write(`ironlens install-service: ${err.message}\n`);
+        return 2;
+      }
     }
     case 'backup':
     case 'restore': {
