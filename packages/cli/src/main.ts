@@ -4,8 +4,10 @@
  * subcommand runs, so `ironlens --help` costs little more than Node starting
  * (the compiled bundle splits each of these imports into chunks of its own).
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Env } from '@ironlens/core';
+import { CLIENT_COMMANDS, CLIENT_USAGE, type ClientCommand } from './client';
 
 const LISTEN_HINT = 'host:port | off';
 
@@ -18,6 +20,18 @@ commands:
   kind                    the kind panel alone, with the seed's exact /api/v1 layout (127.0.0.1:8080)
   import DIR [--replace]  load the old file layout (config/, state/, dnsmasq/) into the store
   export DIR              write the store out in that file layout
+
+day-to-day work against a running ironlens, through its API (--url, IRONLENS_TOKEN, -o json):
+  devices                 list, show, create, revoke, bind, unbind, power
+  workers                 list, show, create, delete
+  disks                   list, create, delete (a worker's system disks)
+  agents                  list, show
+  clusters                list, show
+  jobs                    list, show, watch (bootstrap jobs, with a progress bar)
+  operations              the operations log
+  login                   save the URL and a token (from standard input) for these commands
+  logout                  forget them
+  completion              a bash or zsh completion script
   migrate [--status]      create or upgrade the store, then exit (--status: say what would run)
   install-service [serve|agent] [--dry-run]
                           a hardened systemd unit and an environment file
@@ -35,6 +49,7 @@ options (each mirrors an environment variable):
 
 /** Each command's own usage: what `ironlens <command> --help` prints. */
 export const COMMAND_USAGE: Record<string, string> = {
+  ...CLIENT_USAGE,
   serve: `usage: ironlens serve [--data-dir DIR] [--boot-listen ADDR] [--console-listen ADDR]
 
 Runs the boot control plane and the console until SIGINT or SIGTERM.
@@ -320,6 +335,17 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
 
 /** Runs one command line; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // The API client's commands parse their own options (-o json, --url, --state, …).
+  if ((CLIENT_COMMANDS as readonly string[]).includes(argv[0])) {
+    const { runClient } = await import('./client');
+    return runClient(argv[0] as ClientCommand, argv.slice(1), {
+      out: (s) => process.stdout.write(s),
+      err: (s) => process.stderr.write(s),
+      env: process.env,
+      readStdin: () => readFileSync(0, 'utf8'),
+      commands: Object.keys(COMMAND_USAGE),
+    });
+  }
   let parsed: ParsedArgs;
   try {
     parsed = parseArgs(argv);
