@@ -231,14 +231,17 @@ describe('named tokens', () => {
   });
 
   it('the environment tokens are admins named env:IPXE_CP_TOKEN / env:IRONLENS_CONSOLE_TOKEN, each on its listener', async () => {
-    const second = await serve(envFor({ IPXE_CP_TOKEN: 'cp-env-secret', IRONLENS_CONSOLE_TOKEN: 'console-env-secret' }), () => {});
+    // A serve of its own (one serve per SQLite data dir), with a named token of its own beside the environment's.
+    const secondEnv = envFor({ IRONLENS_DATA_DIR: join(dir, 'data-env'), IPXE_CP_TOKEN: 'cp-env-secret', IRONLENS_CONSOLE_TOKEN: 'console-env-secret' });
+    const namedThere = (await cli(['create', '--name', 'env-side-viewer', '--role', 'viewer'], secondEnv)).out.trim();
+    const second = await serve(secondEnv, () => {});
     try {
       const who = async (base: string, t: string) => (await fetch(`${base}/api/auth/whoami`, { headers: { authorization: `Bearer ${t}` } })).json();
       expect(await who(second.urls.boot, 'cp-env-secret')).toMatchObject({ name: 'env:IPXE_CP_TOKEN', role: 'admin' });
       expect(await who(second.urls.console, 'console-env-secret')).toMatchObject({ name: 'env:IRONLENS_CONSOLE_TOKEN', role: 'admin' });
       expect((await fetch(`${second.urls.boot}/workers`, { headers: { authorization: 'Bearer console-env-secret' } })).status).toBe(401);
       // Named tokens work beside them.
-      expect((await fetch(`${second.urls.boot}/workers`, { headers: { authorization: `Bearer ${tokens.viewer}` } })).status).toBe(200);
+      expect((await fetch(`${second.urls.boot}/workers`, { headers: { authorization: `Bearer ${namedThere}` } })).status).toBe(200);
     } finally {
       await second.close();
     }
@@ -281,7 +284,9 @@ function fetchFrom(base: string, path: string, source: string, token: string): P
 
 describe('the failed-auth limiter (default settings)', () => {
   it('200 bad tokens from one address are slowed, then 429; a good token from another address is unaffected', async () => {
-    const limited = await serve({ ...envFor(), IRONLENS_AUTH_FAIL_SLOW_AFTER: '', IRONLENS_AUTH_FAIL_BLOCK_AFTER: '', IRONLENS_CONSOLE_LISTEN: 'off' }, () => {});
+    const limitedEnv = { ...envFor({ IRONLENS_DATA_DIR: join(dir, 'data-limiter') }), IRONLENS_AUTH_FAIL_SLOW_AFTER: '', IRONLENS_AUTH_FAIL_BLOCK_AFTER: '', IRONLENS_CONSOLE_LISTEN: 'off' };
+    const good = (await cli(['create', '--name', 'limiter-viewer', '--role', 'viewer'], limitedEnv)).out.trim();
+    const limited = await serve(limitedEnv, () => {});
     try {
       const base = limited.urls.boot;
       const statuses: number[] = [];
@@ -296,11 +301,11 @@ describe('the failed-auth limiter (default settings)', () => {
       expect(statuses.slice(0, 19).every((s) => s === 401)).toBe(true);
       expect(statuses.slice(20).every((s) => s === 429)).toBe(true);
       expect(Math.min(...times.slice(5, 19))).toBeGreaterThanOrEqual(240);
-      expect(await getFrom(base, '/workers', '127.0.0.1', tokens.viewer)).toBe(429);
+      expect(await getFrom(base, '/workers', '127.0.0.1', good)).toBe(429);
       const t0 = Date.now();
-      expect(await getFrom(base, '/workers', '127.0.0.2', tokens.viewer)).toBe(200);
+      expect(await getFrom(base, '/workers', '127.0.0.2', good)).toBe(200);
       expect(Date.now() - t0).toBeLessThan(200);
-      const metrics = (await fetchFrom(base, '/metrics', '127.0.0.2', tokens.viewer)).body;
+      const metrics = (await fetchFrom(base, '/metrics', '127.0.0.2', good)).body;
       expect(metrics).toMatch(/ironlens_auth_failures_total\{listener="boot",outcome="limited"\} 181/);
       expect(metrics).toMatch(/ironlens_auth_failures_total\{listener="boot",outcome="invalid"\} 20/);
     } finally {
