@@ -32,6 +32,8 @@ const envFor = (extra: Record<string, string> = {}) => ({
   IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
   IPXE_CP_DNSMASQ_RELOAD: 'false',
   KIND_K8S_SKIP_VERSION_LIST: '1',
+  // One key for every serve of this file: on PostgreSQL they share one database across data dirs.
+  IRONLENS_SECRET_KEY: 'cd'.repeat(32),
   ...LIMITS,
   ...dbEnv,
   ...extra,
