@@ -4,10 +4,7 @@
  * subcommand runs, so `ironlens --help` costs little more than Node starting
  * (the compiled bundle splits each of these imports into chunks of its own).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Env } from '@ironlens/core';
-import { CLIENT_COMMANDS, CLIENT_USAGE, type ClientCommand } from './client';
 
 const LISTEN_HINT = 'host:port | off';
 
@@ -46,6 +43,82 @@ options (each mirrors an environment variable):
   --agent-listen ADDR     IRONLENS_AGENT_LISTEN (default 0.0.0.0:4840)
   -h, --help              this text
 `;
+
+/** The API client's commands (packages/cli/src/client.ts runs them). */
+export const CLIENT_COMMANDS = ['devices', 'workers', 'disks', 'agents', 'clusters', 'jobs', 'operations', 'login', 'logout', 'completion'] as const;
+export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
+
+/** Each command's verbs, for the usage, the parser and the completions. */
+export const VERBS: Record<ClientCommand, string[]> = {
+  devices: ['list', 'show', 'create', 'revoke', 'bind', 'unbind', 'power'],
+  workers: ['list', 'show', 'create', 'delete'],
+  disks: ['list', 'create', 'delete'],
+  agents: ['list', 'show'],
+  clusters: ['list', 'show'],
+  jobs: ['list', 'show', 'watch'],
+  operations: ['list'],
+  login: [],
+  logout: [],
+  completion: ['bash', 'zsh'],
+};
+
+const CLIENT_OPTIONS = `options of every client command:
+  --url URL       the console listener of the ironlens to talk to (IRONLENS_URL; else the one
+                  \`ironlens login\` saved; default http://127.0.0.1:8080)
+  -o json         the API's JSON instead of a table
+  IRONLENS_TOKEN  the bearer token (else the one \`ironlens login\` saved)
+exit codes: 0 done; 1 the API refused (its status and code are printed); 2 usage error
+`;
+
+export const CLIENT_USAGE: Record<ClientCommand, string> = {
+  devices: `usage: ironlens devices list [--state pooled|bound|revoked] | show MAC | create MAC | revoke MAC
+                        | bind MAC WORKER [--force] | unbind MAC
+                        | power MAC on|off|cycle|soft-off [--network]   (BMC power, where configured)
+
+The device pool (seed 004): list, one device, declare, revoke, bind to a worker, unbind.
+${CLIENT_OPTIONS}`,
+  workers: `usage: ironlens workers list | show ID | create ID [--mac MAC] [--hostname NAME] | delete ID [--delete-disk]
+
+Workers: list, one worker, create (bound to a pooled device with --mac), delete.
+${CLIENT_OPTIONS}`,
+  disks: `usage: ironlens disks list WORKER | create WORKER --os OS [--master NAME] [--size SIZE] [--agent ID]
+                     | delete WORKER OS [--delete-file]
+
+A worker's system disks: cloned from a master image (--master; see GET /masters) or empty (--size).
+${CLIENT_OPTIONS}`,
+  agents: `usage: ironlens agents list | show ID
+
+The storage agents and their health.
+${CLIENT_OPTIONS}`,
+  clusters: `usage: ironlens clusters list | show ID
+
+Registered Kubernetes clusters (the cluster manager).
+${CLIENT_OPTIONS}`,
+  jobs: `usage: ironlens jobs list | show ID | watch ID
+
+Bootstrap jobs (Kubespray): list, one job, or follow one with a progress bar until it ends
+(exit 0 when it succeeded, 1 otherwise).
+${CLIENT_OPTIONS}`,
+  operations: `usage: ironlens operations [list] [--limit N] [--mac MAC]
+
+The operations log, newest last.
+${CLIENT_OPTIONS}`,
+  login: `usage: ironlens login [--url URL]
+
+Saves the URL and a token (read from standard input, first line; never an argument) into
+$XDG_CONFIG_HOME/ironlens/cli.json (default ~/.config/ironlens/cli.json, mode 0600), checked
+against the API first.
+`,
+  logout: `usage: ironlens logout
+
+Forgets the saved URL and token.
+`,
+  completion: `usage: ironlens completion bash|zsh
+
+Prints a completion script: \`source <(ironlens completion bash)\`, or for zsh
+\`ironlens completion zsh > "\${fpath[1]}/_ironlens"\`.
+`,
+};
 
 /** Each command's own usage: what `ironlens <command> --help` prints. */
 export const COMMAND_USAGE: Record<string, string> = {
@@ -239,7 +312,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       return untilSignal('ironlens agent', running.close);
     }
     case 'kind': {
-      const [{ startKindPanel }, web, { dataDirFrom }] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web'), import('./data-dir')]);
+      const [{ startKindPanel }, web, { dataDirFrom }, { join }] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web'), import('./data-dir'), import('node:path')]);
       // The panel keeps its store and cluster files in ironlens' data dir unless told otherwise.
       const kindDir = join(dataDirFrom(env), 'kind');
       const kindEnv = { KIND_K8S_DB: join(kindDir, 'kind.sqlite'), KIND_K8S_CLUSTERS_DIR: join(kindDir, 'clusters'), ...env };
@@ -265,7 +338,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       return 0;
     }
     case 'install-service': {
-      const svc = await import('./install-service');
+      const [svc, { join }] = await Promise.all([import('./install-service'), import('node:path')]);
       try {
         // Flags only: a data dir in the environment of whoever runs this is not the service's.
         const f = parsed.env;
@@ -337,13 +410,15 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
 export async function main(argv: string[]): Promise<number> {
   // The API client's commands parse their own options (-o json, --url, --state, …).
   if ((CLIENT_COMMANDS as readonly string[]).includes(argv[0])) {
-    const { runClient } = await import('./client');
+    const [{ runClient }, { readFileSync }] = await Promise.all([import('./client'), import('node:fs')]);
     return runClient(argv[0] as ClientCommand, argv.slice(1), {
       out: (s) => process.stdout.write(s),
       err: (s) => process.stderr.write(s),
       env: process.env,
       readStdin: () => readFileSync(0, 'utf8'),
       commands: Object.keys(COMMAND_USAGE),
+      usage: CLIENT_USAGE,
+      verbs: VERBS,
     });
   }
   let parsed: ParsedArgs;

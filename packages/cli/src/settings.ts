@@ -104,5 +104,8 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_AGENT_SCAN_OPEN', 'false', 'let a scan export a file with no recorded initiator open to every initiator', 'docs/agent.md', 'agent'),
 ];
 
+/** Settings of the API client's commands (`ironlens devices …`), read where they run: not a service's. */
+export const CLIENT_SETTINGS = new Set(['IRONLENS_URL', 'IRONLENS_TOKEN']);
+
 /** Variables only the tests set: never in an environment file. */
 export const TEST_ONLY_SETTINGS = new Set(['IRONLENS_TEST_POSTGRES_URL', 'IRONLENS_TEST_STORE', 'IRONLENS_FROM_SOURCE']);
