@@ -288,8 +288,8 @@ export class ClientNodeKube implements Kube {
           // Capped while streaming: a hostile server never makes this process hold more than maxBytes.
           const declared = Number(res.headers['content-length']);
           if (Number.isFinite(declared) && declared > maxBytes) {
-            res.destroy();
             tooLarge();
+            res.destroy();
             return;
           }
           const chunks: Buffer[] = [];
@@ -299,8 +299,8 @@ export class ClientNodeKube implements Kube {
             total += c.length;
             if (total > maxBytes) {
               chunks.length = 0;
-              res.destroy();
               tooLarge();
+              res.destroy();
               return;
             }
             chunks.push(c);
