@@ -56,8 +56,9 @@ export function bundleObjects(text: string): KubeObjectRef[] {
     if (doc.errors.length) throw new Error(`bundle is not YAML: ${doc.errors[0].message}`);
     const v = doc.toJS() as KubeObjectRef | null;
     if (!v) continue;
+    if (typeof v === 'object' && (v as { kind?: unknown }).kind === 'List') throw new Error('the bundle holds a List; it is not applied');
     if (typeof v === 'object' && typeof v.apiVersion === 'string' && typeof v.kind === 'string' && typeof v.metadata?.name === 'string') out.push(v);
-    else throw new Error('bundle holds a document that is not a Kubernetes object');
+    else throw new Error('the bundle holds a document that is not a Kubernetes object; it is not applied');
   }
   return out;
 }
