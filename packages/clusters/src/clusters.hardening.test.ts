@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterRepository } from './repositories/cluster.repository';
 import type { ClustersDb } from './repositories/tables';
 import { kubeconfigPurpose } from './services/cluster-access';
+import { PlanningParams } from './routes/schemas';
 import { PLANNING_RESOURCES } from './services/platform.service';
 import { type ClustersTestApp, multipart, startClustersApp } from './testing/app';
 import { HostileApiServer } from './testing/hostile-api-server';
@@ -213,6 +214,8 @@ describe('planning discovery (finding 12, issue 19 allow-list)', () => {
       runtimeclasses: '/apis/node.k8s.io/v1/runtimeclasses',
     });
     for (const path of Object.values(PLANNING_RESOURCES)) expect(path).not.toMatch(/secret|configmap|token|serviceaccount/i);
+    // The route's parameter (and so the OpenAPI document) is an enum of exactly these.
+    expect((PlanningParams.properties.resource as unknown as { anyOf: Array<{ const: string }> }).anyOf.map((x) => x.const)).toEqual(Object.keys(PLANNING_RESOURCES));
   });
 
   it('docs/clusters.md names the same list, and anything else is 422 invalid_planning_resource', async () => {
