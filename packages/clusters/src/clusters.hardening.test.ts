@@ -93,8 +93,10 @@ describe('kubeconfigs that would run a command (finding 1)', () => {
     });
     const list = await get('/api/cluster/clusters');
     expect(list.json().items.find((c: { id: string }) => c.id === id)).toMatchObject({ ready: false });
-    await get(`/api/cluster/overview?clusterId=${id}`);
-    await get(`/api/cluster/clusters/${id}/kubernetes-version`);
+    const overview = await get(`/api/cluster/overview?clusterId=${id}`);
+    expect(overview.statusCode).toBe(422);
+    expect(overview.json().code).toBe('invalid_kubeconfig');
+    expect((await get(`/api/cluster/clusters/${id}/kubernetes-version`)).json()).toMatchObject({ reachable: false });
     await t.restart();
     await get('/api/cluster/clusters');
     expect(existsSync(marker)).toBe(false);

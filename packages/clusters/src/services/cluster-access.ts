@@ -1,5 +1,6 @@
 import { AppError, type SecretBox, type Store } from '@ironlens/core';
 import { type Kube, KubeApiError, type KubeConnector, KubeResponseError, KubeUnreachableError } from '../adapters/kube.adapter';
+import { KubeconfigRefused } from '../adapters/kubeconfig';
 import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
 import type { ClustersDb } from '../repositories/tables';
 
@@ -78,11 +79,21 @@ export class ClusterAccess {
     if (hit && hit.version === version) return hit.kube;
     hit?.kube.close();
     const kubeconfig = this.box.openText(row.kubeconfigSealed, kubeconfigPurpose(row.id));
-    const kube = this.connector(kubeconfig, { proxy: row.proxy, timeoutMs: this.opts.requestTimeoutMs, env: this.opts.env,
-      allowLinkLocal: this.opts.allowLinkLocal,
-      maxResponseBytes: this.opts.maxResponseBytes,
-      maxListBytes: this.opts.maxListBytes,
-    });
+    let kube: Kube;
+    try {
+      kube = this.connector(kubeconfig, {
+        proxy: row.proxy,
+        timeoutMs: this.opts.requestTimeoutMs,
+        env: this.opts.env,
+        allowLinkLocal: this.opts.allowLinkLocal,
+        maxResponseBytes: this.opts.maxResponseBytes,
+        maxListBytes: this.opts.maxListBytes,
+      });
+    } catch (e) {
+      // A record stored before today's kubeconfig rules (or written around them) is never opened.
+      if (e instanceof KubeconfigRefused) throw new AppError('invalid_kubeconfig', `the stored kubeconfig of cluster ${row.id} is not accepted: ${e.message}; register the cluster again`);
+      throw e;
+    }
     this.connections.set(row.id, { version, kube });
     return kube;
   }
