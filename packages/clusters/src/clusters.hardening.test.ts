@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +67,26 @@ describe('kubeconfigs that would run a command (finding 1)', () => {
     expect(res.json().code).toBe('invalid_kubeconfig');
     await get('/api/cluster/clusters');
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('refuses token-file alike for a file that exists, one that does not and a FIFO: no oracle, no frozen event loop (finding 3)', async () => {
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const withTokenFile = (path: string) => api.kubeconfig().replace('{token: hostile-token}', `{token-file: ${path}}`);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = Date.now();
+    const answers = await Promise.all(['/etc/hostname', join(dir, 'no-such-file'), fifo].map((p) => register(withTokenFile(p), 'token-file')));
+    await new Promise((r) => setTimeout(r, 50));
+    clearInterval(timer);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(ticks).toBeGreaterThan(3);
+    for (const a of answers) {
+      expect(a.statusCode).toBe(422);
+      expect(a.json().code).toBe('invalid_kubeconfig');
+    }
+    // The same answer whether the file exists or not.
+    expect(new Set(answers.map((a) => a.json().detail)).size).toBe(1);
   });
 
   it('never runs the exec of a kubeconfig already in the store (ready probes, overview, after a restart)', async () => {
