@@ -177,6 +177,35 @@ describe('a hostile API server (finding 4)', () => {
   });
 });
 
+describe('the caps are settings (finding 4)', () => {
+  it('lists may be larger than one answer (6 MB of nodes pass the 4 MiB answer cap); both caps follow their settings', async () => {
+    const big = { kind: 'NodeList', apiVersion: 'v1', items: Array.from({ length: 3000 }, (_, i) => ({ metadata: { name: `n${i}`, annotations: { pad: 'x'.repeat(2000) } } })) };
+    expect(JSON.stringify(big).length).toBeGreaterThan(6_000_000);
+    const { id } = await registered();
+    api.set('/api/v1/nodes', { json: big });
+    try {
+      const res = await get(`/api/cluster/overview?clusterId=${id}`);
+      expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+      expect(res.json().kubernetes.nodes).toHaveLength(3000);
+      const small = await startClustersApp({ env: { IRONLENS_CLUSTER_MAX_LIST_BYTES: '1048576', IRONLENS_CLUSTER_MAX_RESPONSE_BYTES: '4096' } });
+      try {
+        const { payload, headers } = multipart({ name: 'small-caps' }, { content: api.kubeconfig() });
+        const sid = (await small.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers })).json().cluster.id;
+        const capped = await small.app.inject({ method: 'GET', url: `/api/cluster/overview?clusterId=${sid}` });
+        expect(capped.statusCode).toBe(502);
+        expect(capped.json().code).toBe('cluster_response_too_large');
+        api.set('/version', { json: { major: '1', minor: '36', gitVersion: `v1.36.0+${'x'.repeat(5000)}` } });
+        expect((await small.app.inject({ method: 'GET', url: `/api/cluster/clusters/${sid}/kubernetes-version` })).json()).toMatchObject({ reachable: false });
+      } finally {
+        await small.close();
+      }
+    } finally {
+      api.set('/api/v1/nodes', { json: { kind: 'NodeList', apiVersion: 'v1', items: [] } });
+      api.set('/version', { json: { major: '1', minor: '36', gitVersion: 'v1.36.0' } });
+    }
+  });
+});
+
 describe('answers of another kind, and bodies never echoed (finding 7)', () => {
   it('refuses a kubeconfig server with a fragment (the /devices# of the issue)', async () => {
     const res = await register(api.kubeconfig(`${api.url}/devices#`));
