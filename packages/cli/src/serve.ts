@@ -85,6 +85,18 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     throw err;
   });
   metrics.collectJobsFrom(new JobsRepository(store));
+  // Last resort (issue 18): a promise nobody awaited that rejects — from a hostile cluster's
+  // answer, say — is logged and counted, never the end of the process (and with it of /boot-vars).
+  const unhandled = metrics.counter({
+    name: 'ironlens_unhandled_rejections_total',
+    help: 'Promise rejections no code handled; logged and counted instead of stopping the process (each one is a bug to report).',
+  });
+  const onUnhandled = (reason: unknown) => {
+    unhandled.inc();
+    const what = reason instanceof Error ? `${reason.name}: ${reason.message.slice(0, 300)}` : typeof reason;
+    log(`error: an unhandled promise rejection was caught and the process keeps running (${what})`);
+  };
+  process.on('unhandledRejection', onUnhandled);
   const apps: FastifyInstance[] = [];
   let changes: ChangeFeed | undefined;
   let replication: MetalReplication | undefined;
@@ -93,6 +105,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   let clustersClose: (() => Promise<void>) | undefined;
   let bootstrapClose: (() => Promise<void>) | undefined;
   const close = async () => {
+    process.off('unhandledRejection', onUnhandled);
     for (const app of apps.splice(0)) await app.close();
     chapReconciler?.stop();
     if (kindClose) await kindClose();

@@ -1,6 +1,7 @@
 import { AppError } from '@ironlens/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RegisterClusterInput } from '../services/cluster.service';
+import { PLANNING_RESOURCES } from '../services/platform.service';
 import type { ClusterServices } from '../wiring';
 import {
   ClusterIdParams,
@@ -18,6 +19,7 @@ import {
   PrepullSchema,
   type PrepullBody,
   RegisterFormDoc,
+  PlanningParams,
   SessionIdParams,
 } from './schemas';
 
@@ -207,10 +209,17 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
     async (req) => s.clusters.sessionInfo(req.params.session_id),
   );
 
-  app.get<{ Params: SessionIdParams & { resource: string } }>(
+  app.get<{ Params: PlanningParams }>(
     '/api/cluster/sessions/:session_id/planning-discovery/:resource',
-    { schema: { tags, security, summary: 'Allow-listed planning discovery read ({"result": null} when it fails)' } },
-    async (req) => s.platform.planningDiscovery(req.params.session_id, req.params.resource),
+    {
+      // A resource outside the enum keeps the seed's 422 invalid_planning_resource (the service says so).
+      attachValidation: true,
+      schema: { tags, security, params: PlanningParams, summary: 'Allow-listed planning discovery read ({"result": null} when it fails)' },
+    },
+    async (req) => {
+      if (req.validationError && Object.hasOwn(PLANNING_RESOURCES, String(req.params.resource))) throw req.validationError;
+      return s.platform.planningDiscovery(req.params.session_id, req.params.resource);
+    },
   );
 
   // Legacy overview session routes (Lens' older front end).

@@ -130,6 +130,12 @@ export const errorCatalog = {
 
   // ---- iSCSI CHAP (issue 13, iSCSI credentials) ----
   chap_invalid: { status: 400, message: 'invalid CHAP credential: an initiator, a user name and a secret of 12-16 letters and digits' },
+
+  // issue 18 (h18a): the cluster manager's edges
+  invalid_cluster_description: { status: 422, message: 'description is longer than 4096 characters' },
+  cluster_response_too_large: { status: 502, message: 'the cluster answered with more bytes than IRONLENS_CLUSTER_MAX_RESPONSE_BYTES allows' },
+  cluster_response_invalid: { status: 502, message: 'the cluster answered with JSON that is not the kind of object asked for' },
+  bootstrap_host_not_allowed: { status: 422, message: 'a host is an unspecified, broadcast, multicast or link-local address, or a numeric-looking host name' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;
