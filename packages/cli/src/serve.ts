@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
+import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -139,10 +139,12 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
 
     const urls: Record<string, string> = {};
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
+    // Timeouts and connection caps, the same on both listeners (IRONLENS_HTTP_*).
+    const limits = httpLimitsFromEnv(env);
     if (bootListen) {
       const app = await buildMetalApp({
         services: metal,
-        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token } },
+        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token }, limits },
       });
       apps.push(app);
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
@@ -162,6 +164,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         description: 'The console listener: the kind panel under /kind (seed 001).',
         logger,
         metrics: { metrics, listener: 'console', token },
+        limits,
+        // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
+        browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
       });
       apps.push(app);
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });

@@ -130,6 +130,13 @@ export const errorCatalog = {
 
   // ---- iSCSI CHAP (issue 13, iSCSI credentials) ----
   chap_invalid: { status: 400, message: 'invalid CHAP credential: an initiator, a user name and a secret of 12-16 letters and digits' },
+
+  // issue 18 (h18b): browsers, proxies and listeners
+  host_not_allowed: { status: 421, message: 'this listener does not serve that host name (IRONLENS_CONSOLE_HOSTS, KIND_K8S_HOSTS add names)' },
+  cross_site_request_refused: { status: 403, message: 'a write from another site (Origin or Sec-Fetch-Site) is refused' },
+  request_header_required: { status: 403, message: 'a write from a browser needs a JSON body or the X-Ironlens-Request header' },
+  proxy_path_invalid: { status: 400, message: 'the path has a dot segment, an encoded slash or a backslash' },
+  form_too_large: { status: 413, message: 'the form has too many fields, or a part over its size limit' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;
