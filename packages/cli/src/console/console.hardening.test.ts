@@ -4,7 +4,7 @@
  * that fetch would normalise go through `http.request`, foreign `Host`/`Origin` headers are sent
  * as a rebinding page's browser would send them, slow clients are real TCP connections.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -216,4 +216,16 @@ describe('slow clients (finding 9)', () => {
       }
     }
   }, 20_000);
+});
+
+describe('the data dir (finding 6)', () => {
+  it('is created 0700, with the key file and the SQLite database, -wal and -shm 0600', async () => {
+    const data = join(dir, 'fresh-data-dir');
+    const r = await serve({ IRONLENS_DATA_DIR: data, IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: 'off', IPXE_CP_DNSMASQ_RELOAD: 'false' }, () => {});
+    running.push(r);
+    expect((await fetch(`${r.urls.boot}/workers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"worker_id":"w-mode"}' })).status).toBe(200);
+    const mode = (f: string) => (statSync(f).mode & 0o777).toString(8);
+    expect(mode(data)).toBe('700');
+    for (const f of ['secret.key', 'ironlens.db', 'ironlens.db-wal', 'ironlens.db-shm']) expect(mode(join(data, f)), f).toBe('600');
+  });
 });
