@@ -160,7 +160,7 @@ describe('the console against another origin in Chromium', () => {
     await page.goto(`${attackerUrl}/frame`);
     await page.waitForTimeout(1500);
     const frame = page.frames().find((f) => f !== page.mainFrame());
-    // Blocked by frame-ancestors 'none' / X-Frame-Options: DENY: Chromium shows its error page, not the console.
+    // Blocked by frame-ancestors 'self' / X-Frame-Options: SAMEORIGIN: Chromium shows its error page, not the console.
     const root = await frame?.evaluate(() => document.getElementById('root')?.childElementCount ?? -1).catch(() => -1);
     expect(root).toBe(-1);
     await shot('attacker-frame-blocked');
