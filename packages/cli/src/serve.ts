@@ -63,7 +63,10 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
  * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the web console at `/`, the provisioning API
  * for it under `/api/metal`, the kind panel under `/kind`; loopback by default because its APIs hand
  * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
- * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
+ * pages and docs stay open; `IRONLENS_CONSOLE_HOSTS`: host names it answers besides the loopback names
+ * and its own addresses, 421 otherwise; writes from other sites are refused; `IRONLENS_WEB_DIST`: the
+ * built web assets, default `@ironlens/web`'s). Both listeners take the `IRONLENS_HTTP_*` timeouts and
+ * connection caps (`httpLimitsFromEnv`).
  * `off` switches a listener off. A start that fails closes what it opened and rejects.
  * Each listener serves the process' Prometheus metrics at `/metrics`, behind its own token
  * (`IPXE_CP_TOKEN`, `IRONLENS_CONSOLE_TOKEN`) when that is set (docs/metrics.md).
