@@ -133,7 +133,7 @@ describe('the console against other web pages (finding 2)', () => {
     const worker = (id: string, headers: Record<string, string>) =>
       raw(base, '/api/metal/workers', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ worker_id: id }) });
 
-    for (const headers of [{ origin: 'http://evil.example' }, { origin: 'null' }, { origin: `http://${host}.evil.example` }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }]) {
+    for (const headers of <Array<Record<string, string>>>[{ origin: 'http://evil.example' }, { origin: 'null' }, { origin: `http://${host}.evil.example` }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }]) {
       const res = await worker('refused', headers);
       expect(res.status, JSON.stringify(headers)).toBe(403);
       expect(JSON.parse(res.body).detail).toContain('another site');
