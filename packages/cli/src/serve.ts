@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
+import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -62,7 +62,10 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
  * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the web console at `/`, the provisioning API
  * for it under `/api/metal`, the kind panel under `/kind`; loopback by default because its APIs hand
  * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
- * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
+ * pages and docs stay open; `IRONLENS_CONSOLE_HOSTS`: host names it answers besides the loopback names
+ * and its own addresses, 421 otherwise; writes from other sites are refused; `IRONLENS_WEB_DIST`: the
+ * built web assets, default `@ironlens/web`'s). Both listeners take the `IRONLENS_HTTP_*` timeouts and
+ * connection caps (`httpLimitsFromEnv`).
  * `off` switches a listener off. A start that fails closes what it opened and rejects.
  * Each listener serves the process' Prometheus metrics at `/metrics`, behind its own token
  * (`IPXE_CP_TOKEN`, `IRONLENS_CONSOLE_TOKEN`) when that is set (docs/metrics.md).
@@ -158,10 +161,12 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
 
     const urls: Record<string, string> = {};
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
+    // Timeouts and connection caps, the same on both listeners (IRONLENS_HTTP_*).
+    const limits = httpLimitsFromEnv(env);
     if (bootListen) {
       const app = await buildMetalApp({
         services: metal,
-        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token } },
+        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token }, limits },
       });
       apps.push(app);
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
@@ -181,6 +186,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         description: 'The console listener: the kind panel under /kind (seed 001).',
         logger,
         metrics: { metrics, listener: 'console', token },
+        limits,
+        // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
+        browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
       });
       apps.push(app);
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });

@@ -136,6 +136,12 @@ export const errorCatalog = {
   cluster_response_too_large: { status: 502, message: 'the cluster answered with more bytes than IRONLENS_CLUSTER_MAX_RESPONSE_BYTES allows' },
   cluster_response_invalid: { status: 502, message: 'the cluster answered with JSON that is not the kind of object asked for' },
   bootstrap_host_not_allowed: { status: 422, message: 'a host is an unspecified, broadcast, multicast or link-local address, or a numeric-looking host name' },
+  // issue 18 (h18b): browsers, proxies and listeners
+  host_not_allowed: { status: 421, message: 'this listener does not serve that host name (IRONLENS_CONSOLE_HOSTS, KIND_K8S_HOSTS add names)' },
+  cross_site_request_refused: { status: 403, message: 'a write from another site (Origin or Sec-Fetch-Site) is refused' },
+  request_header_required: { status: 403, message: 'a write from a browser needs a JSON body or the X-Ironlens-Request header' },
+  proxy_path_invalid: { status: 400, message: 'the path has a dot segment, an encoded slash or a backslash' },
+  form_too_large: { status: 413, message: 'the form has too many fields, or a part over its size limit' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;
