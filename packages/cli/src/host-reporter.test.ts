@@ -236,6 +236,14 @@ describe('the host reporter against ironlens serve', () => {
     expect(await (await fetch(`${boot}/metrics`)).text()).toMatch(/ironlens_boot_duration_seconds_count 1/);
   }, 120_000);
 
+  it('signs again on the control plane\'s clock when this machine\'s clock is 20 minutes off (no NTP yet)', async () => {
+    await new Promise((r) => setTimeout(r, 1100));
+    const env = { ...machine('m-skew', { mac: MAC1, hostname: 'worker-01', chapSecret: secret, controlPlane: boot }), IRONLENS_CLOCK_SKEW_S: '-1200' };
+    const run = await reporter(env);
+    expect(run.stderr).toMatch(/clock differs from the control plane's by \d+ s/);
+    expect(run.code).toBe(0);
+  }, 60_000);
+
   it('refuses a report signed with a wrong secret, counted in the operations log and the metrics', async () => {
     const env = machine('m-wrong', { mac: MAC1, hostname: 'worker-01', chapSecret: 'WrongSecret0001', controlPlane: boot });
     const run = await reporter(env);
