@@ -147,6 +147,13 @@ describe('console: booted workers (issue 24)', () => {
     expect(await page.getByTestId('worker-boot-seconds').textContent()).toMatch(/^\d+(\.\d+)? s from the first event/);
     await page.screenshot({ path: join(artifacts, 'worker-page.png'), fullPage: true });
     expect(await axe('worker-page')).toEqual([]);
+    // A fixed address: validated by the server (the error is shown), then saved and shown.
+    await page.getByTestId('worker-fixed-address').fill('224.0.0.1');
+    await page.getByTestId('worker-fixed-address-save').click();
+    await expect.poll(() => page.getByTestId('worker-fixed-address-error').textContent(), { timeout: 10_000 }).toContain('unicast IPv4');
+    await page.getByTestId('worker-fixed-address').fill('192.0.2.31');
+    await page.getByTestId('worker-fixed-address-save').click();
+    await expect.poll(() => page.getByTestId('worker-address').textContent(), { timeout: 10_000 }).toBe(`${sshd.address} (fixed 192.0.2.31)`);
   });
 
   it('opens the bootstrap wizard for the selected workers: role pickers, no address or fingerprint to type, preflight passes', async () => {
