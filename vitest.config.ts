@@ -27,7 +27,7 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.hardening.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',
-  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register,serve.hostile-cluster}.test.ts',
+  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register,serve.hostile-cluster,bootstrap-workers,host-reporter}.test.ts',
 ];
 
 export default defineConfig({
