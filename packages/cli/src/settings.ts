@@ -66,6 +66,7 @@ export const SETTINGS: Setting[] = [
   S('IPXE_CP_DNSMASQ_CONTAINER', '', 'reload by docker exec <container> killall -HUP dnsmasq', 'docs/metal.md', 'serve'),
   S('IPXE_CP_DNSMASQ_PID_FILE', '', "reload by SIGHUP to the pid in this file (dnsmasq's --pid-file)", 'docs/metal.md', 'serve'),
   S('IPXE_CP_DNSMASQ_RELOAD_COMMAND', '', 'reload by running this command (split on whitespace, or a JSON array; never a shell)', 'docs/metal.md', 'serve'),
+  S('IRONLENS_DHCP_LEASE', 'infinite', "bound workers' lease in the hosts file: infinite (never runs out) or range (the seed's mac,hostname lines)", 'docs/metal.md', 'serve'),
   S('IRONLENS_DHCP_WRITER_GROUP', '<hostname>:<hosts file>', 'replicas of one group elect one writer of the hosts file', 'docs/deployment.md', 'serve'),
   S('IRONLENS_DHCP_WRITER_RETRY_MS', '2000', 'how often a replica that is not the hosts-file writer tries to become it', 'docs/deployment.md', 'serve'),
   // replicas
