@@ -15,5 +15,8 @@ bash scripts/check-harness-prereqs.sh
 
 npm run check
 node --import tsx packages/kube-harness/src/cli.ts build
+# The Debian master image the image test and the diskless end-to-end test boot: cached by its
+# inputs (minutes the first time, seconds after).
+bash scripts/build-test-master.sh
 npx vitest run "$@"
 echo "[test-all] finished in $(( $(date +%s) - T0 )) s"
