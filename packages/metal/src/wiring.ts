@@ -23,6 +23,8 @@ import { RenderGuard, type WarnFn } from './services/render-guard.service';
 import { ReportGuard } from './services/report-guard.service';
 import { MetalMetrics } from './metal.metrics';
 import { AGENT_PROBE_BUDGET_MS, InventoryService } from './services/inventory.service';
+import { HostReportRepository } from './repositories/host-report.repository';
+import { HostReportService } from './services/host-report.service';
 
 /** What the routes get: services only, never the store (the services own every transaction). */
 export interface MetalServices {
@@ -35,6 +37,8 @@ export interface MetalServices {
   agents: AgentService;
   storage: StorageService;
   layout: LayoutService;
+  /** Booted workers' host reports (issue 24). */
+  hostReports: HostReportService;
   operations(q: { since?: number; limit?: number; mac?: string }): ReturnType<OperationsLog['list']>;
 }
 
@@ -100,7 +104,10 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
   const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
-  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
+  const hostRepo = new HostReportRepository();
+  const hostReports = new HostReportService(store, workerRepo, deviceRepo, chapRepo, hostRepo, ops, metrics?.hostReports, { now: deps.now });
+  bootVars.onBoundAnswer((workerId) => hostReports.noteBootVars(workerId));
+  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch, hostRepo);
   return {
     config,
     settings,
@@ -110,6 +117,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     dhcp,
     agents,
     storage,
+    hostReports,
     layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops),
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };

@@ -51,6 +51,20 @@ export interface WorkerChapTable {
   secret_sealed: string;
   created_at: string;
 }
+/** A booted worker's last accepted host report (issue 24). */
+export interface HostReportsTable {
+  worker_id: string;
+  mac: string;
+  report: string;
+  reported_at: string;
+  report_ts: number;
+  boot: string;
+}
+/** The operator's fixed IPv4 address per worker (issue 24), rendered into the hosts file. */
+export interface WorkerAddressesTable {
+  worker_id: string;
+  ipv4: string;
+}
 export interface SettingsTable {
   key: string;
   value: string;
@@ -62,6 +76,8 @@ export interface MetalTables {
   agents: AgentsTable;
   settings: SettingsTable;
   worker_chap: WorkerChapTable;
+  host_reports: HostReportsTable;
+  worker_addresses: WorkerAddressesTable;
 }
 
 /** Every table the boot control plane's store holds: its own and the operations log. */

@@ -4,13 +4,24 @@ import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requ
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
+import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
 import type { WorkerRepository } from '../repositories/worker.repository';
+import { primaryAddress } from './host-report.service';
 import type { BootVarsService } from './boot-vars.service';
 import type { DeviceService } from './device.service';
 import type { DhcpHostsService } from './dhcp-hosts.service';
 import type { RequestContext } from './settings.service';
 
 export type { BatchCreateInput, CreateWorkerInput };
+
+/** The view with what the worker reported (issue 24): additive fields, `null` before the first report. */
+function withHost(v: WorkerView, report: HostReportRecord | null, fixed: string | null): WorkerView {
+  v.host = report?.host ?? null;
+  v.boot_timeline = report?.boot ?? null;
+  v.address = report ? primaryAddress(report.host, (v.mac as string | null) ?? null) : null;
+  v.fixed_address = fixed;
+  return v;
+}
 
 export interface DeleteOptions {
   deleteDisk: boolean;
@@ -47,6 +58,8 @@ export class WorkerService {
     private readonly ops: OperationsLog,
     private readonly storage: WorkerStorage,
     private readonly defaultArch: string,
+    /** Booted workers' reports and fixed addresses (issue 24). Default: none (views carry `host: null`). */
+    private readonly hosts?: HostReportRepository,
   ) {}
 
   private get db(): MetalDb {
@@ -57,12 +70,19 @@ export class WorkerService {
     const w = await this.workers.get(db, workerId);
     if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
     const d = await this.devices.boundTo(db, workerId);
-    return workerView(w, d?.mac ?? null);
+    const [report, fixed] = this.hosts ? await Promise.all([this.hosts.get(db, workerId), this.hosts.fixedAddress(db, workerId)]) : [null, null];
+    return withHost(workerView(w, d?.mac ?? null), report, fixed);
   }
 
   async list(): Promise<WorkerView[]> {
-    const [all, bindings] = await Promise.all([this.workers.list(this.db), this.devices.bindings(this.db)]);
-    return all.map((w) => workerView(w, bindings.get(w.worker_id) ?? null));
+    const none = new Map();
+    const [all, bindings, reports, fixed] = await Promise.all([
+      this.workers.list(this.db),
+      this.devices.bindings(this.db),
+      this.hosts ? this.hosts.all(this.db) : none,
+      this.hosts ? this.hosts.fixedAddresses(this.db) : none,
+    ]);
+    return all.map((w) => withHost(workerView(w, bindings.get(w.worker_id) ?? null), reports.get(w.worker_id) ?? null, fixed.get(w.worker_id) ?? null));
   }
 
   async get(workerIdInput: string): Promise<WorkerView> {
