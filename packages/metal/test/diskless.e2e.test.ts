@@ -374,7 +374,7 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
         expect(bind.status, bind.text).toBe(200);
         const disk = await api('POST', `/workers/${vm.id}/luns/disk`, { type: 'master', os: 'debian', name });
         expect(disk.status, disk.text).toBe(200);
-        expect((await api('PUT', `/workers/${vm.id}/default-os`, { os: 'debian', menu_timeout: 0 })).status).toBe(200);
+        expect((await api('PUT', `/workers/${vm.id}/default-os`, { os: 'debian', menu_timeout: 1 })).status).toBe(200);
       }
       const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);
       for (const vm of [CP, WK]) expect(show.stdout).toContain(`${BASE_IQN}:${vm.id}.debian`);
