@@ -62,7 +62,7 @@ function timedLines(file: string): TimedLine[] {
   if (!existsSync(file)) return [];
   const out: TimedLine[] = [];
   for (const raw of readFileSync(file, 'latin1').split('\n')) {
-    const m = /^(\d+\.\d+) (.*)$/.exec(raw);
+    const m = /^(\d+\.\d+) (.*)$/s.exec(raw);
     if (m) out.push({ t: Number(m[1]) * 1000, text: flatConsole(m[2]) });
   }
   return out;
