@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
+import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, type WorkerDirectory } from '@ironlens/clusters';
 import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
@@ -170,7 +170,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       clustersClose = clusters.close;
       await app.register(clustersPlugin, { services: clusters, token });
       // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
-      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs });
+      // Bootstrap from workers (issue 24): the booted workers' reported addresses and host keys, from metal.
+      const workers: WorkerDirectory = { find: (id) => metal.hostReports.directoryEntry(id), joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId) };
+      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs, workers });
       bootstrapClose = bootstrap.close;
       await app.register(bootstrapPlugin, { services: bootstrap.services, token });
       const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });

@@ -143,6 +143,7 @@ export const workerSchema = Type.Object({
   boot_timeline: Type.Optional(OrNull(bootTimelineSchema)),
   address: Type.Optional(OrNull(Type.String({ description: "the reported address ironlens uses for SSH: the boot NIC's first IPv4, else the first reported" }))),
   fixed_address: Type.Optional(OrNull(Type.String({ description: 'the IPv4 address the hosts file gives this worker, when the operator set one' }))),
+  cluster_id: Type.Optional(OrNull(Type.String({ description: 'the Kubernetes cluster a bootstrap by worker registered this worker into' }))),
 });
 export type WorkerView = Static<typeof workerSchema>;
 

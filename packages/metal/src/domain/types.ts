@@ -86,6 +86,7 @@ export interface WorkerView {
   boot_timeline?: BootTimeline | null;
   address?: string | null;
   fixed_address?: string | null;
+  cluster_id?: string | null;
 }
 
 export interface Agent {

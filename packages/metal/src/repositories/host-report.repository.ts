@@ -54,4 +54,17 @@ export class HostReportRepository {
     await db.deleteFrom('worker_addresses').where('worker_id', '=', workerId).execute();
     if (ipv4) await db.insertInto('worker_addresses').values({ worker_id: workerId, ipv4 }).execute();
   }
+
+  async clusters(db: MetalDb): Promise<Map<string, string>> {
+    const rows = await db.selectFrom('worker_clusters').select(['worker_id', 'cluster_id']).execute();
+    return new Map(rows.map((r) => [r.worker_id, r.cluster_id]));
+  }
+
+  async setCluster(db: MetalDb, workerId: string, clusterId: string, at: string): Promise<void> {
+    await db
+      .insertInto('worker_clusters')
+      .values({ worker_id: workerId, cluster_id: clusterId, joined_at: at })
+      .onConflict((oc) => oc.column('worker_id').doUpdateSet({ cluster_id: clusterId, joined_at: at }))
+      .execute();
+  }
 }

@@ -100,6 +100,13 @@ export const metalMigrations: NamedMigration[] = [
         .addColumn('worker_id', 'text', (c) => c.primaryKey())
         .addColumn('ipv4', 'text', (c) => c.notNull().unique())
         .execute();
+      // The Kubernetes cluster a bootstrap by worker registered the worker into.
+      await db.schema
+        .createTable('worker_clusters')
+        .addColumn('worker_id', 'text', (c) => c.primaryKey())
+        .addColumn('cluster_id', 'text', (c) => c.notNull())
+        .addColumn('joined_at', 'text', (c) => c.notNull())
+        .execute();
     },
   },
 ];

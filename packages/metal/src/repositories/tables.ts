@@ -65,6 +65,12 @@ export interface WorkerAddressesTable {
   worker_id: string;
   ipv4: string;
 }
+/** The cluster a worker joined through a bootstrap by worker (issue 24). */
+export interface WorkerClustersTable {
+  worker_id: string;
+  cluster_id: string;
+  joined_at: string;
+}
 export interface SettingsTable {
   key: string;
   value: string;
@@ -78,6 +84,7 @@ export interface MetalTables {
   worker_chap: WorkerChapTable;
   host_reports: HostReportsTable;
   worker_addresses: WorkerAddressesTable;
+  worker_clusters: WorkerClustersTable;
 }
 
 /** Every table the boot control plane's store holds: its own and the operations log. */

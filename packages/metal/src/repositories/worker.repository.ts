@@ -114,6 +114,7 @@ export class WorkerRepository {
     // What it reported and its fixed address too (issue 24).
     await db.deleteFrom('host_reports').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('worker_addresses').where('worker_id', '=', workerId).execute();
+    await db.deleteFrom('worker_clusters').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('workers').where('worker_id', '=', workerId).execute();
   }
 
@@ -122,6 +123,7 @@ export class WorkerRepository {
     await db.deleteFrom('disks').execute();
     await db.deleteFrom('host_reports').execute();
     await db.deleteFrom('worker_addresses').execute();
+    await db.deleteFrom('worker_clusters').execute();
     await db.deleteFrom('workers').execute();
   }
 

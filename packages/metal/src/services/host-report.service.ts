@@ -160,6 +160,27 @@ export class HostReportService {
     return { boot: { report_at: iso(reportMs), boot_vars_at: iso(bootVarsMs), iscsi_login_at: null, host_report_at: iso(nowMs), seconds }, newBoot };
   }
 
+  /** A worker as the bootstrap by worker needs it (clusters' `WorkerDirectory`): null when unknown. */
+  async directoryEntry(workerId: string): Promise<{ workerId: string; address: string | null; hostKeys: Array<{ algorithm: string; fingerprint: string }> } | null> {
+    const w = await this.workers.get(this.db, workerId);
+    if (!w) return null;
+    const rec = await this.reports.get(this.db, w.worker_id);
+    if (!rec) return { workerId: w.worker_id, address: null, hostKeys: [] };
+    return { workerId: w.worker_id, address: primaryAddress(rec.host, rec.mac), hostKeys: rec.host.ssh_host_keys };
+  }
+
+  /** A bootstrap by worker registered these workers' cluster: each worker's view shows it. */
+  async joinCluster(workerIds: string[], clusterId: string): Promise<void> {
+    const at = isoSeconds(new Date(this.now()));
+    await this.store.transaction(async (trx) => {
+      for (const id of workerIds) {
+        if (!(await this.workers.get(trx, id))) continue;
+        await this.reports.setCluster(trx, id, clusterId, at);
+        await this.ops.append({ op: 'worker.cluster.join', status: 'ok', worker_id: id, cluster_id: clusterId }, trx);
+      }
+    });
+  }
+
   private async logRefusal(reason: HostReportRefusal, mac: string | null, client: string | null): Promise<void> {
     const key = `${reason} ${client ?? ''}`;
     const now = this.now();

@@ -15,11 +15,12 @@ import type { RequestContext } from './settings.service';
 export type { BatchCreateInput, CreateWorkerInput };
 
 /** The view with what the worker reported (issue 24): additive fields, `null` before the first report. */
-function withHost(v: WorkerView, report: HostReportRecord | null, fixed: string | null): WorkerView {
+function withHost(v: WorkerView, report: HostReportRecord | null, fixed: string | null, clusterId: string | null): WorkerView {
   v.host = report?.host ?? null;
   v.boot_timeline = report?.boot ?? null;
   v.address = report ? primaryAddress(report.host, (v.mac as string | null) ?? null) : null;
   v.fixed_address = fixed;
+  v.cluster_id = clusterId;
   return v;
 }
 
@@ -70,19 +71,22 @@ export class WorkerService {
     const w = await this.workers.get(db, workerId);
     if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
     const d = await this.devices.boundTo(db, workerId);
-    const [report, fixed] = this.hosts ? await Promise.all([this.hosts.get(db, workerId), this.hosts.fixedAddress(db, workerId)]) : [null, null];
-    return withHost(workerView(w, d?.mac ?? null), report, fixed);
+    const [report, fixed, clusters] = this.hosts ? await Promise.all([this.hosts.get(db, workerId), this.hosts.fixedAddress(db, workerId), this.hosts.clusters(db)]) : [null, null, new Map()];
+    return withHost(workerView(w, d?.mac ?? null), report, fixed, clusters.get(workerId) ?? null);
   }
 
   async list(): Promise<WorkerView[]> {
     const none = new Map();
-    const [all, bindings, reports, fixed] = await Promise.all([
+    const [all, bindings, reports, fixed, clusters] = await Promise.all([
       this.workers.list(this.db),
       this.devices.bindings(this.db),
       this.hosts ? this.hosts.all(this.db) : none,
       this.hosts ? this.hosts.fixedAddresses(this.db) : none,
+      this.hosts ? this.hosts.clusters(this.db) : none,
     ]);
-    return all.map((w) => withHost(workerView(w, bindings.get(w.worker_id) ?? null), reports.get(w.worker_id) ?? null, fixed.get(w.worker_id) ?? null));
+    return all.map((w) =>
+      withHost(workerView(w, bindings.get(w.worker_id) ?? null), reports.get(w.worker_id) ?? null, fixed.get(w.worker_id) ?? null, clusters.get(w.worker_id) ?? null),
+    );
   }
 
   async get(workerIdInput: string): Promise<WorkerView> {
