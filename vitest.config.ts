@@ -26,7 +26,7 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.kube.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',
-  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register}.test.ts',
+  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register,bootstrap-workers,host-reporter}.test.ts',
 ];
 
 export default defineConfig({

@@ -8,6 +8,9 @@ import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Running, serve } from './serve';
 
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of several shapes, read by the assertions
+type Json = any;
+
 // Bootstrap from workers (issue 24) through `ironlens serve`'s own wiring: two workers report
 // (POST /hosts/report on the provisioning listener) the loopback address and host key of a real
 // sshd each (on port 22 of its own 127.x address); host-keys, preflight and a bootstrap by
@@ -27,7 +30,7 @@ let running: Running;
 let consoleUrl: string;
 let bootUrl: string;
 
-async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -126,11 +129,11 @@ describe('ironlens serve: bootstrap from workers', () => {
     ];
     const pre = await api('POST', '/api/cluster/bootstrap/preflight', { nodes, hostKeys: [] });
     expect(pre.status).toBe(200);
-    expect(pre.json.items.map((i: any) => [i.host, i.workerId, i.state])).toEqual([
+    expect(pre.json.items.map((i: Json) => [i.host, i.workerId, i.state])).toEqual([
       [a.address, 'w-a', 'passed'],
       [b.address, 'w-b', 'passed'],
     ]);
-    expect(pre.json.items[0].checks.find((c: any) => c.id === 'ssh').status).toBe('passed');
+    expect(pre.json.items[0].checks.find((c: Json) => c.id === 'ssh').status).toBe('passed');
     expect(pre.json.allPassed).toBe(true);
 
     // A pin given for a worker must be one it reported; the host form is unchanged beside it.
@@ -162,7 +165,7 @@ describe('ironlens serve: bootstrap from workers', () => {
     const start = await api('POST', '/api/cluster/bootstrap', { nodes, hostKeys: [], register: { name: 'From Workers' } });
     expect(start.status).toBe(200);
     const id = start.json.bootstrapId;
-    let status: any;
+    let status: Json;
     const end = Date.now() + 300_000;
     for (;;) {
       status = (await api('GET', `/api/cluster/bootstrap/${id}`)).json;
@@ -172,8 +175,8 @@ describe('ironlens serve: bootstrap from workers', () => {
     expect(status.phase, `${status.error}\n${status.logTail}`).toBe('succeeded');
     expect(status.clusterId).toMatch(/^[0-9a-f]{8}$/);
     expect(status.logTail).toContain(`workers w-a, w-b joined cluster ${status.clusterId}`);
-    const summary = (await api('GET', '/api/cluster/bootstrap')).json.items.find((j: any) => j.id === id);
-    expect(summary.nodes.map((n: any) => n.workerId)).toEqual(['w-a', 'w-b']);
+    const summary = (await api('GET', '/api/cluster/bootstrap')).json.items.find((j: Json) => j.id === id);
+    expect(summary.nodes.map((n: Json) => n.workerId)).toEqual(['w-a', 'w-b']);
 
     for (const w of ['w-a', 'w-b']) expect((await call(bootUrl, 'GET', `/workers/${w}`)).json.cluster_id).toBe(status.clusterId);
     expect((await call(bootUrl, 'GET', '/workers/w-c')).json.cluster_id).toBeNull();

@@ -9,6 +9,9 @@ import { ChapRepository, createMetalServices, metalConfigFromEnv, signReport } f
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Running, serve } from './serve';
 
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of several shapes, read by the assertions
+type Json = any;
+
 /**
  * The host reporter (packages/metal/assets/host-reporter, the program the master image runs,
  * issue 24) run for real with python3 against fake sysfs, iBFT, /proc and /etc trees and the
@@ -179,7 +182,7 @@ describe('the host reporter against ironlens serve', () => {
     // The secret is in no argument list and no output.
     expect(run.stderr + run.stdout).not.toContain(secret);
 
-    const w = (await (await fetch(`${boot}/workers/worker-01`)).json()) as Record<string, any>;
+    const w = (await (await fetch(`${boot}/workers/worker-01`)).json()) as Record<string, Json>;
     expect(w.mac).toBe(MAC1);
     expect(w.address).toBe('192.0.2.24');
     expect(w.host.addresses).toEqual([
@@ -210,7 +213,7 @@ describe('the host reporter against ironlens serve', () => {
     expect(Date.parse(t.host_report_at)).toBeGreaterThanOrEqual(Date.parse(t.boot_vars_at));
     expect(t.seconds).toBeGreaterThanOrEqual(0);
     expect(t.seconds).toBeLessThan(60);
-    const list = (await (await fetch(`${boot}/workers`)).json()) as Array<Record<string, any>>;
+    const list = (await (await fetch(`${boot}/workers`)).json()) as Array<Record<string, Json>>;
     expect(list.find((x) => x.worker_id === 'worker-01')?.host?.kernel).toBe('6.1.0-28-amd64');
     expect(list.find((x) => x.worker_id === 'worker-02')?.host).toBeNull();
 
@@ -227,7 +230,7 @@ describe('the host reporter against ironlens serve', () => {
     expect((await reporter(env, ['--if-changed'])).code).toBe(0);
     const after = await hostReports();
     expect(after.length).toBe(before + 1);
-    const w2 = (await (await fetch(`${boot}/workers/worker-01`)).json()) as Record<string, any>;
+    const w2 = (await (await fetch(`${boot}/workers/worker-01`)).json()) as Record<string, Json>;
     expect(w2.host.ssh_host_keys).toHaveLength(3);
     expect(w2.boot_timeline).toEqual(t);
     expect(await (await fetch(`${boot}/metrics`)).text()).toMatch(/ironlens_boot_duration_seconds_count 1/);
@@ -271,7 +274,7 @@ describe('the host reporter against ironlens serve', () => {
   it('without CHAP accepts a report only from the bound MAC with its hostname, as /boot-vars decides', async () => {
     const ok = await reporter(machine('m2', { mac: MAC2, hostname: 'worker-02', controlPlane: boot }));
     expect(ok.code).toBe(0);
-    expect(((await (await fetch(`${boot}/workers/worker-02`)).json()) as Record<string, any>).address).toBe('192.0.2.24');
+    expect(((await (await fetch(`${boot}/workers/worker-02`)).json()) as Record<string, Json>).address).toBe('192.0.2.24');
     // worker-02's MAC claiming worker-01's hostname, and an unknown MAC: refused.
     const forged = await reporter(machine('m-forge', { mac: MAC2, hostname: 'worker-01', controlPlane: boot }));
     expect(forged.code).toBe(1);

@@ -91,7 +91,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now, changes);
   const guard = new RenderGuard(ops, deps.warn);
   const metrics = deps.metrics && new MetalMetrics(deps.metrics);
-  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq, changes);
+  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile, config.dhcpLease), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq, changes);
   const secrets = deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir);
   const agentRepo = new AgentRepository(secrets);
   const chapRepo = new ChapRepository(secrets);

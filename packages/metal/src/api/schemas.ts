@@ -376,3 +376,7 @@ export type WorkerDeleteBatchRequest = Static<typeof workerDeleteBatchBody>;
 export type { Agent, Boot, Cd, Device, DeviceState, Disk, Fingerprint, WorkerState, WorkerView as Worker } from '../domain/types';
 export type { Os } from '../domain/identifiers';
 export type { AgentView, Capabilities } from '../services/agent.service';
+
+/** `PUT /workers/{worker_id}/address` (issue 24): the worker's fixed IPv4 address, or null to remove it. */
+export const workerAddressBody = Type.Object({ fixed_address: OrNull(Type.String({ maxLength: 15, description: 'a unicast IPv4 address' })) });
+export type WorkerAddressRequest = Static<typeof workerAddressBody>;

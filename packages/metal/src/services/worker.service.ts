@@ -3,6 +3,7 @@ import type { BatchCreateInput, CreateWorkerInput } from '../api/schemas';
 import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
+import { isFixedIpv4 } from '../adapters/dnsmasq.adapter';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
 import type { WorkerRepository } from '../repositories/worker.repository';
@@ -276,6 +277,31 @@ export class WorkerService {
       await this.ops.append({ op: 'worker.default_os', worker_id: workerId, os, menu_default: menuDefault, menu_timeout: menuTimeout, client: ctx.client }, trx);
     });
     this.bootVars.invalidate();
+    return this.view(this.db, workerId);
+  }
+
+  /**
+   * Issue 24: the worker's fixed IPv4 address (`null` removes it), rendered into the hosts
+   * file (`mac,ipv4,hostname,infinite`), so machines that DHCP at the same moment are never
+   * offered one address twice. Unique across workers.
+   */
+  async setFixedAddress(workerIdInput: string, input: unknown, ctx: RequestContext): Promise<WorkerView> {
+    const workerId = requireWorkerId(workerIdInput);
+    if (!this.hosts) throw new AppError('worker_address_invalid', 'fixed addresses are not available here');
+    const hosts = this.hosts;
+    const ipv4 = input === null || input === '' ? null : typeof input === 'string' && isFixedIpv4(input.trim()) ? input.trim() : null;
+    if (ipv4 === null && !(input === null || input === '')) throw new AppError('worker_address_invalid', `fixed_address must be a unicast IPv4 address or null, got ${echo(input)}`);
+    await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
+      if (!(await this.workers.get(trx, workerId))) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+      if (ipv4) {
+        const holder = [...(await hosts.fixedAddresses(trx)).entries()].find(([id, ip]) => ip === ipv4 && id !== workerId);
+        if (holder) throw new AppError('worker_address_taken', `${ipv4} is the fixed address of worker ${holder[0]}`, { worker_id: holder[0] });
+      }
+      await hosts.setFixedAddress(trx, workerId, ipv4);
+      await this.ops.append({ op: 'worker.address', worker_id: workerId, fixed_address: ipv4, client: ctx.client }, trx);
+    });
+    await this.dhcp.sync();
     return this.view(this.db, workerId);
   }
 
