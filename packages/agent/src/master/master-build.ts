@@ -280,6 +280,11 @@ export async function buildMaster(opts: MasterBuildOptions): Promise<MasterBuild
   const plan = planMasterBuild(opts);
   if (!existsSync(plan.diskDir) || !statSync(plan.diskDir).isDirectory()) throw new MasterBuildError(`--disk-dir ${plan.diskDir}: not a directory`);
   await requireHostTools(exec);
+  if (process.getuid?.() !== 0 && !existsSync(join(plan.rootfsDir, 'done'))) {
+    // mmdebstrap's unshare mode (its choice without root) writes a tree owned by sub-uids, and
+    // mke2fs -d copies owners as it finds them: the image's files would not belong to root.
+    throw new MasterBuildError('building a root filesystem needs root (mmdebstrap root mode: the image must keep its files\' owners); run as root, or assemble from a root filesystem already in the cache');
+  }
   log(`[master] ${plan.recipe.pretty} → ${plan.target} (${plan.sizeBytes / 1024 ** 3} GiB); root filesystem key ${plan.key}`);
   const cached = existsSync(join(plan.rootfsDir, 'done'));
   const tr = Date.now();
