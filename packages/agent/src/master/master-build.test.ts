@@ -3,12 +3,12 @@
  * it takes the archives from, how it reads the host reporter's install.txt, what the cache key
  * depends on (and what it does not: keys and URL), and the MBR it writes.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readMbr } from './image-inspect';
-import { checkControlPlane, checkMasterName, hostAptMirrors, MasterBuildError, planMasterBuild, readAuthorizedKeys, readReporterInstall, writeBootSectors } from './master-build';
+import { checkControlPlane, checkMasterName, hostAptMirrors, MasterBuildError, planMasterBuild, readAuthorizedKeys, readReporterInstall, removeStaleWork, writeBootSectors } from './master-build';
 
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-master-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -97,5 +97,20 @@ describe('ironlens master build: the boot sectors', () => {
     expect(raw.subarray(512, 3512).equals(core)).toBe(true);
     expect(raw[3512]).toBe(0);
     expect(() => writeBootSectors(img, boot, Buffer.alloc(2048 * 512), 2048, 2048)).toThrow(/does not fit/);
+  });
+});
+
+describe('ironlens master build: what a killed build left', () => {
+  it("removes temporary trees and half disks of builds whose process is gone, and nobody else's", () => {
+    const cache = join(dir, 'stale-cache');
+    const disks = join(dir, 'stale-disks');
+    const dead = 2 ** 22 + 12345; // above pid_max's default: no such process
+    for (const d of [join(cache, 'rootfs', `.tmp-abcd-${dead}-aa11`), join(cache, 'rootfs', `.tmp-abcd-${process.ppid}-bb22`), join(cache, 'rootfs', 'debian-12-abcd'), join(cache, 'work', `${dead}-cc33`)]) mkdirSync(d, { recursive: true });
+    mkdirSync(disks);
+    for (const f of [`.master-debian_12-${dead}-dd44.part`, `.master-debian_12-${process.ppid}-ee55.part`, '_tpl_debian_12.img']) writeFileSync(join(disks, f), '');
+    removeStaleWork(cache, disks);
+    expect(readdirSync(join(cache, 'rootfs')).sort()).toEqual([`.tmp-abcd-${process.ppid}-bb22`, 'debian-12-abcd']);
+    expect(readdirSync(join(cache, 'work'))).toEqual([]);
+    expect(readdirSync(disks).sort()).toEqual([`.master-debian_12-${process.ppid}-ee55.part`, '_tpl_debian_12.img']);
   });
 });

@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Exec, exec as realExec, execStreaming } from '@ironlens/core';
+import { type Exec, exec as realExec, execStreaming, processAlive } from '@ironlens/core';
 import { FILE_NAME_MAX_LENGTH, parseSize } from '../domain/names';
 import { type OsRecipe, OS_RECIPES, osRecipe, recipeHooks } from './os-recipes';
 
@@ -286,6 +286,7 @@ export async function buildMaster(opts: MasterBuildOptions): Promise<MasterBuild
     throw new MasterBuildError('building a root filesystem needs root (mmdebstrap root mode: the image must keep its files\' owners); run as root, or assemble from a root filesystem already in the cache');
   }
   log(`[master] ${plan.recipe.pretty} → ${plan.target} (${plan.sizeBytes / 1024 ** 3} GiB); root filesystem key ${plan.key}`);
+  removeStaleWork(plan.cacheDir, plan.diskDir);
   const cached = existsSync(join(plan.rootfsDir, 'done'));
   const tr = Date.now();
   if (cached) log(`[master] root filesystem from the cache: ${plan.rootfsDir}`);
@@ -312,6 +313,20 @@ export async function buildMaster(opts: MasterBuildOptions): Promise<MasterBuild
     `[master] ${plan.target}: ${(st.size / 1024 ** 3).toFixed(1)} GiB apparent, ${(result.allocatedBytes / 1024 ** 2).toFixed(0)} MiB allocated; root filesystem ${cached ? 'cached' : `built in ${rootfsSeconds.toFixed(0)} s`}, disk assembled in ${assembleSeconds.toFixed(1)} s, ${result.seconds.toFixed(1)} s in all`,
   );
   return result;
+}
+
+/** What a build killed midway left (its pid is in the name and no longer runs): temporary trees, disks. */
+export function removeStaleWork(cacheDir: string, diskDir: string): void {
+  const stale = (dir: string, re: RegExp) => {
+    if (!existsSync(dir)) return;
+    for (const f of readdirSync(dir)) {
+      const pid = re.exec(f)?.[1];
+      if (pid && Number(pid) !== process.pid && !processAlive(Number(pid))) rmSync(join(dir, f), { recursive: true, force: true });
+    }
+  };
+  stale(join(cacheDir, 'rootfs'), /^\.tmp-[0-9a-f]+-(\d+)-[0-9a-f]+$/);
+  stale(join(cacheDir, 'work'), /^(\d+)-[0-9a-f]+$/);
+  stale(diskDir, /^\.master-[a-z0-9_.-]+-(\d+)-[0-9a-f]+\.part$/);
 }
 
 async function requireHostTools(exec: Exec): Promise<void> {
