@@ -236,6 +236,14 @@ describe('the host reporter against ironlens serve', () => {
     expect(await (await fetch(`${boot}/metrics`)).text()).toMatch(/ironlens_boot_duration_seconds_count 1/);
   }, 120_000);
 
+  it('signs again on the control plane\'s clock when this machine\'s clock is 20 minutes off (no NTP yet)', async () => {
+    await new Promise((r) => setTimeout(r, 1100));
+    const env = { ...machine('m-skew', { mac: MAC1, hostname: 'worker-01', chapSecret: secret, controlPlane: boot }), IRONLENS_CLOCK_SKEW_S: '-1200' };
+    const run = await reporter(env);
+    expect(run.stderr).toMatch(/clock differs from the control plane's by \d+ s/);
+    expect(run.code).toBe(0);
+  }, 60_000);
+
   it('refuses a report signed with a wrong secret, counted in the operations log and the metrics', async () => {
     const env = machine('m-wrong', { mac: MAC1, hostname: 'worker-01', chapSecret: 'WrongSecret0001', controlPlane: boot });
     const run = await reporter(env);
@@ -302,5 +310,18 @@ describe('the host reporter against ironlens serve', () => {
     const res = await fetch(`${boot}/hosts/report`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-ironlens-timestamp': String(Math.floor(Date.now() / 1000)) }, body });
     // 403 (who is this?), not 400: every value passed the schema and the checks behind it.
     expect(res.status).toBe(403);
+    const ts = String(Math.floor(Date.now() / 1000));
+    const post = (b: string | Buffer) => fetch(`${boot}/hosts/report`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-ironlens-timestamp': ts }, body: b });
+    const good = JSON.parse(body.toString('utf8'));
+    // Values outside their grammar: an interface name with a newline, an IPv6 in the IPv4 list, a tag in the kernel.
+    const bad = [
+      { ...good, addresses: [{ interface: 'eth0\nx', mac: '', ipv4: [], ipv6: [] }] },
+      { ...good, addresses: [{ interface: 'eth0', mac: '', ipv4: ['fd00::1'], ipv6: [] }] },
+      { ...good, kernel: '6.1 set:evil' },
+      { ...good, ssh_host_keys: Array.from({ length: 17 }, () => ({ algorithm: 'ssh-ed25519', fingerprint: `SHA256:${'A'.repeat(43)}` })) },
+    ];
+    for (const b of bad) expect((await post(JSON.stringify(b))).status).toBe(422);
+    expect((await post('{"mac": ')).status).toBe(400);
+    expect((await post(Buffer.alloc(70 * 1024, 32))).status).toBe(413);
   }, 60_000);
 });

@@ -8,6 +8,7 @@
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { newKey, randomLoopbackPrefix, TestSshd } from '@ironlens/clusters/bootstrap-testing';
 import { buildWebAssets } from '@ironlens/web';
@@ -19,6 +20,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'console-workers-token';
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const artifacts = join(repoRoot, '.artifacts', `console-workers-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
+const require = createRequire(import.meta.url);
 const MAC_A = '52:54:00:24:0c:01';
 const MAC_B = '52:54:00:24:0c:02';
 
@@ -36,6 +38,19 @@ async function metal(method: string, path: string, body?: unknown): Promise<unkn
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.json();
+}
+
+/** axe-core's serious and critical violations on the page now (the full report is written beside the screenshots). */
+async function axe(name: string): Promise<Array<{ id: string; impact: string }>> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const result = await page.evaluate(async () => {
+    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: Array<{ id: string; impact: string; help: string }> }> } }).axe.run(document, {
+      resultTypes: ['violations'],
+    });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help }));
+  });
+  writeFileSync(join(artifacts, `axe-${name}.json`), JSON.stringify(result, null, 2));
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
 beforeAll(async () => {
@@ -131,6 +146,14 @@ describe('console: booted workers (issue 24)', () => {
     expect(await page.getByTestId('worker-boot-timeline').textContent()).toContain('/boot-vars answered');
     expect(await page.getByTestId('worker-boot-seconds').textContent()).toMatch(/^\d+(\.\d+)? s from the first event/);
     await page.screenshot({ path: join(artifacts, 'worker-page.png'), fullPage: true });
+    expect(await axe('worker-page')).toEqual([]);
+    // A fixed address: validated by the server (the error is shown), then saved and shown.
+    await page.getByTestId('worker-fixed-address').fill('224.0.0.1');
+    await page.getByTestId('worker-fixed-address-save').click();
+    await expect.poll(() => page.getByTestId('worker-fixed-address-error').textContent(), { timeout: 10_000 }).toContain('unicast IPv4');
+    await page.getByTestId('worker-fixed-address').fill('192.0.2.31');
+    await page.getByTestId('worker-fixed-address-save').click();
+    await expect.poll(() => page.getByTestId('worker-address').textContent(), { timeout: 10_000 }).toBe(`${sshd.address} (fixed 192.0.2.31)`);
   });
 
   it('opens the bootstrap wizard for the selected workers: role pickers, no address or fingerprint to type, preflight passes', async () => {
@@ -149,5 +172,6 @@ describe('console: booted workers (issue 24)', () => {
     await page.getByTestId('worker-wizard-preflight').click();
     await expect.poll(() => page.getByTestId('worker-preflight-gpu-01').textContent(), { timeout: 60_000 }).toContain('passed');
     await page.screenshot({ path: join(artifacts, 'worker-wizard.png'), fullPage: true });
+    expect(await axe('worker-wizard')).toEqual([]);
   }, 90_000);
 });

@@ -8,7 +8,7 @@ import { expandTargets, MAX_EXPANDED_HOSTS } from './host-spec';
 import { type BootstrapProxy, NO_PROXY, PROXY_URL } from './inventory';
 import type { IronlensKey } from './ironlens-key';
 import type { Kubespray } from './kubespray.adapter';
-import { type BootstrapNodeInput, type HostKeyPin, resolveNodes } from './nodes';
+import { type HostKeyPin, resolveNodes } from './nodes';
 import type { PreflightResult, PreflightService } from './preflight.service';
 import { Redactor } from './redact';
 import type { ClusterRegistrar } from './registrar';

@@ -132,7 +132,7 @@ export const errorCatalog = {
   chap_invalid: { status: 400, message: 'invalid CHAP credential: an initiator, a user name and a secret of 12-16 letters and digits' },
 
   // issue 24 (h24b): host reports, bootstrap from workers, fixed addresses
-  host_report_invalid: { status: 400, message: 'the host report is invalid (a value outside its grammar, or no X-Ironlens-Timestamp)' },
+  host_report_invalid: { status: 422, message: 'the host report is invalid (a value outside its grammar, or no X-Ironlens-Timestamp)' },
   host_report_refused: { status: 403, message: "the host report does not come from a worker's bound device and hostname" },
   host_report_signature_invalid: { status: 401, message: "the host report's X-Ironlens-Signature is missing or does not match the worker's CHAP secret" },
   host_report_replayed: { status: 401, message: "the host report's timestamp is more than 300 s old, in the future, or not newer than the last accepted one" },

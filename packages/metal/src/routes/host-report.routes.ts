@@ -45,7 +45,7 @@ export function hostReportRoutes(app: FastifyInstance, s: MetalServices): void {
           description:
             'Sent by the host reporter in the master image at every boot and when something changes. Headers: `X-Ironlens-Timestamp` (unix seconds) and, when the worker has a CHAP account, `X-Ironlens-Signature: v1=<hex HMAC-SHA256(key = CHAP secret, message = timestamp + "." + raw body)>`.',
           body: hostReportBody,
-          response: { 200: hostReportAnswer, 400: detailSchema, 401: detailSchema, 403: detailSchema, 413: detailSchema },
+          response: { 200: hostReportAnswer, 400: detailSchema, 401: detailSchema, 403: detailSchema, 413: detailSchema, 422: detailSchema },
         },
       },
       async (req) => {

@@ -1,5 +1,7 @@
-import { useEffect, useState } from 'react';
-import { bytes, ScrollBox, when } from '../../components/ui';
+import { type FormEvent, useEffect, useState } from 'react';
+import { bytes, ErrorNote, ScrollBox, when } from '../../components/ui';
+import { useConsole } from '../../context';
+import { useAction } from '../../use-poll';
 import type { WorkerView } from '../../metal-api';
 import { Link } from '../../router';
 
@@ -138,5 +140,35 @@ export function HostReport({ w }: { w: WorkerView }) {
         </section>
       )}
     </>
+  );
+}
+
+/** The worker's fixed IPv4 (issue 24): dnsmasq gives it to the bound MAC, with a lease that never runs out. */
+export function FixedAddressForm({ id, current, onDone }: { id: string; current: string | null; onDone: () => void }) {
+  const { metal } = useConsole();
+  const [value, setValue] = useState(current ?? '');
+  const act = useAction();
+  useEffect(() => setValue(current ?? ''), [current]);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const ok = await act.run(() => metal.setWorkerAddress(id, value.trim() || null));
+    if (ok) onDone();
+  };
+  return (
+    <section className="card" aria-labelledby="fixed-title">
+      <h2 id="fixed-title">Fixed address</h2>
+      <form className="form" onSubmit={submit}>
+        <label className="field">
+          <span>IPv4 address the hosts file gives this worker (empty: from the DHCP range)</span>
+          <input value={value} onChange={(e) => setValue(e.target.value)} placeholder="192.168.81.11" inputMode="decimal" data-testid="worker-fixed-address" />
+        </label>
+        <div className="form-actions start">
+          <button type="submit" className="btn" disabled={act.pending || value.trim() === (current ?? '')} data-testid="worker-fixed-address-save">
+            Save address
+          </button>
+        </div>
+      </form>
+      <ErrorNote error={act.error} testId="worker-fixed-address-error" />
+    </section>
   );
 }
