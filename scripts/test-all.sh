@@ -19,4 +19,6 @@ node --import tsx packages/kube-harness/src/cli.ts build
 # inputs (minutes the first time, seconds after).
 bash scripts/build-test-master.sh
 npx vitest run "$@"
+# The unit and route suites again on Node 24 (the newest runtime ironlens supports; docs/testing.md).
+if [ "$#" -eq 0 ]; then bash scripts/test-node24.sh; fi
 echo "[test-all] finished in $(( $(date +%s) - T0 )) s"

@@ -311,7 +311,7 @@ describe('the host reporter against ironlens serve', () => {
     // 403 (who is this?), not 400: every value passed the schema and the checks behind it.
     expect(res.status).toBe(403);
     const ts = String(Math.floor(Date.now() / 1000));
-    const post = (b: string | Buffer) => fetch(`${boot}/hosts/report`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-ironlens-timestamp': ts }, body: b });
+    const post = (b: string) => fetch(`${boot}/hosts/report`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-ironlens-timestamp': ts }, body: b });
     const good = JSON.parse(body.toString('utf8'));
     // Values outside their grammar: an interface name with a newline, an IPv6 in the IPv4 list, a tag in the kernel.
     const bad = [
@@ -322,6 +322,6 @@ describe('the host reporter against ironlens serve', () => {
     ];
     for (const b of bad) expect((await post(JSON.stringify(b))).status).toBe(422);
     expect((await post('{"mac": ')).status).toBe(400);
-    expect((await post(Buffer.alloc(70 * 1024, 32))).status).toBe(413);
+    expect((await post(' '.repeat(70 * 1024))).status).toBe(413);
   }, 60_000);
 });

@@ -13,7 +13,7 @@ import type { PreflightResult, PreflightService } from './preflight.service';
 import { Redactor } from './redact';
 import type { ClusterRegistrar } from './registrar';
 import { mapLimit, type SshHosts } from './ssh.adapter';
-import { type AnyNodeInput, expandWorkerNodes, isWorkerNode, type WorkerDirectory } from './workers';
+import { type AnyNodeInput, expandWorkerNodes, type WorkerDirectory } from './workers';
 
 /** The core job kind of a bootstrap. */
 export const BOOTSTRAP_JOB_KIND = 'clusters.bootstrap';
@@ -109,7 +109,8 @@ export class BootstrapService {
    * given as `{workerId}` is read at its reported address, and its key must be one it reported.
    */
   async hostKeys(nodes: Array<{ host: string; port?: number } | { workerId: string }>): Promise<{ items: HostKeyItem[] }> {
-    const given = nodes.map((n) => (isWorkerNode(n) ? { ...n, roles: ['worker' as const] } : { ...n, roles: ['worker' as const] }));
+    // Roles do not matter for reading keys; the expansion wants them on every row.
+    const given: AnyNodeInput[] = nodes.map((n) => ({ ...n, roles: ['worker' as const] }));
     const expanded = await expandWorkerNodes(given, [], this.deps.workers);
     const targets = expandTargets(expanded.nodes, MAX_EXPANDED_HOSTS);
     const items = await mapLimit(targets, 16, async (t): Promise<HostKeyItem> => {

@@ -111,7 +111,9 @@ export class HostReportService {
     if (!worker || !device || device.state !== 'bound' || device.bound_worker_id !== worker.worker_id) {
       return refuse('unknown', 'host_report_refused', "the report does not come from a worker's bound device and hostname");
     }
-    const account = await this.chap.get(this.db, worker.worker_id).catch(() => null);
+    // An account that cannot be opened (another key, a damaged row) never downgrades to "no CHAP".
+    const account = await this.chap.get(this.db, worker.worker_id).catch(() => 'unreadable' as const);
+    if (account === 'unreadable') return refuse('signature', 'host_report_signature_invalid', "the worker's CHAP account cannot be read here");
     if (account) {
       const expected = Buffer.from(signReport(account.password, ts, req.raw));
       const given = Buffer.from(req.signature?.trim() ?? '');
