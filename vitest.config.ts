@@ -9,7 +9,7 @@ import { defineConfig } from 'vitest/config';
 // suites that go through the store, on a real PostgreSQL that its globalSetup starts
 // (scripts/vitest-postgres.setup.ts); they take their store from `testStoreTarget` /
 // `testDatabaseEnv` (@ironlens/core/testing). Left out: the slow end-to-end suites that run
-// once (qemu netboot, Chromium `*.browser.test.ts`, the compiled CLI, the Kubespray virtualenv)
+// once (qemu netboot and the diskless Debian end to end, Chromium `*.browser.test.ts`, the compiled CLI, the Kubespray virtualenv)
 // and suites that never reach the store (domain rules, adapters, schemas, page serving).
 const POSTGRES_SUITES = [
   'packages/core/src/jobs/**/*.test.ts',

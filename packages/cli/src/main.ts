@@ -17,6 +17,7 @@ commands:
   kind                    the kind panel alone, with the seed's exact /api/v1 layout (127.0.0.1:8080)
   import DIR [--replace]  load the old file layout (config/, state/, dnsmasq/) into the store
   export DIR              write the store out in that file layout
+  master build            build a master image that boots diskless (Debian 12) into a DISK_DIR
 
 day-to-day work against a running ironlens, through its API (--url, IRONLENS_TOKEN, -o json):
   devices                 list, show, create, revoke, bind, unbind, power
@@ -217,6 +218,32 @@ the store's secrets. A store from an older version is upgraded by the next start
 
 Creates or upgrades the store in IRONLENS_DATA_DIR (or IRONLENS_DATABASE_URL), then exits.
 `,
+  master: `usage: ironlens master build --os debian-12 --disk-dir DIR [--name NAME] [--size 4G]
+                             [--authorized-key FILE_OR_KEY]... [--control-plane URL]
+                             [--package PKG]... [--mirror URL] [--security-mirror URL]
+                             [--cache-dir DIR]
+
+Builds a master image, DIR/_tpl_<NAME>.img, that boots diskless through iPXE sanboot with its
+root on the iSCSI disk cloned from it (docs/master-images.md). Run it on the storage node, as
+root (mmdebstrap's root mode); progress on stderr, the result as JSON on stdout.
+
+  --os OS                 debian-12
+  --disk-dir DIR          the agent's DISK_DIR (GET /masters lists the image)
+  --name NAME             master name (default debian_12): DIR/_tpl_NAME.img
+  --size SIZE             disk size (default 4G; sparse)
+  --authorized-key K      root's authorized key: a key line or a file of them (repeatable);
+                          typically ironlens' own, GET /api/cluster/bootstrap/ssh-public-key
+  --control-plane URL     where the host reporter reports (default: the iBFT's DHCP server, :4839)
+  --package PKG           one more Debian package in the image (repeatable)
+  --mirror URL            the Debian archive (IRONLENS_MASTER_MIRROR; default: this host's apt sources)
+  --security-mirror URL   the security archive (IRONLENS_MASTER_SECURITY_MIRROR; default: likewise)
+  --cache-dir DIR         IRONLENS_MASTER_CACHE (default ~/.cache/ironlens/master)
+
+The root filesystem is cached by its inputs (OS, packages, mirrors, hooks): a second build with
+the same inputs, or with other keys or another control-plane URL, only assembles the disk
+(seconds). A failed build leaves no _tpl_ file. No SSH host key is in the image: every clone makes
+its own at first boot.
+`,
 };
 
 const FLAGS: Record<string, string> = {
@@ -408,6 +435,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
 
 /** Runs one command line; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'master') return masterCommand(argv.slice(1));
   // The API client's commands parse their own options (-o json, --url, --state, …).
   if ((CLIENT_COMMANDS as readonly string[]).includes(argv[0])) {
     const [{ runClient }, { readFileSync }] = await Promise.all([import('./client'), import('node:fs')]);
@@ -464,6 +492,66 @@ export async function main(argv: string[]): Promise<number> {
     return await run(cmd, rest, parsed, { ...process.env, ...parsed.env });
   } catch (err) {
     process.stderr.write(`ironlens ${cmd}: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+/** `ironlens master build …`: its own options (repeatable ones), parsed here. */
+async function masterCommand(argv: string[]): Promise<number> {
+  const usage = COMMAND_USAGE.master;
+  if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
+    (argv.length === 0 ? process.stderr : process.stdout).write(usage);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const [sub, ...rest] = argv;
+  if (sub !== 'build') {
+    process.stderr.write(`ironlens master: unknown subcommand ${sub}\n${usage}`);
+    return 2;
+  }
+  const single: Record<string, string> = {
+    '--os': 'os',
+    '--disk-dir': 'diskDir',
+    '--name': 'name',
+    '--size': 'size',
+    '--control-plane': 'controlPlane',
+    '--mirror': 'mirror',
+    '--security-mirror': 'securityMirror',
+    '--cache-dir': 'cacheDir',
+  };
+  const opts: Record<string, string> = {};
+  const keys: string[] = [];
+  const packages: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    const eq = a.indexOf('=');
+    const [name, inline] = a.startsWith('--') && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined];
+    const known = single[name] || name === '--authorized-key' || name === '--package';
+    if (!known) {
+      process.stderr.write(`ironlens master build: unknown argument ${a}\n${usage}`);
+      return 2;
+    }
+    const v = inline ?? rest[++i];
+    if (v === undefined) {
+      process.stderr.write(`ironlens master build: ${name} needs a value\n${usage}`);
+      return 2;
+    }
+    if (name === '--authorized-key') keys.push(v);
+    else if (name === '--package') packages.push(v);
+    else opts[single[name]] = v;
+  }
+  for (const req of ['--os', '--disk-dir']) {
+    if (!opts[single[req]]) {
+      process.stderr.write(`ironlens master build: ${req} is required\n${usage}`);
+      return 2;
+    }
+  }
+  const { buildMaster } = await import('@ironlens/agent/master');
+  try {
+    const result = await buildMaster({ os: opts.os, diskDir: opts.diskDir, ...opts, authorizedKeys: keys, packages });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`ironlens master build: ${(err as Error).message}\n`);
     return 1;
   }
 }
