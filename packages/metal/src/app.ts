@@ -2,6 +2,7 @@ import { createHttpApp, type HttpAppOptions, installBearerGuard, installErrorHan
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { bootRoutes } from './routes/boot.routes';
 import { deviceRoutes } from './routes/device.routes';
+import { powerRoutes } from './routes/power.routes';
 import { storageRoutes } from './routes/storage.routes';
 import { workerRoutes } from './routes/worker.routes';
 import type { MetalServices } from './wiring';
@@ -34,6 +35,7 @@ export const metalPlugin: FastifyPluginAsync<MetalPluginOptions> = async (app, o
   deviceRoutes(app, s);
   workerRoutes(app, s);
   storageRoutes(app, s);
+  powerRoutes(app, s);
   for (const add of opts.extraRoutes ?? []) add(app, s);
 };
 

@@ -130,6 +130,15 @@ export const errorCatalog = {
 
   // ---- iSCSI CHAP (issue 13, iSCSI credentials) ----
   chap_invalid: { status: 400, message: 'invalid CHAP credential: an initiator, a user name and a secret of 12-16 letters and digits' },
+
+  // issue 21: power
+  bmc_invalid: { status: 400, message: 'invalid BMC settings: driver redfish (url, username, password, verify_tls) or ipmi (host, port, username, password)' },
+  bmc_not_configured: { status: 409, message: 'the device has no BMC configured' },
+  power_device_revoked: { status: 409, message: 'the device is revoked: no power actions' },
+  bmc_unreachable: { status: 502, message: 'the BMC cannot be reached' },
+  bmc_auth_failed: { status: 502, message: 'the BMC refused the credentials' },
+  bmc_action_failed: { status: 502, message: 'the BMC refused the action' },
+  bmc_timeout: { status: 504, message: 'the BMC did not answer in time' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

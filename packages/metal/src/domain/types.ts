@@ -1,4 +1,5 @@
 import type { Os } from './identifiers';
+import type { LastPower } from './power';
 
 export type DeviceState = 'pooled' | 'bound' | 'revoked';
 export type WorkerState = 'registered' | 'ready' | 'installing';
@@ -26,6 +27,8 @@ export interface Device {
   fingerprint: Fingerprint;
   first_seen: string | null;
   last_seen: string | null;
+  /** The last power action and its proof of boot (issue 21); only on devices that had one. */
+  last_power?: LastPower;
 }
 
 export interface DiskSource {
