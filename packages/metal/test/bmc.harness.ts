@@ -193,3 +193,105 @@ export class CountingFront {
     this.servers = [];
   }
 }
+
+/** Fails (never skips) when OpenIPMI's simulator or ipmitool is missing. */
+export function requireIpmiTools(): void {
+  const missing = ['ipmi_sim', 'ipmitool'].filter((t) => spawnSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', t]).status !== 0);
+  if (missing.length) throw new Error(`${missing.join(', ')} not found: run scripts/install-test-deps.sh (Debian packages openipmi, ipmitool)`);
+}
+
+export interface RunningIpmiSim {
+  daemon: Daemon;
+  /** The LAN (RMCP+) port on 127.0.0.1. */
+  port: number;
+  /** The VM serial port (qemu's ipmi-bmc-extern chardev) on 127.0.0.1. */
+  vmPort: number;
+  username: string;
+  password: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * OpenIPMI's `ipmi_sim` as a BMC on 127.0.0.1: one admin user (RMCP+, MD5), the chassis
+ * controlled by `chassisControl` (ipmi_sim's `chassis_control` program: `<mc> get|set <param>
+ * [<value>]` for power, reset, boot…, the board wiring a real BMC has), and a VM serial port
+ * (codec VM) for qemu's `ipmi-bmc-extern`.
+ */
+export async function startIpmiSim(dir: string, chassisControl: string, opts: { username?: string; password?: string } = {}): Promise<RunningIpmiSim> {
+  requireIpmiTools();
+  mkdirSync(join(dir, 'state'), { recursive: true });
+  const username = opts.username ?? 'admin';
+  const password = opts.password ?? `ipmi-${process.pid}`;
+  const port = await freeTcpPort();
+  const vmPort = await freeTcpPort();
+  const name = `ironlens${process.pid}${port}`;
+  writeFileSync(
+    join(dir, 'lan.conf'),
+    [
+      `name "${name}"`,
+      'set_working_mc 0x20',
+      '  startlan 1',
+      `    addr 127.0.0.1 ${port}`,
+      '    priv_limit admin',
+      '    allowed_auths_callback md5',
+      '    allowed_auths_user md5',
+      '    allowed_auths_operator md5',
+      '    allowed_auths_admin md5',
+      '    guid a123456789abcdefa123456789abcdef',
+      '  endlan',
+      `  serial 15 127.0.0.1 ${vmPort} codec VM`,
+      `  chassis_control "${chassisControl} 0x20"`,
+      `  user 2 true "${username}" "${password}" admin 10 md5`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(dir, 'sim.emu'), ['mc_setbmc 0x20', 'mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr', 'sel_enable 0x20 1000 0x0a', 'mc_enable 0x20', ''].join('\n'));
+  const daemon = Daemon.start('ipmi_sim', ['ipmi_sim', '-c', join(dir, 'lan.conf'), '-f', join(dir, 'sim.emu'), '-s', join(dir, 'state'), '-n'], join(dir, 'ipmi_sim.log'));
+  await waitFor(
+    'ipmi_sim to listen',
+    async () => (await exec(['ss', '-Huln', `sport = :${port}`], { allowFailure: true })).stdout,
+    (out) => out.includes(`127.0.0.1:${port}`) || !daemon.running,
+    10_000,
+    100,
+  );
+  if (!daemon.running) throw new Error(`ipmi_sim exited (${daemon.code}):\n${daemon.log().slice(-2000)}`);
+  return { daemon, port, vmPort, username, password, stop: () => daemon.stop() };
+}
+
+/**
+ * The chassis wiring of a machine without a VM: power and the boot device in files under
+ * `dir` (`on`, `bootdev`); `get power` takes `delayMs` (so a test sees ipmitool running).
+ */
+export function fileChassisScript(dir: string, delayMs = 0): string {
+  const file = join(dir, 'chassis.sh');
+  writeFileSync(
+    file,
+    `#!/bin/sh
+# ipmi_sim chassis_control: <mc> get|set <param> [<value>] ...
+dir='${dir}'
+shift
+op="$1"; shift
+echo "$op $*" >> "$dir/chassis.log"
+case "$op" in
+get)
+  for p in "$@"; do
+    case "$p" in
+      power) sleep ${(delayMs / 1000).toFixed(3)}; if [ -f "$dir/on" ]; then echo "power:1"; else echo "power:0"; fi ;;
+      boot) echo "boot:$(cat "$dir/bootdev" 2>/dev/null || echo default)" ;;
+    esac
+  done ;;
+set)
+  while [ $# -ge 2 ]; do
+    case "$1" in
+      power) if [ "$2" = 1 ]; then touch "$dir/on"; else rm -f "$dir/on"; fi ;;
+      boot) echo "$2" > "$dir/bootdev" ;;
+    esac
+    shift 2
+  done ;;
+esac
+exit 0
+`,
+    { mode: 0o755 },
+  );
+  return file;
+}

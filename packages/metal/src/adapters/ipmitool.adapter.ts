@@ -40,7 +40,7 @@ export class IpmitoolBmc implements Bmc {
   }
 
   private async run(args: string[], signal?: AbortSignal): Promise<string> {
-    const argv = ['ipmitool', '-I', 'lanplus', '-H', this.o.host, '-p', String(this.o.port), '-U', this.o.username, '-E', '-C', String(this.o.cipherSuite), '-N', '2', '-R', '2', '-v', ...args];
+    const argv = ['ipmitool', '-I', 'lanplus', '-H', this.o.host, '-p', String(this.o.port), '-U', this.o.username, '-E', '-C', String(this.o.cipherSuite), '-N', '1', '-R', '2', '-v', ...args];
     const deadline = AbortSignal.timeout(this.o.timeoutMs);
     const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
     const what = `ipmitool ${args.join(' ')} (${this.o.host}:${this.o.port})`;
