@@ -118,11 +118,12 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const powerRepo = new PowerRepository();
+  const bmcRepo = new BmcRepository(secrets);
   const proof = new BootProofService(store, powerRepo, ops, config.bootConfirmTimeoutMs, metrics?.bootProof, deps.warn);
   const power = new PowerService(
     store,
     deviceRepo,
-    new BmcRepository(secrets),
+    bmcRepo,
     powerRepo,
     ops,
     deps.bmc ?? bmcConnectorFor(config, exec),
@@ -144,7 +145,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     dhcp,
     agents,
     storage,
-    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops),
+    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets }),
     power,
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };

@@ -97,25 +97,28 @@ export function checkRedfishUrl(v: unknown): string {
  * Checks a BMC as it enters (the API, the import) and returns what to keep. `keepPassword`:
  * the password stored before, used when the request gives none (a form that never shows it).
  */
-export function checkBmcInput(input: BmcInput | null | undefined, keepPassword?: { driver: BmcDriver; password: string } | null): BmcCredentials {
+export function checkBmcInput(input: BmcInput | null | undefined, keepPassword?: { driver: BmcDriver; password: string } | null, opts: { allowNoPassword?: boolean } = {}): BmcCredentials {
   if (!input || typeof input !== 'object' || Array.isArray(input)) throw invalid('an object with driver, username and password expected');
   const driver = input.driver;
   if (driver !== 'redfish' && driver !== 'ipmi') throw invalid(`driver must be redfish or ipmi, not ${echo(driver ?? null)}`);
   const max = driver === 'ipmi' ? 20 : 256;
   const kept = keepPassword && keepPassword.driver === driver ? keepPassword.password : undefined;
   const password = input.password === undefined || input.password === null ? kept : input.password;
-  if (password === undefined) throw invalid('password is required');
+  if (password === undefined && !opts.allowNoPassword) throw invalid('password is required');
+  // An import without passwords keeps the BMC with none (password_set: false) until a PUT gives one.
+  const pw = (password === undefined ? '' : password) as unknown;
+  const checkPw = (v: unknown, n: number) => (v === '' && opts.allowNoPassword ? '' : checkPassword(v, n));
   if (driver === 'redfish') {
     for (const k of ['host', 'port', 'cipher_suite'] as const) if (input[k] !== undefined && input[k] !== null) throw invalid(`${k} is an ipmi setting; redfish takes url`);
     if (input.verify_tls !== undefined && input.verify_tls !== null && typeof input.verify_tls !== 'boolean') throw invalid('verify_tls must be true or false');
-    return { driver, url: checkRedfishUrl(input.url), username: checkUsername(input.username, 256), password: checkPassword(password, max), verifyTls: input.verify_tls !== false };
+    return { driver, url: checkRedfishUrl(input.url), username: checkUsername(input.username, 256), password: checkPw(pw, max), verifyTls: input.verify_tls !== false };
   }
   for (const k of ['url', 'verify_tls'] as const) if (input[k] !== undefined && input[k] !== null) throw invalid(`${k} is a redfish setting; ipmi takes host and port`);
   const port = input.port ?? 623;
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw invalid(`port must be 1-65535, not ${echo(port)}`);
   const cipher = input.cipher_suite ?? 3;
   if (typeof cipher !== 'number' || !Number.isInteger(cipher) || cipher < 0 || cipher > 17) throw invalid(`cipher_suite must be an IPMI cipher suite id (0-17), not ${echo(cipher)}`);
-  return { driver, host: checkBmcHost(input.host), port, cipherSuite: cipher, username: checkUsername(input.username, 16), password: checkPassword(password, max) };
+  return { driver, host: checkBmcHost(input.host), port, cipherSuite: cipher, username: checkUsername(input.username, 16), password: checkPw(pw, max) };
 }
 
 /** The serialisation key of a BMC: its host (and port), so calls to one BMC go one at a time. */

@@ -123,6 +123,7 @@ export class PowerService {
     if (d.state === 'revoked') throw new AppError('power_device_revoked', `device is revoked: ${mac}; no power actions`, { code: 'power_device_revoked' });
     const b = await this.bmcs.get(this.store.db, mac);
     if (!b) throw new AppError('bmc_not_configured', `device ${mac} has no BMC configured`, { code: 'bmc_not_configured' });
+    if (!b.credentials.password) throw new AppError('bmc_not_configured', `the BMC of ${mac} has no password (imported without one): PUT /devices/${mac}/bmc with it`, { code: 'bmc_not_configured' });
     return b.credentials;
   }
 
