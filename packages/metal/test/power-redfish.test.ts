@@ -1,8 +1,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '@ironlens/core/testing';
+import { Metrics } from '@ironlens/core';
+import { parsePrometheusText, sampleValue, waitFor } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeAgent } from '../src/testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../src/testing/fixture';
 import { CountingFront, fakeSystems, type RunningSushy, startSushy } from './bmc.harness';
 import { killAllSync } from './netboot.harness';
@@ -34,6 +36,7 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
   let emu: RunningSushy;
   let front: CountingFront;
   let fx: MetalFixture;
+  const metrics = new Metrics({ processMetrics: false });
   const hosts = SYSTEMS.map((_, i) => `127.0.21.${i + 1}`);
   const urlOf = (i: number) => `http://${hosts[i]}:${front.port}/redfish/v1/Systems/${SYSTEMS[i].uuid}`;
   const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => fx.app.inject({ method, url, headers: auth, payload: payload as object });
@@ -49,7 +52,7 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
     emu = await startSushy(join(work, 'emulator'), SYSTEMS);
     front = new CountingFront(emu.port, { etags: true });
     await front.start(hosts);
-    fx = await newMetalFixture({ IPXE_CP_TOKEN: TOKEN, IRONLENS_BMC_CONCURRENCY: '8', IRONLENS_BOOT_CONFIRM_TIMEOUT_MS: '1500', IRONLENS_BMC_TIMEOUT_MS: '10000' });
+    fx = await newMetalFixture({ IPXE_CP_TOKEN: TOKEN, IRONLENS_BMC_CONCURRENCY: '8', IRONLENS_BOOT_CONFIRM_TIMEOUT_MS: '1500', IRONLENS_BMC_TIMEOUT_MS: '10000' }, { metrics });
   }, 60_000);
 
   afterAll(async () => {
@@ -193,6 +196,39 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
     for (const f of filesUnder(fx.dir)) expect(readFileSync(f).includes(Buffer.from(emu.password)), f).toBe(false);
   });
 
+  it('a bind with ?reboot=true power-cycles the device into a one-time network boot; without a BMC it changes nothing', async () => {
+    await declare(4);
+    const mac = SYSTEMS[4].mac;
+    expect((await api('POST', '/workers', { worker_id: 'w-reboot' })).statusCode).toBe(200);
+    const r = await api('POST', `/devices/${mac}/bind?worker_id=w-reboot&reboot=true`);
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ mac, state: 'bound', bound_worker_id: 'w-reboot', last_power: { action: 'cycle', boot: 'network', bmc_ok: true, result: 'pending' } });
+    expect(((await emu.system(SYSTEMS[4].uuid)).Boot as Record<string, unknown>).BootSourceOverrideTarget).toBe('Pxe');
+    // A device without a BMC: 409 before anything changes.
+    const bare = '52:54:00:21:ff:02';
+    expect((await api('POST', '/devices', { mac: bare })).statusCode).toBe(201);
+    expect((await api('POST', '/workers', { worker_id: 'w-bare' })).statusCode).toBe(200);
+    const refused = await api('POST', `/devices/${bare}/bind?worker_id=w-bare&reboot=true`);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().code).toBe('bmc_not_configured');
+    expect((await api('GET', `/devices/${bare}`)).json().state).toBe('pooled');
+  });
+
+  it('a new disk with reboot: true power-cycles the worker’s bound device into it', async () => {
+    const agent = await new FakeAgent().start();
+    try {
+      expect((await api('POST', '/agents', { id: 'ag-reboot', base_url: agent.url, role: { disk: true } })).statusCode).toBe(201);
+      const before = front.seen.filter((x) => x.method === 'POST' && x.path.includes(SYSTEMS[4].uuid)).length;
+      const r = await api('POST', '/workers/w-reboot/luns/disk', { type: 'empty', os: 'ubuntu', size: '1G', reboot: true });
+      expect(r.statusCode, r.body).toBe(200);
+      expect(r.json()).toMatchObject({ worker_id: 'w-reboot', last_power: { action: 'cycle', boot: 'network', bmc_ok: true } });
+      expect(r.json().disks).toHaveLength(1);
+      expect(front.seen.filter((x) => x.method === 'POST' && x.path.includes(SYSTEMS[4].uuid)).length).toBe(before + 1);
+    } finally {
+      await agent.stop();
+    }
+  });
+
   it('a stopped emulator is bmc_unreachable, quickly', async () => {
     const direct = `${emu.base}/redfish/v1/Systems/${SYSTEMS[0].uuid}`;
     expect((await api('PUT', `/devices/${SYSTEMS[0].mac}/bmc`, { driver: 'redfish', url: direct, username: emu.username })).statusCode).toBe(200);
@@ -204,6 +240,20 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
     expect(r.json().code).toBe('bmc_unreachable');
     console.log(`[power] stopped emulator answered bmc_unreachable in ${ms} ms`);
     expect(ms).toBeLessThan(3_000);
+  });
+
+  it('counts BMC latency and failures, and boots confirmed and missed, with no MAC or host in the labels', async () => {
+    await waitFor('the last pending boot to end', async () => (await api('GET', `/devices/${SYSTEMS[4].mac}`)).json().last_power.result, (r) => r !== 'pending', 10_000, 100);
+    const text = await metrics.text();
+    const samples = parsePrometheusText(text);
+    expect(sampleValue(samples, 'ironlens_bmc_call_duration_seconds_count', { driver: 'redfish', op: 'on', outcome: 'ok' })).toBeGreaterThan(0);
+    expect(sampleValue(samples, 'ironlens_bmc_failures_total', { driver: 'redfish', code: 'bmc_auth_failed' })).toBe(1);
+    expect(sampleValue(samples, 'ironlens_bmc_failures_total', { driver: 'redfish', code: 'bmc_unreachable' })).toBe(1);
+    expect(sampleValue(samples, 'ironlens_power_boots_total', { result: 'booted' })).toBe(1);
+    // The no-boot test's and the disk's reboot (the bind's was replaced by the disk's, on the same device).
+    expect(sampleValue(samples, 'ironlens_power_boots_total', { result: 'no_network_boot' })).toBe(2);
+    for (const s of SYSTEMS) expect(text).not.toContain(s.mac);
+    expect(text).not.toContain('127.0.21.');
   });
 });
 

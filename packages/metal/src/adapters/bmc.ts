@@ -25,11 +25,10 @@ export function bmcError(code: 'bmc_unreachable' | 'bmc_auth_failed' | 'bmc_acti
 }
 
 /** Text from a BMC is hostile: control characters out, clipped, never echoed whole. */
-const CONTROL = new RegExp('[\\x00-\\x1f\\x7f]+', 'g');
-
 export function bmcText(s: unknown, max = 200): string {
-  const t = String(s ?? '')
-    .replace(CONTROL, ' ')
+  const t = Array.from(String(s ?? ''), (ch) => (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f ? ' ' : ch))
+    .join('')
+    .replace(/ {2,}/g, ' ')
     .trim();
   return t.length > max ? `${t.slice(0, max)}…` : t;
 }

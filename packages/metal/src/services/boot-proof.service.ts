@@ -95,7 +95,7 @@ export class BootProofService {
   async record(mac: string, what: BootSighting, at: string): Promise<PowerRecord | null> {
     const out = await this.store.transaction(async (trx) => {
       const r = await this.power.get(trx, mac);
-      if (!r || r.result !== 'pending' || at < r.requested_at) return null;
+      if (r?.result !== 'pending' || at < r.requested_at) return null;
       const next: PowerRecord = {
         ...r,
         report_seen_at: what === 'report' ? (r.report_seen_at ?? at) : r.report_seen_at,
