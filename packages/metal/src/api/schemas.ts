@@ -378,3 +378,5 @@ export type WorkerDeleteBatchRequest = Static<typeof workerDeleteBatchBody>;
 export type { Agent, Boot, Cd, Device, DeviceState, Disk, Fingerprint, WorkerState, WorkerView as Worker } from '../domain/types';
 export type { Os } from '../domain/identifiers';
 export type { AgentView, Capabilities } from '../services/agent.service';
+export type { BmcView, LastPower, PowerAction, PowerState } from '../domain/power';
+export type { BatchPowerResult, PowerAnswer, PowerStateView } from '../services/power.service';
