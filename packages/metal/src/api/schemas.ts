@@ -48,14 +48,17 @@ export type DiskView = Static<typeof diskSchema>;
 
 // ---- power (issue 21) -----------------------------------------------------------------------
 
+/** One of `values`, or `null` (`enum` lists `null` too, or a validator refuses it). */
+const EnumOrNull = <const T extends readonly string[]>(values: T) => Type.Unsafe<T[number] | null>({ type: ['string', 'null'], enum: [...values, null] });
+
 /** A device's last power action and its proof of boot. */
 export const lastPowerSchema = Type.Object({
   action: Type.Optional(StringEnum(['on', 'off', 'cycle', 'soft-off'] as const)),
-  boot: Type.Optional(OrNull(StringEnum(['network'] as const))),
+  boot: Type.Optional(EnumOrNull(['network'] as const)),
   requested_at: Type.Optional(Type.String()),
   bmc_ok: Type.Optional(Type.Boolean()),
   network_boot_seen_at: Type.Optional(OrNull(Type.String())),
-  result: Type.Optional(OrNull(StringEnum(['pending', 'booted', 'no_network_boot'] as const))),
+  result: Type.Optional(EnumOrNull(['pending', 'booted', 'no_network_boot'] as const)),
   detail: Type.Optional(OrNull(Type.String())),
 });
 
@@ -98,7 +101,7 @@ export const powerStateSchema = Type.Object({
 export const powerActionBody = Type.Object(
   {
     action: StringEnum(['on', 'off', 'cycle', 'soft-off'] as const),
-    boot: Type.Optional(OrNull(StringEnum(['network'] as const))),
+    boot: Type.Optional(EnumOrNull(['network'] as const)),
   },
   { additionalProperties: false },
 );
@@ -117,7 +120,7 @@ export const powerBatchBody = Type.Object(
   {
     macs: Type.Array(Type.Unknown(), { maxItems: 1000 }),
     action: StringEnum(['on', 'off', 'cycle', 'soft-off'] as const),
-    boot: Type.Optional(OrNull(StringEnum(['network'] as const))),
+    boot: Type.Optional(EnumOrNull(['network'] as const)),
   },
   { additionalProperties: false },
 );

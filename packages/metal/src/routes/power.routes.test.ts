@@ -100,6 +100,9 @@ describe('power routes', () => {
     expect(none.json().code).toBe('bmc_not_configured');
     expect((await api('GET', `/devices/${MAC}/power`)).json().code).toBe('bmc_not_configured');
     expect((await api('POST', `/devices/${MAC}/power`, { action: 'reboot' })).statusCode).toBe(422);
+    // boot: null is "no network boot" (the console sends it), not a validation error.
+    expect((await api('POST', `/devices/${MAC}/power`, { action: 'on', boot: null })).json().code).toBe('bmc_not_configured');
+    expect((await api('POST', '/devices/power', { macs: [MAC], action: 'on', boot: null })).statusCode).toBe(200);
     const rev = '52:54:00:21:00:02';
     expect((await api('POST', '/devices', { mac: rev, bmc: { driver: 'ipmi', host: 'bmc-02.example', username: 'admin', password: 'pw-21' } })).statusCode).toBe(201);
     expect((await api('DELETE', `/devices/${rev}`)).statusCode).toBe(200);
