@@ -1,31 +1,30 @@
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
+import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
+import { dataDirFrom, lockDataDir } from './data-dir';
 import { mountConsole } from './console/console.plugin';
 
 export const ALL_MIGRATIONS = [...storeMetaMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
-/** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
-export function dataDirFrom(env: Env): string {
-  return resolve(envString(env, 'IRONLENS_DATA_DIR', '.ironlens'));
-}
+export { dataDirFrom };
 
 /**
  * The store: PostgreSQL when `IRONLENS_DATABASE_URL` is set (`postgres://user:pass@host:5432/db`,
  * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`). `metrics`: the
  * process' metrics, told the duration of every query. Default: none.
  */
-export async function openStore(env: Env, metrics?: Metrics): Promise<Store> {
+export async function openStore(env: Env, metrics?: Metrics, opts: { migrate?: boolean } = {}): Promise<Store> {
   const url = envOptional(env, 'IRONLENS_DATABASE_URL');
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new Error('IRONLENS_DATABASE_URL must be a postgres:// or postgresql:// URL');
   const onQuery = metrics?.storeQuery;
-  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery });
+  const migrate = opts.migrate;
+  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery, migrate } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery, migrate });
 }
 
 export interface Running {
@@ -63,7 +62,10 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
  * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the web console at `/`, the provisioning API
  * for it under `/api/metal`, the kind panel under `/kind`; loopback by default because its APIs hand
  * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
- * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
+ * pages and docs stay open; `IRONLENS_CONSOLE_HOSTS`: host names it answers besides the loopback names
+ * and its own addresses, 421 otherwise; writes from other sites are refused; `IRONLENS_WEB_DIST`: the
+ * built web assets, default `@ironlens/web`'s). Both listeners take the `IRONLENS_HTTP_*` timeouts and
+ * connection caps (`httpLimitsFromEnv`).
  * `off` switches a listener off. A start that fails closes what it opened and rejects.
  * Each listener serves the process' Prometheus metrics at `/metrics`, behind its own token
  * (`IPXE_CP_TOKEN`, `IRONLENS_CONSOLE_TOKEN`) when that is set (docs/metrics.md).
@@ -79,8 +81,25 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const origin = replicaIdFromEnv(env);
   // One metrics registry for the process, served at /metrics on each listener (docs/metrics.md).
   const metrics = new Metrics();
-  const store = await openStore(env, metrics);
+  // One serve per SQLite data dir: a second one refuses at once, naming the first's pid.
+  const unlock = envOptional(env, 'IRONLENS_DATABASE_URL') === undefined ? lockDataDir(dataDir) : () => {};
+  const store = await openStore(env, metrics).catch((err) => {
+    unlock();
+    throw err;
+  });
   metrics.collectJobsFrom(new JobsRepository(store));
+  // Last resort (issue 18): a promise nobody awaited that rejects — from a hostile cluster's
+  // answer, say — is logged and counted, never the end of the process (and with it of /boot-vars).
+  const unhandled = metrics.counter({
+    name: 'ironlens_unhandled_rejections_total',
+    help: 'Promise rejections no code handled; logged and counted instead of stopping the process (each one is a bug to report).',
+  });
+  const onUnhandled = (reason: unknown) => {
+    unhandled.inc();
+    const what = reason instanceof Error ? `${reason.name}: ${reason.message.slice(0, 300)}` : typeof reason;
+    log(`error: an unhandled promise rejection was caught and the process keeps running (${what})`);
+  };
+  process.on('unhandledRejection', onUnhandled);
   const apps: FastifyInstance[] = [];
   let changes: ChangeFeed | undefined;
   let replication: MetalReplication | undefined;
@@ -90,6 +109,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   let clustersClose: (() => Promise<void>) | undefined;
   let bootstrapClose: (() => Promise<void>) | undefined;
   const close = async () => {
+    process.off('unhandledRejection', onUnhandled);
     for (const app of apps.splice(0)) await app.close();
     chapReconciler?.stop();
     metalServices?.power.stop();
@@ -104,6 +124,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     await changes?.close();
     changes = undefined;
     await store.close();
+    unlock();
   };
 
   try {
@@ -112,6 +133,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       if (store.dialect === 'postgres') throw new Error(`${message}: give every replica the same IRONLENS_SECRET_KEY`);
       log(`warning: ${message}: sealed secrets (kubeconfigs, agent tokens) cannot be opened`);
     }
+    log(store.dialect === 'postgres' ? `data dir ${dataDir} (rendered files, the secret key file unless IRONLENS_SECRET_KEY is set); state in PostgreSQL` : `data dir ${dataDir} (SQLite store ironlens.db, secret key, rendered files)`);
     log(detection ? (await detection).summary : `dnsmasq reload: ${reloader.describe}`);
     if (store.dialect === 'postgres' && store.pool) {
       // One of several replicas: caches follow the others' writes, jobs are leased, the hosts
@@ -144,10 +166,12 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
 
     const urls: Record<string, string> = {};
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
+    // Timeouts and connection caps, the same on both listeners (IRONLENS_HTTP_*).
+    const limits = httpLimitsFromEnv(env);
     if (bootListen) {
       const app = await buildMetalApp({
         services: metal,
-        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token } },
+        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token }, limits },
       });
       apps.push(app);
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
@@ -167,6 +191,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         description: 'The console listener: the kind panel under /kind (seed 001).',
         logger,
         metrics: { metrics, listener: 'console', token },
+        limits,
+        // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
+        browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
       });
       apps.push(app);
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });

@@ -131,6 +131,18 @@ export const errorCatalog = {
   // ---- iSCSI CHAP (issue 13, iSCSI credentials) ----
   chap_invalid: { status: 400, message: 'invalid CHAP credential: an initiator, a user name and a secret of 12-16 letters and digits' },
 
+  // issue 18 (h18a): the cluster manager's edges
+  invalid_cluster_description: { status: 422, message: 'description is longer than 4096 characters' },
+  cluster_response_too_large: { status: 502, message: 'the cluster answered with more bytes than IRONLENS_CLUSTER_MAX_RESPONSE_BYTES allows' },
+  cluster_response_invalid: { status: 502, message: 'the cluster answered with JSON that is not the kind of object asked for' },
+  bootstrap_host_not_allowed: { status: 422, message: 'a host is an unspecified, broadcast, multicast or link-local address, or a numeric-looking host name' },
+  // issue 18 (h18b): browsers, proxies and listeners
+  host_not_allowed: { status: 421, message: 'this listener does not serve that host name (IRONLENS_CONSOLE_HOSTS, KIND_K8S_HOSTS add names)' },
+  cross_site_request_refused: { status: 403, message: 'a write from another site (Origin or Sec-Fetch-Site) is refused' },
+  request_header_required: { status: 403, message: 'a write from a browser needs a JSON body or the X-Ironlens-Request header' },
+  proxy_path_invalid: { status: 400, message: 'the path has a dot segment, an encoded slash or a backslash' },
+  form_too_large: { status: 413, message: 'the form has too many fields, or a part over its size limit' },
+
   // issue 21: power
   bmc_invalid: { status: 400, message: 'invalid BMC settings: driver redfish (url, username, password, verify_tls) or ipmi (host, port, username, password)' },
   bmc_not_configured: { status: 409, message: 'the device has no BMC configured' },

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -32,6 +32,8 @@ export interface StoreOptions {
   url?: string;
   /** Every package's migrations; applied in name order, each once. */
   migrations: NamedMigration[];
+  /** Apply the pending migrations at open. Default is `true`; `false` for {@link Store.migrationStatus}. */
+  migrate?: boolean;
   /** PostgreSQL: connections in the pool (default 10). */
   poolSize?: number;
   /** Told the duration of every query, on either engine (the store latency metric). Default: nothing. */
@@ -74,21 +76,36 @@ export class Store<DB = any> {
       store = new Store<DB>(new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log }), 'postgres', pool);
     } else {
       const file = opts.file ?? ':memory:';
-      if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+      if (file !== ':memory:') prepareSqliteFiles(file);
       const sqlite = new Database(file);
       sqlite.pragma('journal_mode = WAL');
+      // SQLite gives the -wal and -shm files the database file's mode; these are older ones.
+      if (file !== ':memory:') tightenSqliteFiles(file);
       sqlite.pragma('synchronous = NORMAL');
       sqlite.pragma('foreign_keys = ON');
       sqlite.pragma('busy_timeout = 5000');
       store = new Store<DB>(new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }), log }), 'sqlite', null);
     }
     try {
-      await store.migrate(opts.migrations);
+      if (opts.migrate !== false) await store.migrate(opts.migrations);
     } catch (err) {
       await store.close();
       throw err;
     }
     return store;
+  }
+
+  /**
+   * Which of `migrations` this store has applied (with when) and which a start would apply,
+   * in the order they would run; nothing is applied (open the store with `migrate: false`).
+   */
+  async migrationStatus(migrations: NamedMigration[]): Promise<Array<{ name: string; applied_at: Date | null }>> {
+    const migrator = new Migrator({
+      db: this.db as KyselyType<unknown>,
+      allowUnorderedMigrations: true,
+      provider: { getMigrations: async () => Object.fromEntries(migrations.map((m) => [m.name, m])) },
+    });
+    return (await migrator.getMigrations()).map((m) => ({ name: m.name, applied_at: m.executedAt ?? null }));
   }
 
   private async migrate(migrations: NamedMigration[]): Promise<void> {
@@ -196,4 +213,27 @@ export async function lockInTransaction(trx: KyselyType<any>, name: string): Pro
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
+/**
+ * The SQLite file's directory is created 0700 and the file itself 0600 before SQLite opens it
+ * (issue 18, finding 6: the jobs table holds log tails, the WAL file was 0644), so its -wal and
+ * -shm files, which SQLite creates with the database file's mode, are 0600 too. A directory that
+ * already exists keeps its mode (it may be shared); the database's own files are tightened.
+ */
+function prepareSqliteFiles(file: string): void {
+  const dir = dirname(file);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  closeSync(openSync(file, 'a', 0o600));
+  tightenSqliteFiles(file);
+}
+
+function tightenSqliteFiles(file: string): void {
+  for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    try {
+      chmodSync(f, 0o600);
+    } catch {
+      // not there
+    }
+  }
 }
