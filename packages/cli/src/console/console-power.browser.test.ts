@@ -71,6 +71,8 @@ beforeAll(async () => {
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     viewport: { width: 1400, height: 900 },
+    // The console's Content-Security-Policy (script-src 'self') would block axe-core's injection.
+    bypassCSP: true,
   });
   await context.addInitScript((t) => sessionStorage.setItem('ironlens.console.token', t), CONSOLE_TOKEN);
   page = context.pages()[0] ?? (await context.newPage());
