@@ -181,9 +181,11 @@ state/settings.json, state/operations.jsonl, dnsmasq/dhcp-hosts.conf) from DIR i
 then re-renders dhcp-hosts.conf. Refuses a store that already has an operations log unless
 --replace is given.
 `,
-  export: `usage: ironlens export DIR [--data-dir DIR]
+  export: `usage: ironlens export DIR [--bmc-passwords] [--data-dir DIR]
 
-Writes the store out in the old file layout under DIR.
+Writes the store out in the old file layout under DIR. Devices' BMCs are written without their
+passwords; --bmc-passwords adds each one sealed with this store's secret key (only a store with
+the same IRONLENS_SECRET_KEY can import them), in a state/devices.yml of mode 0600.
 `,
   'install-service': `usage: ironlens install-service [serve|agent] [--user USER] [--data-dir DIR]
                         [--disk-dir DIR] [--unit-dir DIR] [--env-dir DIR] [--dry-run]
@@ -259,7 +261,7 @@ const FLAGS: Record<string, string> = {
 };
 
 /** Switches (no value) each command accepts, besides `--help`/`-h`. */
-const SWITCHES: Record<string, string[]> = { import: ['--replace'], restore: ['--replace'], migrate: ['--status'], 'install-service': ['--dry-run'] };
+const SWITCHES: Record<string, string[]> = { import: ['--replace'], export: ['--bmc-passwords'], restore: ['--replace'], migrate: ['--status'], 'install-service': ['--dry-run'] };
 
 export interface ParsedArgs {
   positional: string[];
@@ -360,7 +362,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
         return 2;
       }
       const { transferLayout } = await import('./layout');
-      const out = await transferLayout(env, cmd, dir, { replace: parsed.switches.has('--replace') });
+      const out = await transferLayout(env, cmd, dir, { replace: parsed.switches.has('--replace'), bmcPasswords: parsed.switches.has('--bmc-passwords') });
       process.stdout.write(`${JSON.stringify(out)}\n`);
       return 0;
     }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, type WorkerDirectory } from '@ironlens/clusters';
 import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
@@ -104,6 +104,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   let changes: ChangeFeed | undefined;
   let replication: MetalReplication | undefined;
   let chapReconciler: ChapReconciler | undefined;
+  let metalServices: MetalServices | undefined;
   let kindClose: (() => Promise<void>) | undefined;
   let clustersClose: (() => Promise<void>) | undefined;
   let bootstrapClose: (() => Promise<void>) | undefined;
@@ -111,6 +112,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     process.off('unhandledRejection', onUnhandled);
     for (const app of apps.splice(0)) await app.close();
     chapReconciler?.stop();
+    metalServices?.power.stop();
     if (kindClose) await kindClose();
     kindClose = undefined;
     if (bootstrapClose) await bootstrapClose();
@@ -142,6 +144,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       );
     }
     const metal = createMetalServices({ store, config: metalConfig, reloader, env, metrics, changes });
+    metalServices = metal;
+    // Proofs of boot left pending by an earlier run are watched again (or end at their deadline).
+    await metal.power.resume();
     if (changes?.shared && store.pool) {
       // The elected writer renders at election (the repair below, for one process alone).
       replication = await MetalReplication.start(metal, changes, {

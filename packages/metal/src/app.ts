@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { bootRoutes } from './routes/boot.routes';
 import { deviceRoutes } from './routes/device.routes';
 import { hostReportRoutes } from './routes/host-report.routes';
+import { powerRoutes } from './routes/power.routes';
 import { storageRoutes } from './routes/storage.routes';
 import { workerRoutes } from './routes/worker.routes';
 import type { MetalServices } from './wiring';
@@ -36,6 +37,7 @@ export const metalPlugin: FastifyPluginAsync<MetalPluginOptions> = async (app, o
   workerRoutes(app, s);
   storageRoutes(app, s);
   hostReportRoutes(app, s);
+  powerRoutes(app, s);
   for (const add of opts.extraRoutes ?? []) add(app, s);
 };
 

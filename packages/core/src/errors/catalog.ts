@@ -151,6 +151,15 @@ export const errorCatalog = {
   bootstrap_worker_unreported: { status: 422, message: 'a node names a worker that has not reported (no address or host keys known)' },
   worker_address_invalid: { status: 400, message: 'fixed_address must be a unicast IPv4 address, or null' },
   worker_address_taken: { status: 409, message: 'another worker has that fixed address' },
+
+  // issue 21: power
+  bmc_invalid: { status: 400, message: 'invalid BMC settings: driver redfish (url, username, password, verify_tls) or ipmi (host, port, username, password)' },
+  bmc_not_configured: { status: 409, message: 'the device has no BMC configured' },
+  power_device_revoked: { status: 409, message: 'the device is revoked: no power actions' },
+  bmc_unreachable: { status: 502, message: 'the BMC cannot be reached' },
+  bmc_auth_failed: { status: 502, message: 'the BMC refused the credentials' },
+  bmc_action_failed: { status: 502, message: 'the BMC refused the action' },
+  bmc_timeout: { status: 504, message: 'the BMC did not answer in time' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

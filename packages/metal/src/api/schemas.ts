@@ -124,6 +124,90 @@ export const bootTimelineSchema = Type.Object({
 export type BootTimeline = Static<typeof bootTimelineSchema>;
 
 export const hostReportAnswer = Type.Object({ worker_id: Type.String(), accepted: Type.Boolean(), changed: Type.Boolean() });
+// ---- power (issue 21) -----------------------------------------------------------------------
+
+/** One of `values`, or `null` (`enum` lists `null` too, or a validator refuses it). */
+const EnumOrNull = <const T extends readonly string[]>(values: T) => Type.Unsafe<T[number] | null>({ type: ['string', 'null'], enum: [...values, null] });
+
+/** A device's last power action and its proof of boot. */
+export const lastPowerSchema = Type.Object({
+  action: Type.Optional(StringEnum(['on', 'off', 'cycle', 'soft-off'] as const)),
+  boot: Type.Optional(EnumOrNull(['network'] as const)),
+  requested_at: Type.Optional(Type.String()),
+  bmc_ok: Type.Optional(Type.Boolean()),
+  network_boot_seen_at: Type.Optional(OrNull(Type.String())),
+  result: Type.Optional(EnumOrNull(['pending', 'booted', 'no_network_boot'] as const)),
+  detail: Type.Optional(OrNull(Type.String())),
+});
+
+/** `PUT /devices/{mac}/bmc`, and `bmc` in `POST /devices` and the import: checked by the service (`bmc_invalid`). */
+export const bmcBody = Type.Object(
+  {
+    driver: StringEnum(['redfish', 'ipmi'] as const),
+    url: Type.Optional(Type.String({ description: 'redfish: the system, https://bmc/redfish/v1/Systems/<id>' })),
+    verify_tls: Type.Optional(Type.Boolean({ description: 'redfish: verify the BMC certificate. Default is true.' })),
+    host: Type.Optional(Type.String({ description: 'ipmi: host name or address' })),
+    port: Type.Optional(Type.Integer({ description: 'ipmi: UDP port. Default is 623.' })),
+    cipher_suite: Type.Optional(Type.Integer({ description: 'ipmi: RMCP+ cipher suite (ipmitool -C). Default is 3.' })),
+    username: Type.String(),
+    password: Type.Optional(OrNull(Type.String({ description: 'write-only; omitted on an update: the stored one is kept' }))),
+  },
+  { additionalProperties: false },
+);
+export type BmcRequest = Static<typeof bmcBody>;
+
+/** A BMC as the API shows it: never the password. */
+export const bmcSchema = Type.Object({
+  driver: Type.Optional(StringEnum(['redfish', 'ipmi'] as const)),
+  url: Type.Optional(Type.String()),
+  verify_tls: Type.Optional(Type.Boolean()),
+  host: Type.Optional(Type.String()),
+  port: Type.Optional(Type.Integer()),
+  cipher_suite: Type.Optional(Type.Integer()),
+  username: Type.Optional(Type.String()),
+  password_set: Type.Optional(Type.Boolean()),
+  updated_at: Type.Optional(Type.String()),
+});
+
+export const bmcDeletedSchema = Type.Object({ mac: Type.Optional(Type.String()), deleted: Type.Optional(Type.Boolean()) });
+
+export const powerStateSchema = Type.Object({
+  state: Type.Optional(StringEnum(['on', 'off', 'unknown'] as const)),
+  checked_at: Type.Optional(Type.String()),
+});
+
+export const powerActionBody = Type.Object(
+  {
+    action: StringEnum(['on', 'off', 'cycle', 'soft-off'] as const),
+    boot: Type.Optional(EnumOrNull(['network'] as const)),
+  },
+  { additionalProperties: false },
+);
+export type PowerActionRequest = Static<typeof powerActionBody>;
+
+export const powerAnswerSchema = Type.Object({
+  mac: Type.Optional(Type.String()),
+  action: Type.Optional(Type.String()),
+  boot: Type.Optional(OrNull(Type.String())),
+  state: Type.Optional(StringEnum(['on', 'off', 'unknown'] as const)),
+  checked_at: Type.Optional(Type.String()),
+  last_power: Type.Optional(lastPowerSchema),
+});
+
+export const powerBatchBody = Type.Object(
+  {
+    macs: Type.Array(Type.Unknown(), { maxItems: 1000 }),
+    action: StringEnum(['on', 'off', 'cycle', 'soft-off'] as const),
+    boot: Type.Optional(EnumOrNull(['network'] as const)),
+  },
+  { additionalProperties: false },
+);
+export type PowerBatchRequest = Static<typeof powerBatchBody>;
+
+export const powerBatchSchema = Type.Object({
+  succeeded: Type.Optional(Type.Array(powerAnswerSchema)),
+  failed: Type.Optional(Type.Array(Type.Object({ mac: Type.Optional(Type.Unknown()), status: Type.Optional(Type.Integer()), code: Type.Optional(Type.String()), detail: Type.Optional(Type.String()) }))),
+});
 
 export const workerSchema = Type.Object({
   hostname: Type.Optional(Type.String()),
@@ -144,6 +228,7 @@ export const workerSchema = Type.Object({
   address: Type.Optional(OrNull(Type.String({ description: "the reported address ironlens uses for SSH: the boot NIC's first IPv4, else the first reported" }))),
   fixed_address: Type.Optional(OrNull(Type.String({ description: 'the IPv4 address the hosts file gives this worker, when the operator set one' }))),
   cluster_id: Type.Optional(OrNull(Type.String({ description: 'the Kubernetes cluster a bootstrap by worker registered this worker into' }))),
+  last_power: Type.Optional(lastPowerSchema),
 });
 export type WorkerView = Static<typeof workerSchema>;
 
@@ -157,6 +242,7 @@ export const deviceSchema = Type.Object({
   fingerprint: Type.Optional(AnyObject()),
   first_seen: Type.Optional(OrNull(Type.String())),
   last_seen: Type.Optional(OrNull(Type.String())),
+  last_power: Type.Optional(lastPowerSchema),
 });
 export type DeviceView = Static<typeof deviceSchema>;
 
@@ -172,6 +258,9 @@ export const errorResponses = {
   422: detailSchema,
   500: detailSchema,
 } as const;
+
+/** What a BMC error answers: the seed's `detail`, and the catalog's code. */
+export const bmcErrorResponses = { 502: detailSchema, 504: detailSchema } as const;
 
 export const security = [{ bearer: [] }];
 
@@ -226,8 +315,8 @@ export type OperationsQuery = Static<typeof operationsQuery>;
 
 const declarationFields = { mac: Type.String(), uuid: Type.Optional(nullableString), manufacturer: Type.Optional(nullableString), product: Type.Optional(nullableString), serial: Type.Optional(nullableString) };
 
-/** `POST /devices`: a device declared by hand. */
-export const deviceDeclaration = Type.Object(declarationFields);
+/** `POST /devices`: a device declared by hand (with its BMC, issue 21). */
+export const deviceDeclaration = Type.Object({ ...declarationFields, bmc: Type.Optional(OrNull(bmcBody)) });
 export type DeviceDeclaration = Static<typeof deviceDeclaration>;
 
 export const deviceListQuery = Type.Object({ state: Type.Optional(StringEnum(['all', 'pooled', 'bound', 'revoked'] as const, { default: 'all' })) });
@@ -237,7 +326,7 @@ export type DeviceListQuery = Static<typeof deviceListQuery>;
 export const deviceImportBody = Type.Object({ entries: Type.Array(AnyObject()) });
 export type DeviceImportRequest = { entries: DeviceDeclaration[] };
 
-export const deviceBindQuery = Type.Object({ worker_id: Type.String(), force: flag() });
+export const deviceBindQuery = Type.Object({ worker_id: Type.String(), force: flag(), reboot: Type.Optional(Type.Boolean({ default: false, description: 'power-cycle the device into a one-time network boot after the bind (issue 21)' })) });
 export type DeviceBindQuery = Static<typeof deviceBindQuery>;
 
 export const batchBindBody = Type.Object({
@@ -314,8 +403,8 @@ const diskFields = {
   disk_agent: Type.Optional(nullableString),
 };
 
-/** `POST /workers/<id>/luns/disk`: a system disk from a master, or empty. */
-export const diskBody = Type.Object(diskFields);
+/** `POST /workers/<id>/luns/disk`: a system disk from a master, or empty (`reboot`: power-cycle the bound device into it, issue 21). */
+export const diskBody = Type.Object({ ...diskFields, reboot: Type.Optional(Type.Boolean({ default: false })) });
 export type DiskRequest = Static<typeof diskBody>;
 
 export const diskBatchBody = Type.Object({
@@ -380,3 +469,5 @@ export type { AgentView, Capabilities } from '../services/agent.service';
 /** `PUT /workers/{worker_id}/address` (issue 24): the worker's fixed IPv4 address, or null to remove it. */
 export const workerAddressBody = Type.Object({ fixed_address: OrNull(Type.String({ maxLength: 15, description: 'a unicast IPv4 address' })) });
 export type WorkerAddressRequest = Static<typeof workerAddressBody>;
+export type { BmcView, LastPower, PowerAction, PowerState } from '../domain/power';
+export type { BatchPowerResult, PowerAnswer, PowerStateView } from '../services/power.service';

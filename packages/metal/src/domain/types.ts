@@ -1,5 +1,6 @@
 import type { BootTimeline, HostView } from '../api/schemas';
 import type { Os } from './identifiers';
+import type { LastPower } from './power';
 
 export type DeviceState = 'pooled' | 'bound' | 'revoked';
 export type WorkerState = 'registered' | 'ready' | 'installing';
@@ -27,6 +28,8 @@ export interface Device {
   fingerprint: Fingerprint;
   first_seen: string | null;
   last_seen: string | null;
+  /** The last power action and its proof of boot (issue 21); only on devices that had one. */
+  last_power?: LastPower;
 }
 
 export interface DiskSource {

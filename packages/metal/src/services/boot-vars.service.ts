@@ -320,7 +320,17 @@ export class BootVarsService {
     return then(this.answer(q), (a) => a.script);
   }
 
+  /**
+   * Told the MAC of every `/boot-vars` request that names one (the proof of boot, issue 21,
+   * looks it up in its set of pending MACs). Set once by the wiring. Default: nobody.
+   */
+  onSighting: ((mac: string) => void) | undefined;
+
   private answer(q: { hostname?: string; mac?: string }): Rendered | Promise<Rendered> {
+    if (this.onSighting && q.mac) {
+      const m = this.normalizedMac(q.mac);
+      if (m) this.onSighting(m);
+    }
     const a = this.lookup(q);
     this.onLookup(!(a instanceof Promise));
     return a;
