@@ -108,7 +108,18 @@ describe('every route of every listener', () => {
     // Only the machines' paths, health, pages, assets, docs and the proxy (which defers to the API behind it) are public.
     const publicApi = all.filter(({ route }) => route.permission === PUBLIC && !route.hidden).map(({ listener, route }) => `${listener} ${route.method} ${route.url}`);
     expect(publicApi.sort()).toEqual(
-      ['boot GET /boot-vars', 'boot GET /devices/report', 'boot GET /healthz', 'console GET /healthz', 'consoleMetal GET /boot-vars', 'consoleMetal GET /devices/report', 'consoleMetal GET /healthz'].sort(),
+      [
+        'boot GET /boot-vars',
+        'boot GET /devices/report',
+        // The booted machine's host reporter (issue 24), open like /devices/report.
+        'boot POST /hosts/report',
+        'boot GET /healthz',
+        'console GET /healthz',
+        'consoleMetal GET /boot-vars',
+        'consoleMetal GET /devices/report',
+        'consoleMetal POST /hosts/report',
+        'consoleMetal GET /healthz',
+      ].sort(),
     );
     await kindApp.close();
     await kindRuntime.close();
