@@ -9,6 +9,7 @@ import { WorkerRepository } from './repositories/worker.repository';
 import { BootVarsService } from './services/boot-vars.service';
 import { DeviceService } from './services/device.service';
 import { DhcpHostsService } from './services/dhcp-hosts.service';
+import { LedgerWriter } from './services/ledger-writer.service';
 import { SettingsService } from './services/settings.service';
 import { WorkerService } from './services/worker.service';
 import type { StorageAgents } from './adapters/storage-agent';
@@ -98,9 +99,10 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo, changes);
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
-  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
-  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
-  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
+  const ledger = new LedgerWriter(store, { invalidate: () => bootVars?.invalidate(), sync: () => dhcp.sync() });
+  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, ledger, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
+  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
+  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch);
   return {
     config,
     settings,

@@ -8,7 +8,7 @@ import { lockLedger, type MetalDb, type MetalStore } from '../repositories/table
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
 import { renderBootVarsScript } from './boot-vars.service';
-import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { LedgerWriter } from './ledger-writer.service';
 import type { ReportGuard, ReportRefusal } from './report-guard.service';
 import type { RequestContext, SettingsService } from './settings.service';
 
@@ -62,8 +62,10 @@ const cleanUuid = (s: unknown): string | null => {
 
 /**
  * The device pool (seed §16): registration, reports, revocation and the one-to-one
- * device ↔ worker binding. Every binding change is one transaction with its audit
- * entries, then `dhcp-hosts.conf` is re-rendered and dnsmasq reloaded.
+ * device ↔ worker binding. Every change is one ledger write (`LedgerWriter`) with its audit
+ * entries; the writer then clears the `/boot-vars` cache and brings `dhcp-hosts.conf` and
+ * dnsmasq in line. A report (`report`) is the exception: it is no binding change, and the hot
+ * path of a boot storm, so it writes only what it changes and forgets only its own device.
  */
 export class DeviceService {
   constructor(
@@ -71,7 +73,7 @@ export class DeviceService {
     private readonly devices: DeviceRepository,
     private readonly workers: WorkerRepository,
     private readonly settings: SettingsService,
-    private readonly dhcp: DhcpHostsService,
+    private readonly ledger: LedgerWriter,
     private readonly bootVars: BootVarsService,
     private readonly ops: OperationsLog,
     private readonly reportGuard: ReportGuard,
@@ -122,8 +124,7 @@ export class DeviceService {
   async register(decl: DeviceDeclaration, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(decl.mac);
     const device = this.newDevice(decl, mac, 'manual');
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       const existing = await this.devices.get(trx, mac);
       if (existing?.state === 'revoked') throw new AppError('device_revoked', `device is revoked and cannot be registered again: ${mac}`);
       if (existing) throw new AppError('device_exists', `device already exists: ${mac}`);
@@ -132,7 +133,6 @@ export class DeviceService {
       });
       await this.ops.append({ op: 'device.register', mac, source: 'manual', client: ctx.client }, trx);
     });
-    this.bootVars.invalidate();
     return device;
   }
 
@@ -141,8 +141,7 @@ export class DeviceService {
     const created: string[] = [];
     const skipped: Array<{ mac: string; reason: string }> = [];
     const failed: Array<{ mac: unknown; error: string }> = [];
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       const db = trx;
       const seen = new Set<string>();
       for (const e of entries) {
@@ -168,15 +167,13 @@ export class DeviceService {
       audit.push({ op: 'device.import', created: created.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
       await this.ops.append(audit, trx);
     });
-    if (created.length) this.bootVars.invalidate();
     return { created, skipped, failed };
   }
 
   /** §16.5: pooled → revoked; the record stays for the audit trail. */
   async revoke(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
-    const out = await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    const out = await this.ledger.write(async (trx) => {
       const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state === 'revoked') throw new AppError('device_revoked', `device already revoked: ${mac}`);
@@ -185,7 +182,6 @@ export class DeviceService {
       await this.ops.append({ op: 'device.revoke', mac, client: ctx.client }, trx);
       return { ...d, state: 'revoked' as const };
     });
-    this.bootVars.invalidate();
     return out;
   }
 
@@ -280,8 +276,7 @@ export class DeviceService {
   async bind(macInput: string, workerIdInput: string, force: boolean, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
     const workerId = requireWorkerId(workerIdInput);
-    const outcome = await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    const outcome = await this.ledger.write(async (trx) => {
       const o = await this.bindInTrx(trx, mac, workerId, force);
       if (o.changed) {
         const audit: OperationInput[] = [{ op: 'device.bind', mac, worker_id: workerId, force, old_worker_id: o.old_worker_id, old_device_mac: o.old_device_mac, client: ctx.client }];
@@ -290,18 +285,13 @@ export class DeviceService {
       }
       return o;
     });
-    if (outcome.changed) {
-      this.bootVars.invalidate();
-      await this.dhcp.sync();
-    }
     return outcome.device;
   }
 
   /** §16.8: unbind; the device goes back to the pool, the worker keeps its disks. */
   async unbind(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
-    const device = await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    const device = await this.ledger.write(async (trx) => {
       const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state !== 'bound') throw new AppError('device_not_bound', `device is not bound: ${mac}`);
@@ -309,8 +299,6 @@ export class DeviceService {
       await this.ops.append({ op: 'device.unbind', mac, worker_id: d.bound_worker_id, client: ctx.client }, trx);
       return { ...d, state: 'pooled' as const, bound_worker_id: null };
     });
-    this.bootVars.invalidate();
-    await this.dhcp.sync();
     return device;
   }
 
@@ -403,8 +391,7 @@ export class DeviceService {
     const succeeded: BatchBindResult['succeeded'] = [];
     const skipped: BatchBindResult['skipped'] = [];
     const failed: BatchBindResult['failed'] = [];
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       const db = trx;
       const seen = new Set<string>();
       const audit: OperationInput[] = [];
@@ -426,10 +413,6 @@ export class DeviceService {
       audit.push({ op: 'device.bind.batch', succeeded: succeeded.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
       await this.ops.append(audit, trx);
     });
-    if (succeeded.length) {
-      this.bootVars.invalidate();
-      await this.dhcp.sync();
-    }
     return { succeeded, skipped, failed };
   }
 }

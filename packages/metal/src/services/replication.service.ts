@@ -102,7 +102,7 @@ export class MetalReplication {
         agents.forgetCapabilities(c.key);
         bootVars.clear();
       }),
-      this.changes.subscribe(DHCP_TOPIC, () => this.render()),
+      this.changes.subscribe(DHCP_TOPIC, () => this.render({ ifStale: true })),
       this.changes.onResync(() => {
         this.clearCaches();
         this.render();
@@ -138,8 +138,8 @@ export class MetalReplication {
    * every `retryMs` while this process stays the writer; a failed dnsmasq reload is reported
    * and not retried (the file is written).
    */
-  private render(): void {
-    this.metal.dhcp.render().catch((err: Error) => {
+  private render(opts: { ifStale?: boolean } = {}): void {
+    this.metal.dhcp.render(opts).catch((err: Error) => {
       this.opts.log?.(`warning: ${err.message}`);
       if (isAppError(err) && err.code === 'dnsmasq_reload_failed') return;
       if (this.closed || this.retry) return;
