@@ -55,7 +55,7 @@ export interface MetalDeps {
   secrets?: SecretBox;
   /** Where warnings go (records a renderer refused, …). Default is stderr. */
   warn?: WarnFn;
-  /** The clock of the registration window and the report rate limit. Default is `Date.now`. */
+  /** The clock of the registration window, the report rate limit and reports' `last_seen`. Default is `Date.now`. */
   now?: () => number;
   /** The process' metrics: the boot control plane adds its own (boot-vars cache, dnsmasq, devices, workers, agents). Default: none. */
   metrics?: Metrics;
@@ -100,7 +100,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
   const ledger = new LedgerWriter(store, { invalidate: () => bootVars?.invalidate(), sync: () => dhcp.sync() });
-  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, ledger, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
+  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, ledger, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout, lastSeenSeconds: config.reportLastSeenSeconds }, deps.now);
   const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
   const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch);
   return {

@@ -77,7 +77,8 @@ export class DeviceService {
     private readonly bootVars: BootVarsService,
     private readonly ops: OperationsLog,
     private readonly reportGuard: ReportGuard,
-    private readonly limits: { maxPooled: number; autoBootTimeout: number },
+    private readonly limits: { maxPooled: number; autoBootTimeout: number; /** See `MetalConfig.reportLastSeenSeconds`. Default is `60`. */ lastSeenSeconds?: number },
+    private readonly now: () => number = Date.now,
   ) {}
 
   private get db(): MetalDb {
@@ -204,7 +205,12 @@ export class DeviceService {
     if (memTotal !== null) fp.mem_total = memTotal;
     if (memSpeed !== null) fp.mem_speed = memSpeed;
     const uuid = cleanUuid(q.uuid);
-    const now = isoSeconds();
+    const at = new Date(this.now());
+    const now = isoSeconds(at);
+    // A known device that says what the store already holds, seen recently: one read, no write.
+    const known = await this.devices.get(this.db, mac);
+    if (known?.state === 'revoked') return { result: 'ignored', script: REPORT_OK_SCRIPT };
+    if (known && !this.reportChanges(known, fp, uuid, at)) return { result: 'updated', script: REPORT_OK_SCRIPT };
     const autoRegister = await this.settings.getAutoRegister();
     const result = await this.store.transaction(async (trx) => {
       const db = trx;
@@ -241,6 +247,20 @@ export class DeviceService {
     }
     if (result === 'registered') this.bootVars.forgetDevice(mac);
     return { result, script: REPORT_OK_SCRIPT };
+  }
+
+  /**
+   * Whether a report of a known device has something to write: a fingerprint field or the
+   * UUID it does not hold yet, no `first_seen`, or a `last_seen` older than the interval.
+   */
+  private reportChanges(d: Device, fp: Fingerprint, uuid: string | null, at: Date): boolean {
+    if (!d.first_seen || !d.last_seen) return true;
+    if (uuid && uuid !== d.uuid) return true;
+    const held = d.fingerprint as Record<string, unknown>;
+    for (const [k, v] of Object.entries(fp)) if (held[k] !== v) return true;
+    const interval = (this.limits.lastSeenSeconds ?? 60) * 1000;
+    const last = Date.parse(d.last_seen);
+    return !(Number.isFinite(last) && at.getTime() - last < interval && at.getTime() >= last);
   }
 
   /**
