@@ -1,8 +1,9 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Agent } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+import { createRequire } from 'node:module';
 import type {
+  KubeConfig,
   V1DaemonSet,
   V1Deployment,
   V1Namespace,
@@ -143,9 +144,27 @@ export interface KubeConnectOptions {
 /** Opens one cluster's API from its kubeconfig text. */
 export type KubeConnector = (kubeconfig: string, opts: KubeConnectOptions) => Kube;
 
+type ClientNode = typeof import('@kubernetes/client-node');
+let clientNodeModule: ClientNode | undefined;
+
+/**
+ * `@kubernetes/client-node`, loaded at its first use (it is CommonJS, so synchronously): loading
+ * it took 0.3–1.3 s of `ironlens serve`'s start, before any cluster is asked anything (issue 19).
+ * `serve` calls {@link preloadKubeClient} once it listens, so the first request rarely waits.
+ */
+function clientNode(): ClientNode {
+  clientNodeModule ??= createRequire(import.meta.url)('@kubernetes/client-node') as ClientNode;
+  return clientNodeModule;
+}
+
+/** Loads `@kubernetes/client-node` now (after the listeners are up), instead of at the first cluster request. */
+export function preloadKubeClient(): void {
+  clientNode();
+}
+
 /** Parses a kubeconfig the way the client does; throws when it has no usable current cluster. */
 export function parseKubeConfig(text: string): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new (clientNode().KubeConfig)();
   kc.loadFromString(text);
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('no current context/cluster');
