@@ -1,3 +1,4 @@
+import { Nullable } from '@ironlens/core/typebox';
 import { type Static, Type } from '@sinclair/typebox';
 
 /** TypeBox schemas of the cluster manager's requests: validation, OpenAPI and types from one place. */
@@ -5,14 +6,14 @@ import { type Static, Type } from '@sinclair/typebox';
 export const ProxyConfigSchema = Type.Object(
   {
     mode: Type.Optional(Type.String({ description: 'none | system | custom' })),
-    httpProxy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    httpsProxy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    noProxy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    httpProxy: Type.Optional(Nullable(Type.String())),
+    httpsProxy: Type.Optional(Nullable(Type.String())),
+    noProxy: Type.Optional(Nullable(Type.String())),
   },
   { additionalProperties: true },
 );
 
-const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableString = Nullable(Type.String());
 
 export const ClusterIdParams = Type.Object({ cluster_id: Type.String({ minLength: 1, maxLength: 64 }) });
 export type ClusterIdParams = Static<typeof ClusterIdParams>;
@@ -43,7 +44,7 @@ export const ClusterSettingsUpdateSchema = Type.Object(
     gatewayProvider: Type.Optional(NullableString),
     gatewayNamespace: Type.Optional(NullableString),
     gatewayName: Type.Optional(NullableString),
-    gatewayPort: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    gatewayPort: Type.Optional(Nullable(Type.Integer())),
     gatewayPublicUrl: Type.Optional(NullableString),
     gatewayAuthzHost: Type.Optional(NullableString),
     inotifyMaxUserInstances: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
