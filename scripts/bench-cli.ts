@@ -15,9 +15,9 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeTcpPort } from '@ironlens/core/testing';
 import { buildCli, REPO_ROOT } from '../packages/cli/src/build';
 
 const BIN = join(REPO_ROOT, 'packages', 'cli', 'bin', 'ironlens.mjs');
@@ -31,16 +31,6 @@ function childrenCpuMs(): number {
   return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface Sample {
   wallMs: number;
@@ -86,7 +76,7 @@ function timeServe(env: NodeJS.ProcessEnv): Promise<Sample> {
 /** A command that listens on two ports, from spawn until both answer /healthz; then SIGTERM. */
 async function timeListening(env: NodeJS.ProcessEnv, args: (data: string, boot: number, cons: number) => string[]): Promise<Sample> {
   const data = mkdtempSync(join(tmpdir(), 'ironlens-bench-cli-'));
-  const [boot, cons] = [await freePort(), await freePort()];
+  const [boot, cons] = [await freeTcpPort(), await freeTcpPort()];
   const cpu0 = childrenCpuMs();
   const t0 = process.hrtime.bigint();
   const child = spawn(process.execPath, args(data, boot, cons), {
