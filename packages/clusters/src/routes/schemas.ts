@@ -96,3 +96,11 @@ export const RegisterFormDoc = {
     draft: { type: 'boolean', default: false },
   },
 } as const;
+
+/**
+ * An answer in Lens' own shape, declared but not yet described field by field (issue 19,
+ * partial): any JSON, serialized as the service built it, so no field is dropped.
+ */
+export const LensAnswer = Type.Unknown({ description: "Lens' answer shape (see seed 000)" });
+/** `204`: no body. */
+export const NoContent = Type.Null({ description: 'No content' });
