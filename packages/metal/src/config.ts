@@ -81,6 +81,8 @@ export interface MetalConfig {
    * from then on; `/boot-vars` hands it to the worker's bound MAC only. Default is `false`.
    */
   iscsiChap: boolean;
+  /** `IRONLENS_DHCP_LEASE` (issue 24): `infinite` (default) gives bound workers a lease that never runs out; `range` keeps the seed's `mac,hostname` lines. */
+  dhcpLease: 'infinite' | 'range';
   /**
    * `IRONLENS_ISCSI_CHAP_RECONCILE_MS`: with CHAP on, how often agents are checked for
    * CHAP-bound targets they lost (a tgtd restart) and re-scanned with the accounts. Default is
@@ -140,6 +142,12 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     reportLastSeenSeconds: envInt(env, 'IRONLENS_REPORT_LAST_SEEN_SECONDS', 60),
     autoRegisterWindowMinutes: envInt(env, 'IRONLENS_AUTO_REGISTER_WINDOW_MINUTES', 0),
     iscsiChap: envBool(env, 'IRONLENS_ISCSI_CHAP', false),
+    dhcpLease: dhcpLeaseFrom(envString(env, 'IRONLENS_DHCP_LEASE', 'infinite')),
     iscsiChapReconcileMs: envInt(env, 'IRONLENS_ISCSI_CHAP_RECONCILE_MS', 30_000),
   };
+}
+
+function dhcpLeaseFrom(value: string): 'infinite' | 'range' {
+  if (value === 'infinite' || value === 'range') return value;
+  throw new Error(`IRONLENS_DHCP_LEASE must be infinite or range, got ${JSON.stringify(value.slice(0, 40))}`);
 }

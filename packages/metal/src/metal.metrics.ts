@@ -1,6 +1,7 @@
-import type { Counter, Gauge, Metrics } from '@ironlens/core';
+import type { Counter, Gauge, Histogram, Metrics } from '@ironlens/core';
 import type { DeviceState, WorkerState } from './domain/types';
 import type { DhcpHostsObserver } from './services/dhcp-hosts.service';
+import type { HostReportObserver } from './services/host-report.service';
 import type { InventoryService } from './services/inventory.service';
 
 const DEVICE_STATES: readonly DeviceState[] = ['pooled', 'bound', 'revoked'];
@@ -20,6 +21,8 @@ export class MetalMetrics {
   private readonly entries: Gauge<string>;
   private readonly reloads: Counter<string>;
   private readonly reloadFailures: Counter<string>;
+  private readonly hostReportsTotal: Counter<string>;
+  private readonly bootDurations: Histogram<string>;
 
   constructor(private readonly metrics: Metrics) {
     this.cacheHits = metrics.counter({ name: 'ironlens_boot_vars_cache_hits_total', help: '/boot-vars answers given from the cache, without reading the store or an agent.' });
@@ -29,11 +32,28 @@ export class MetalMetrics {
     this.entries = metrics.gauge({ name: 'ironlens_dnsmasq_hosts_entries', help: 'Lines (bound devices) in the dhcp-hosts.conf this process wrote last.' });
     this.reloads = metrics.counter({ name: 'ironlens_dnsmasq_reloads_total', help: 'dnsmasq reloads that succeeded (the configured IPXE_CP_DNSMASQ_* method; a no-op when reload is off).' });
     this.reloadFailures = metrics.counter({ name: 'ironlens_dnsmasq_reload_failures_total', help: 'dnsmasq reloads that failed (dnsmasq_reload_failed; the file was written).' });
+    this.hostReportsTotal = metrics.counter({
+      name: 'ironlens_host_reports_total',
+      help: 'Host reports (POST /hosts/report), by outcome: accepted, or refused_<reason> (invalid, unknown, signature, replay).',
+      labelNames: ['outcome'],
+    });
+    this.bootDurations = metrics.histogram({
+      name: 'ironlens_boot_duration_seconds',
+      help: "A worker's boot, from the first event the control plane saw (iPXE's device report or /boot-vars) to its host report.",
+      buckets: [10, 20, 30, 45, 60, 90, 120, 180, 240, 300, 600, 1200],
+    });
   }
 
   /** For `BootVarsService`: one `/boot-vars` answer, from the cache or not. */
   readonly bootVarsLookup = (hit: boolean): void => {
     (hit ? this.cacheHits : this.cacheMisses).inc();
+  };
+
+  /** For `HostReportService` (issue 24). */
+  readonly hostReports: HostReportObserver = {
+    accepted: () => this.hostReportsTotal.inc({ outcome: 'accepted' }),
+    refused: (reason) => this.hostReportsTotal.inc({ outcome: `refused_${reason}` }),
+    bootDuration: (seconds) => this.bootDurations.observe(seconds),
   };
 
   /** For `DhcpHostsService`. */

@@ -24,6 +24,8 @@ import { RenderGuard, type WarnFn } from './services/render-guard.service';
 import { ReportGuard } from './services/report-guard.service';
 import { MetalMetrics } from './metal.metrics';
 import { AGENT_PROBE_BUDGET_MS, InventoryService } from './services/inventory.service';
+import { HostReportRepository } from './repositories/host-report.repository';
+import { HostReportService } from './services/host-report.service';
 
 /** What the routes get: services only, never the store (the services own every transaction). */
 export interface MetalServices {
@@ -36,6 +38,8 @@ export interface MetalServices {
   agents: AgentService;
   storage: StorageService;
   layout: LayoutService;
+  /** Booted workers' host reports (issue 24). */
+  hostReports: HostReportService;
   operations(q: { since?: number; limit?: number; mac?: string }): ReturnType<OperationsLog['list']>;
 }
 
@@ -88,7 +92,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now, changes);
   const guard = new RenderGuard(ops, deps.warn);
   const metrics = deps.metrics && new MetalMetrics(deps.metrics);
-  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq, changes);
+  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile, config.dhcpLease), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq, changes);
   const secrets = deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir);
   const agentRepo = new AgentRepository(secrets);
   const chapRepo = new ChapRepository(secrets);
@@ -102,7 +106,10 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const ledger = new LedgerWriter(store, { invalidate: () => bootVars?.invalidate(), sync: () => dhcp.sync() });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, ledger, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout, lastSeenSeconds: config.reportLastSeenSeconds }, deps.now);
   const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
-  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch);
+  const hostRepo = new HostReportRepository();
+  const hostReports = new HostReportService(store, workerRepo, deviceRepo, chapRepo, hostRepo, ops, metrics?.hostReports, { now: deps.now });
+  bootVars.onBoundAnswer((workerId) => hostReports.noteBootVars(workerId));
+  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch, hostRepo);
   return {
     config,
     settings,
@@ -112,6 +119,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     dhcp,
     agents,
     storage,
+    hostReports,
     layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops),
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };

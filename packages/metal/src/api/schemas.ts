@@ -35,6 +35,85 @@ export const diskSchema = Type.Object({
 export type DiskView = Static<typeof diskSchema>;
 
 
+// ---- host reports (issue 24) ----------------------------------------------------------------
+
+/** Printable text as a host reports it: no control characters, capped. */
+const HostText = (maxLength = 200) => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
+const Count = (maximum: number) => Type.Integer({ minimum: 0, maximum });
+const MacText = Type.String({ pattern: '^[0-9a-fA-F]{2}([:-]?[0-9a-fA-F]{2}){5}$|^$', maxLength: 17 });
+const IfName = Type.String({ pattern: '^[A-Za-z0-9_.:@-]{1,15}$' });
+const IpText = Type.String({ pattern: '^[0-9a-fA-F:.]{2,45}$', description: 'an IPv4 or IPv6 address, without prefix length' });
+const REPORT_ITEMS = 64;
+
+export const hostAddressSchema = Type.Object({
+  interface: IfName,
+  mac: MacText,
+  ipv4: Type.Array(IpText, { maxItems: REPORT_ITEMS }),
+  ipv6: Type.Array(IpText, { maxItems: REPORT_ITEMS }),
+});
+export const sshHostKeySchema = Type.Object({
+  algorithm: Type.String({ pattern: '^[a-z0-9][a-z0-9@.-]{0,63}$' }),
+  fingerprint: Type.String({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$', description: 'as `ssh-keygen -lf` prints it' }),
+});
+export const hostOsSchema = Type.Object({ id: HostText(64), version_id: HostText(64), pretty_name: HostText() });
+export const hostDiskSchema = Type.Object({ name: Type.String({ pattern: '^[A-Za-z0-9_.:!-]{1,32}$' }), size_bytes: Count(2 ** 53), model: Type.Optional(HostText()) });
+export const hostNicSchema = Type.Object({
+  name: IfName,
+  mac: MacText,
+  speed_mbps: Type.Optional(Type.Union([Count(10_000_000), Type.Null()])),
+  driver: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{0,64}$' })),
+});
+export const acceleratorSchema = Type.Object({
+  vendor: HostText(),
+  model: HostText(),
+  pci_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{4}:[0-9a-f]{4}$' })),
+  count: Count(4096),
+  memory_bytes: Type.Optional(Type.Union([Count(2 ** 53), Type.Null()])),
+});
+export const hardwareSchema = Type.Object({
+  cpu_model: HostText(),
+  cpus: Count(65536),
+  memory_bytes: Count(2 ** 53),
+  disks: Type.Array(hostDiskSchema, { maxItems: REPORT_ITEMS }),
+  nics: Type.Array(hostNicSchema, { maxItems: REPORT_ITEMS }),
+  accelerators: Type.Array(acceleratorSchema, { maxItems: REPORT_ITEMS }),
+});
+
+/** `POST /hosts/report`: what the host reporter in the master image sends (docs/metal.md). */
+export const hostReportBody = Type.Object({
+  mac: Type.String({ maxLength: 64 }),
+  hostname: Type.String({ maxLength: 64 }),
+  addresses: Type.Array(hostAddressSchema, { maxItems: REPORT_ITEMS }),
+  ssh_host_keys: Type.Array(sshHostKeySchema, { maxItems: 16 }),
+  os: hostOsSchema,
+  kernel: Type.String({ pattern: '^[A-Za-z0-9._+~-]{1,128}$' }),
+  hardware: hardwareSchema,
+});
+export type HostReportBody = Static<typeof hostReportBody>;
+
+/** What ironlens knows about a booted worker (`host` in the worker view), or null before its first report. */
+export const hostSchema = Type.Object({
+  addresses: Type.Array(hostAddressSchema),
+  ssh_host_keys: Type.Array(sshHostKeySchema),
+  os: hostOsSchema,
+  kernel: Type.String(),
+  hardware: hardwareSchema,
+  reported_at: Type.String({ description: 'ISO time the control plane accepted the report' }),
+});
+export type HostView = Static<typeof hostSchema>;
+
+/** The last boot's timeline (`boot_timeline` in the worker view); `seconds` from the first to the last event known. */
+export const bootTimelineSchema = Type.Object({
+  report_at: OrNull(Type.String({ description: "iPXE's device report (the device's last_seen)" })),
+  boot_vars_at: OrNull(Type.String({ description: 'the bound /boot-vars answer (this replica)' })),
+  iscsi_login_at: OrNull(Type.String({ description: "the first iSCSI login seen by the agent, when it can tell (not yet: null)" })),
+  host_report_at: OrNull(Type.String()),
+  seconds: OrNull(Type.Number()),
+});
+export type BootTimeline = Static<typeof bootTimelineSchema>;
+
+export const hostReportAnswer = Type.Object({ worker_id: Type.String(), accepted: Type.Boolean(), changed: Type.Boolean() });
+
 export const workerSchema = Type.Object({
   hostname: Type.Optional(Type.String()),
   arch: Type.Optional(Type.String()),
@@ -48,6 +127,12 @@ export const workerSchema = Type.Object({
   default_os: Type.Optional(Type.String()),
   boot: Type.Optional(AnyObject()),
   changed: Type.Optional(Type.Boolean()),
+  // issue 24: what the worker reported at its last boot, and that boot's timeline (additive).
+  host: Type.Optional(OrNull(hostSchema)),
+  boot_timeline: Type.Optional(OrNull(bootTimelineSchema)),
+  address: Type.Optional(OrNull(Type.String({ description: "the reported address ironlens uses for SSH: the boot NIC's first IPv4, else the first reported" }))),
+  fixed_address: Type.Optional(OrNull(Type.String({ description: 'the IPv4 address the hosts file gives this worker, when the operator set one' }))),
+  cluster_id: Type.Optional(OrNull(Type.String({ description: 'the Kubernetes cluster a bootstrap by worker registered this worker into' }))),
 });
 export type WorkerView = Static<typeof workerSchema>;
 
@@ -309,3 +394,7 @@ export const workerStatusSchema = Type.Object({ worker: workerSchema, actual: An
 export type { Agent, Boot, Cd, Device, DeviceState, Disk, Fingerprint, WorkerState, WorkerView as Worker } from '../domain/types';
 export type { Os } from '../domain/identifiers';
 export type { AgentCapabilities as Capabilities } from '../adapters/storage-agent';
+
+/** `PUT /workers/{worker_id}/address` (issue 24): the worker's fixed IPv4 address, or null to remove it. */
+export const workerAddressBody = Type.Object({ fixed_address: OrNull(Type.String({ maxLength: 15, description: 'a unicast IPv4 address' })) });
+export type WorkerAddressRequest = Static<typeof workerAddressBody>;

@@ -1,3 +1,4 @@
+import type { BootTimeline, HostView } from '../api/schemas';
 import type { Os } from './identifiers';
 
 export type DeviceState = 'pooled' | 'bound' | 'revoked';
@@ -80,6 +81,12 @@ export interface WorkerView {
   readiness: 'ready' | 'partial' | 'idle';
   default_os?: Os;
   boot?: Boot;
+  /** Issue 24: the last host report, its boot's timeline, the address ironlens reaches it at, the operator's fixed address. */
+  host?: HostView | null;
+  boot_timeline?: BootTimeline | null;
+  address?: string | null;
+  fixed_address?: string | null;
+  cluster_id?: string | null;
 }
 
 export interface Agent {

@@ -79,4 +79,34 @@ export const metalMigrations: NamedMigration[] = [
         .execute();
     },
   },
+  {
+    // What a booted worker reported (issue 24), its last boot's timeline, and the operator's
+    // fixed address per worker. No foreign key (as worker_chap): the worker's delete removes them.
+    name: 'metal-0004-host-reports',
+    async up(db) {
+      await db.schema
+        .createTable('host_reports')
+        .addColumn('worker_id', 'text', (c) => c.primaryKey())
+        .addColumn('mac', 'text', (c) => c.notNull())
+        // The validated report (JSON), never the raw body.
+        .addColumn('report', 'text', (c) => c.notNull())
+        .addColumn('reported_at', 'text', (c) => c.notNull())
+        // The reporter's X-Ironlens-Timestamp of the last accepted report (replay guard).
+        .addColumn('report_ts', 'bigint', (c) => c.notNull())
+        .addColumn('boot', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('worker_addresses')
+        .addColumn('worker_id', 'text', (c) => c.primaryKey())
+        .addColumn('ipv4', 'text', (c) => c.notNull().unique())
+        .execute();
+      // The Kubernetes cluster a bootstrap by worker registered the worker into.
+      await db.schema
+        .createTable('worker_clusters')
+        .addColumn('worker_id', 'text', (c) => c.primaryKey())
+        .addColumn('cluster_id', 'text', (c) => c.notNull())
+        .addColumn('joined_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 ];

@@ -51,6 +51,26 @@ export interface WorkerChapTable {
   secret_sealed: string;
   created_at: string;
 }
+/** A booted worker's last accepted host report (issue 24). */
+export interface HostReportsTable {
+  worker_id: string;
+  mac: string;
+  report: string;
+  reported_at: string;
+  report_ts: number;
+  boot: string;
+}
+/** The operator's fixed IPv4 address per worker (issue 24), rendered into the hosts file. */
+export interface WorkerAddressesTable {
+  worker_id: string;
+  ipv4: string;
+}
+/** The cluster a worker joined through a bootstrap by worker (issue 24). */
+export interface WorkerClustersTable {
+  worker_id: string;
+  cluster_id: string;
+  joined_at: string;
+}
 export interface SettingsTable {
   key: string;
   value: string;
@@ -62,6 +82,9 @@ export interface MetalTables {
   agents: AgentsTable;
   settings: SettingsTable;
   worker_chap: WorkerChapTable;
+  host_reports: HostReportsTable;
+  worker_addresses: WorkerAddressesTable;
+  worker_clusters: WorkerClustersTable;
 }
 
 /** Every table the boot control plane's store holds: its own and the operations log. */

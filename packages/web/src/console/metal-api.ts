@@ -67,6 +67,7 @@ export function createMetalApi(http: Http) {
     worker: (id: string) => c<WorkerView>('GET', `/workers/${enc(id)}`),
     workerStatus: (id: string) => c<WorkerStatus>('GET', `/workers/${enc(id)}/status`),
     createWorker: (w: CreateWorkerInput) => c<WorkerView>('POST', '/workers', w),
+    setWorkerAddress: (id: string, fixedAddress: string | null) => c<WorkerView>('PUT', `/workers/${enc(id)}/address`, { fixed_address: fixedAddress }),
     setWorkerMac: (id: string, mac: string) => c<WorkerView & { changed: boolean }>('PUT', `/workers/${enc(id)}/mac`, { mac }),
     setDefaultOs: (id: string, body: { os?: string | null; menu_default?: string | null; menu_timeout?: number | null }) => c<WorkerView>('PUT', `/workers/${enc(id)}/default-os`, body),
     deleteWorker: (id: string, deleteDisk: boolean) => c<WorkerDeleted>('DELETE', `/workers/${enc(id)}${query({ delete_disk: deleteDisk ? 'true' : undefined })}`),

@@ -4,6 +4,7 @@ import { useConsole } from '../../context';
 import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
 import { Link, navigate } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
+import { FixedAddressForm, HostReport } from './HostReport';
 
 /** One worker: readiness, binding, disks, default OS and boot menu, install CD, ledger vs reality. */
 export function WorkerPage({ id }: { id: string }) {
@@ -43,7 +44,9 @@ export function WorkerPage({ id }: { id: string }) {
               <dd>{w.cd ? `${w.cd.iso} on ${w.cd.agent} (${w.cd.iqn})` : 'none'}</dd>
             </dl>
           </section>
+          <HostReport w={w} />
           <MacForm id={id} current={w.mac} onDone={() => void worker.refresh()} />
+          <FixedAddressForm id={id} current={w.fixed_address ?? null} onDone={() => void worker.refresh()} />
           <Disks id={id} onDone={() => void Promise.all([worker.refresh(), status.refresh()])} disks={w.disks} />
           <BootForm id={id} defaultOs={w.default_os ?? null} menuDefault={w.boot?.menu_default ?? null} menuTimeout={w.boot?.menu_timeout ?? null} onDone={() => void worker.refresh()} />
           <section className="card" aria-labelledby="st-title">
