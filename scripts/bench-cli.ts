@@ -6,16 +6,18 @@
  *   - `ironlens --help`                the compiled command           (target: under 0.3 s)
  *   - `ironlens serve` until listening the compiled command, both listeners answering /healthz,
  *                                      on a fresh data dir (store created) (target: under 1.5 s)
+ *   - `node:http`, two listeners       the reference for serve: a bare Node process listening on
+ *                                      two ports, timed the same way (serve's target: under 5x it)
  *   - both again from the TypeScript sources through tsx (IRONLENS_FROM_SOURCE=1), the start
- *     cost before the build existed.
+ *     cost before the build existed (`--no-sources` skips them).
  * Wall time is the median of the runs; CPU time (user + system, children's ticks from
  * /proc/self/stat, 10 ms resolution) is the mean. Options: `--runs N` (default 10; serve runs N/2).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeTcpPort } from '@ironlens/core/testing';
 import { buildCli, REPO_ROOT } from '../packages/cli/src/build';
 
 const BIN = join(REPO_ROOT, 'packages', 'cli', 'bin', 'ironlens.mjs');
@@ -29,16 +31,6 @@ function childrenCpuMs(): number {
   return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface Sample {
   wallMs: number;
@@ -73,13 +65,21 @@ async function healthy(port: number): Promise<boolean> {
   }
 }
 
+/** The reference: a bare `node:http` process with two listeners answering /healthz. */
+const BARE_HTTP = `const h=require('node:http');for(const p of process.argv.slice(1))h.createServer((q,s)=>s.end('ok')).listen(+p,'127.0.0.1');process.on('SIGTERM',()=>process.exit(0));`;
+
 /** `ironlens serve` from spawn until both listeners answer /healthz; then SIGTERM. */
-async function timeServe(env: NodeJS.ProcessEnv): Promise<Sample> {
+function timeServe(env: NodeJS.ProcessEnv): Promise<Sample> {
+  return timeListening(env, (data, boot, cons) => [BIN, 'serve', '--data-dir', data, '--boot-listen', `127.0.0.1:${boot}`, '--console-listen', `127.0.0.1:${cons}`]);
+}
+
+/** A command that listens on two ports, from spawn until both answer /healthz; then SIGTERM. */
+async function timeListening(env: NodeJS.ProcessEnv, args: (data: string, boot: number, cons: number) => string[]): Promise<Sample> {
   const data = mkdtempSync(join(tmpdir(), 'ironlens-bench-cli-'));
-  const [boot, cons] = [await freePort(), await freePort()];
+  const [boot, cons] = [await freeTcpPort(), await freeTcpPort()];
   const cpu0 = childrenCpuMs();
   const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', data, '--boot-listen', `127.0.0.1:${boot}`, '--console-listen', `127.0.0.1:${cons}`], {
+  const child = spawn(process.execPath, args(data, boot, cons), {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -118,6 +118,8 @@ async function series(name: string, runs: number, one: () => Promise<Sample>): P
 
 const runsArg = process.argv.indexOf('--runs');
 const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 10;
+/** `--no-sources`: skip the two runs from the TypeScript sources (the slow part of the bench). */
+const sources = !process.argv.includes('--no-sources');
 process.stdout.write(`[bench-cli] build: ${await buildCli()}\n`);
 
 // No dnsmasq is detected or reloaded: the default path (detection) is measured, on a fresh data dir.
@@ -126,9 +128,14 @@ const source = { ...process.env, IRONLENS_FROM_SOURCE: '1' };
 const rows = [
   await series('node -e 0', runs, () => timeRun([process.execPath, '-e', '0'], process.env)),
   await series('ironlens --help', runs, () => timeRun([process.execPath, BIN, '--help'], compiled)),
+  await series('node:http, two listeners', Math.max(2, Math.floor(runs / 2)), () => timeListening(process.env, (_d, boot, cons) => ['-e', BARE_HTTP, String(boot), String(cons)])),
   await series('ironlens serve (listening)', Math.max(2, Math.floor(runs / 2)), () => timeServe(compiled)),
-  await series('ironlens --help (sources, tsx)', Math.max(2, Math.floor(runs / 3)), () => timeRun([process.execPath, BIN, '--help'], source)),
-  await series('ironlens serve (sources, tsx)', 2, () => timeServe(source)),
+  ...(sources
+    ? [
+        await series('ironlens --help (sources, tsx)', Math.max(2, Math.floor(runs / 3)), () => timeRun([process.execPath, BIN, '--help'], source)),
+        await series('ironlens serve (sources, tsx)', 2, () => timeServe(source)),
+      ]
+    : []),
 ];
 const targets: Record<string, number> = { 'ironlens --help': 300, 'ironlens serve (listening)': 1500 };
 
@@ -139,5 +146,9 @@ for (const r of rows) {
   const verdict = target === undefined ? '' : `< ${target / 1000} s ${r.wallMs < target ? 'met' : 'MISSED'}`;
   process.stdout.write(`${pad(r.name, 34)}${pad(`${(r.wallMs / 1000).toFixed(3)} s`, 16)}${pad(`${(r.cpuMs / 1000).toFixed(2)} s`, 14)}${pad(String(r.runs), 6)}${verdict}\n`);
 }
+const bare = rows.find((r) => r.name === 'node:http, two listeners')!;
+const serve = rows.find((r) => r.name === 'ironlens serve (listening)')!;
+const ratio = serve.wallMs / bare.wallMs;
+process.stdout.write(`\nironlens serve / node:http start, wall: ${ratio.toFixed(2)}x (target < 5x: ${ratio < 5 ? 'met' : 'MISSED'}); CPU: ${(serve.cpuMs / Math.max(bare.cpuMs, TICK_MS)).toFixed(2)}x\n`);
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 process.stdout.write(`\nnode ${process.version}, load average ${load}\n`);

@@ -303,15 +303,24 @@ export function parseArgs(argv: string[]): ParsedArgs {
 
 const log = (msg: string) => process.stderr.write(`[ironlens] ${msg}\n`);
 
-/** Waits for SIGINT/SIGTERM, closes what runs, says so. */
-function untilSignal(what: string, close: () => Promise<void>): Promise<number> {
-  return new Promise((resolve) => {
+/**
+ * Waits for SIGINT/SIGTERM, closes what runs, says so. `started` may still be starting: a signal
+ * that arrives meanwhile (the listeners answer before the start-up work behind them is done)
+ * stops it once it has started, instead of killing the process half-way.
+ */
+function untilSignal(what: string, started: Promise<{ close(): Promise<void> }>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    started.catch((err) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      reject(err);
+    });
     const stop = async (signal: NodeJS.Signals) => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       log(`${signal}: stopping ${what}`);
       try {
-        await close();
+        await (await started).close();
         log(`${what} stopped`);
         resolve(0);
       } catch (err) {
@@ -336,8 +345,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
   switch (cmd) {
     case 'serve': {
       const { serve } = await import('./serve');
-      const running = await serve(env);
-      return untilSignal('ironlens serve', running.close);
+      return untilSignal('ironlens serve', serve(env));
     }
     case 'agent': {
       const { startAgent } = await import('@ironlens/agent');
@@ -348,7 +356,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       const a = running.app.server.address() as { address: string; port: number };
       const open = running.config.token ? 'bearer token required' : 'no token: IPXE_AGENT_TOKEN is not set';
       log(`storage agent on ${describeAddress(a.address, a.port)} (${running.url}; ${open}; disks in ${running.config.diskDir})`);
-      return untilSignal('ironlens agent', running.close);
+      return untilSignal('ironlens agent', Promise.resolve(running));
     }
     case 'kind': {
       const [{ startKindPanel }, web, { dataDirFrom }, { join }] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web'), import('./data-dir'), import('node:path')]);
@@ -362,7 +370,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       const a = running.app.server.address() as { address: string; port: number };
       const open = running.tokenRequired ? 'bearer token required (KIND_K8S_TOKEN)' : 'API open: no token, KIND_K8S_TOKEN is not set';
       log(`kind panel on ${describeAddress(a.address, a.port)} (${running.url}; ${open})`);
-      return untilSignal('ironlens kind', running.close);
+      return untilSignal('ironlens kind', Promise.resolve(running));
     }
     case 'import':
     case 'export': {

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, type WorkerDirectory } from '@ironlens/clusters';
+import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
 import { Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations, TokensRepository } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
@@ -129,6 +129,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     unlock();
   };
 
+  // Start-up work the listeners need not wait for (the dnsmasq detection, the repair render
+  // below): it runs while they come up, and `serve` resolves once it is done.
+  const pending: Promise<unknown>[] = [];
   try {
     if (!(await secretKeyMatches(store, SecretBox.fromEnv(env, dataDir)))) {
       const message = 'the secret key (IRONLENS_SECRET_KEY, or secret.key in the data dir) is not the one the secrets in the store were sealed with';
@@ -136,7 +139,8 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       log(`warning: ${message}: sealed secrets (kubeconfigs, agent tokens) cannot be opened`);
     }
     log(store.dialect === 'postgres' ? `data dir ${dataDir} (rendered files, the secret key file unless IRONLENS_SECRET_KEY is set); state in PostgreSQL` : `data dir ${dataDir} (SQLite store ironlens.db, secret key, rendered files)`);
-    log(detection ? (await detection).summary : `dnsmasq reload: ${reloader.describe}`);
+    if (detection) pending.push(detection.then((d) => log(d.summary)));
+    else log(`dnsmasq reload: ${reloader.describe}`);
     if (store.dialect === 'postgres' && store.pool) {
       // One of several replicas: caches follow the others' writes, jobs are leased, the hosts
       // file has one elected writer per IRONLENS_DHCP_WRITER_GROUP.
@@ -161,7 +165,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       log(replication.dhcpWriter ? `this replica writes ${metalConfig.dnsmasqHostsFile}` : `another replica of the group writes the hosts file; this one takes over if it stops`);
     } else {
       // Repair: a crash between a commit and the file write is healed by rendering again.
-      await metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`));
+      pending.push(metal.dhcp.sync().catch((err: Error) => log(`warning: ${err.message}`)));
     }
     // CHAP on: agents whose tgtd restarted get their CHAP-bound targets back (the hosts-file writer checks).
     if (metalConfig.iscsiChap) chapReconciler = new ChapReconciler(metal.storage, metal.dhcp, metalConfig.iscsiChapReconcileMs, log).start();
@@ -235,9 +239,20 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       if (!token && namedCount === 0 && !isLoopback((app.server.address() as AddressInfo).address)) {
         log('warning: the console listens beyond this machine without IRONLENS_CONSOLE_TOKEN: anyone who reaches it can take cluster-admin kubeconfigs');
       }
+      // Deferred work after listen: the Kubernetes client is loaded once the listeners answer.
+      setTimeout(() => {
+        try {
+          preloadKubeClient();
+        } catch (err) {
+          log(`warning: the Kubernetes client could not be loaded: ${(err as Error).message}`);
+        }
+      }, 200).unref();
     }
+    await Promise.all(pending);
     return { urls, apps: appsByName, close };
   } catch (err) {
+    // What was still running when the start failed ends before the store closes under it.
+    await Promise.allSettled(pending);
     await close().catch(() => {});
     throw err;
   }

@@ -66,6 +66,12 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_AUTO_REGISTER_WINDOW_MINUTES', '0', 'auto-register closes by itself this many minutes after it was turned on; 0: never', 'docs/metal.md', 'serve'),
   S('IRONLENS_ISCSI_CHAP', 'false', 'per-worker iSCSI CHAP accounts on every disk and install CD', 'docs/metal.md', 'serve'),
   S('IRONLENS_ISCSI_CHAP_RECONCILE_MS', '30000', 'with CHAP on, how often agents are checked for CHAP-bound targets they lost', 'docs/metal.md', 'serve'),
+  // power (BMCs)
+  S('IRONLENS_BMC_CONCURRENCY', '8', 'BMC calls in flight at once over every BMC (calls to one BMC host go one at a time)', 'docs/metal.md', 'serve'),
+  S('IRONLENS_BMC_STAGGER_MS', '0', 'least time between two power-ons this process sends', 'docs/metal.md', 'serve'),
+  S('IRONLENS_BMC_TIMEOUT_MS', '20000', 'deadline of one BMC call (an HTTPS request, an ipmitool run)', 'docs/metal.md', 'serve'),
+  S('IRONLENS_BMC_STATE_CACHE_MS', '5000', 'how long GET /devices/{mac}/power answers the state last read from the BMC', 'docs/metal.md', 'serve'),
+  S('IRONLENS_BOOT_CONFIRM_TIMEOUT_MS', '300000', 'after a power action with boot: network, how long to wait for the proof of boot', 'docs/metal.md', 'serve'),
   // dnsmasq
   S('IPXE_CP_DNSMASQ_HOSTS_FILE', '<data dir>/dnsmasq/dhcp-hosts.conf', "the file dnsmasq reads with --dhcp-hostsfile", 'docs/metal.md', 'serve'),
   S('IPXE_CP_DNSMASQ_RELOAD', '', 'false: write the hosts file, reload nothing; true: docker exec ipxe-dnsmasq killall -HUP dnsmasq; unset: detect at start', 'docs/metal.md', 'serve'),

@@ -8,7 +8,7 @@ export { PROBLEM_CONTENT_TYPE, type ProblemBody, problemErrorOptions, problemVal
 export { loadStackProfile, STACK_PROFILE_PATH, type StackProfile, stackProfile } from './profile';
 export type { ClusterService, RegisterClusterInput } from './services/cluster.service';
 export type { ClusterRecord, ProxyConfig, HfTokenSecretRef } from './domain';
-export { type Kube, type KubeConnector, ClientNodeKube, clientNodeConnector, KubeApiError, KubeUnreachableError } from './adapters/kube.adapter';
+export { type Kube, type KubeConnector, ClientNodeKube, clientNodeConnector, KubeApiError, KubeUnreachableError, preloadKubeClient } from './adapters/kube.adapter';
 // Response and request shapes for clients; the web console imports them as types only.
 export type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from './services/overview.service';
 export type { CordonResult, KubernetesVersionCheck } from './services/platform.service';

@@ -63,6 +63,13 @@ export interface MetalConfig {
   /** `IRONLENS_REPORT_MAX_POOLED`: no auto-registration while this many devices are pooled; `0` turns the cap off. Default is `1000`. */
   reportMaxPooled: number;
   /**
+   * `IRONLENS_REPORT_LAST_SEEN_SECONDS`: a report of a known device whose fingerprint and UUID
+   * did not change writes the store only when its `last_seen` is at least this old; otherwise
+   * it costs one read (a boot storm of re-booting machines writes nothing). `last_seen` is
+   * therefore up to this late. `0`: every report writes. Default is `60`.
+   */
+  reportLastSeenSeconds: number;
+  /**
    * `IRONLENS_AUTO_REGISTER_WINDOW_MINUTES`: when set, auto-register closes by itself this
    * many minutes after it was turned on (or after start, when it is on at start); `0` keeps
    * it open until turned off. Default is `0`.
@@ -142,6 +149,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     reload,
     reportRegisterPerMinute: envInt(env, 'IRONLENS_REPORT_REGISTER_PER_MINUTE', 120),
     reportMaxPooled: envInt(env, 'IRONLENS_REPORT_MAX_POOLED', 1000),
+    reportLastSeenSeconds: envInt(env, 'IRONLENS_REPORT_LAST_SEEN_SECONDS', 60),
     autoRegisterWindowMinutes: envInt(env, 'IRONLENS_AUTO_REGISTER_WINDOW_MINUTES', 0),
     iscsiChap: envBool(env, 'IRONLENS_ISCSI_CHAP', false),
     dhcpLease: dhcpLeaseFrom(envString(env, 'IRONLENS_DHCP_LEASE', 'infinite')),

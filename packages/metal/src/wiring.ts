@@ -9,6 +9,7 @@ import { WorkerRepository } from './repositories/worker.repository';
 import { BootVarsService } from './services/boot-vars.service';
 import { DeviceService } from './services/device.service';
 import { DhcpHostsService } from './services/dhcp-hosts.service';
+import { LedgerWriter } from './services/ledger-writer.service';
 import { SettingsService } from './services/settings.service';
 import { WorkerService } from './services/worker.service';
 import type { StorageAgents } from './adapters/storage-agent';
@@ -67,7 +68,7 @@ export interface MetalDeps {
   secrets?: SecretBox;
   /** Where warnings go (records a renderer refused, …). Default is stderr. */
   warn?: WarnFn;
-  /** The clock of the registration window and the report rate limit. Default is `Date.now`. */
+  /** The clock of the registration window, the report rate limit and reports' `last_seen`. Default is `Date.now`. */
   now?: () => number;
   /** The process' metrics: the boot control plane adds its own (boot-vars cache, dnsmasq, devices, workers, agents). Default: none. */
   metrics?: Metrics;
@@ -137,12 +138,13 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     metrics?.bmcCalls,
   );
   bootVars.onSighting = (mac) => proof.seen(mac, 'boot_vars');
-  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout }, power);
-  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
+  const ledger = new LedgerWriter(store, { invalidate: () => bootVars?.invalidate(), sync: () => dhcp.sync() });
+  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, ledger, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout, lastSeenSeconds: config.reportLastSeenSeconds }, power, deps.now);
+  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
   const hostRepo = new HostReportRepository();
   const hostReports = new HostReportService(store, workerRepo, deviceRepo, chapRepo, hostRepo, ops, metrics?.hostReports, { now: deps.now });
   bootVars.onBoundAnswer((workerId) => hostReports.noteBootVars(workerId));
-  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch, hostRepo);
+  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch, hostRepo);
   return {
     config,
     settings,

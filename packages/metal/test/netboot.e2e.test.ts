@@ -292,6 +292,8 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
         IRONLENS_CONSOLE_LISTEN: 'off',
         IPXE_CP_TOKEN: TOKEN,
         IPXE_CP_AUTO_REGISTER: 'true',
+        // The second boot comes seconds after the first: let its report move last_seen (default: once a minute).
+        IRONLENS_REPORT_LAST_SEEN_SECONDS: '1',
         IPXE_CP_DNSMASQ_HOSTS_FILE: paths.hosts,
         IPXE_CP_DNSMASQ_PID_FILE: paths.dnsmasqPid,
         // Each worker's disk is bound to its own CHAP account; /boot-vars gives it to the bound MAC only.

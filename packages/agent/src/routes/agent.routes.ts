@@ -77,7 +77,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     }
   });
 
-  app.get('/healthz', { schema: { tags: ['agent'], summary: 'Liveness (no auth)' } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { tags: ['agent'], summary: 'Liveness (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } } } }, async () => ({ status: 'ok' }));
 
   app.get(
     '/capabilities',

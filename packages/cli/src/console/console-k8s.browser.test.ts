@@ -8,10 +8,11 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freeTcpPort } from '@ironlens/core/testing';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { buildWebAssets } from '@ironlens/web';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -53,16 +54,6 @@ async function axe(name: string): Promise<Array<{ id: string; impact: string }>>
   return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 /** A real sshd on a loopback address with its own host key; returns its port and the fingerprint ssh-keygen prints. */
 async function startSshd(dir: string, address: string, authorizedKeys: string): Promise<{ port: number; fingerprint: string }> {
@@ -70,7 +61,7 @@ async function startSshd(dir: string, address: string, authorizedKeys: string): 
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   const hostKey = join(dir, 'host_ed25519');
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey]);
-  const port = await freePort(address);
+  const port = await freeTcpPort(address);
   const config = join(dir, 'sshd_config');
   writeFileSync(
     config,

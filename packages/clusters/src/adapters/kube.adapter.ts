@@ -1,8 +1,8 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Agent } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
 import type {
+  KubeConfig,
   V1DaemonSet,
   V1Deployment,
   V1Namespace,
@@ -15,6 +15,8 @@ import type {
 } from '@kubernetes/client-node';
 import type { ProxyConfig } from '../domain';
 import { type KubeconfigCheckOptions, loadCheckedKubeconfig } from './kubeconfig';
+
+export { preloadKubeClient } from './kubeconfig';
 import { proxyUrlFor } from './proxy-settings';
 
 /** The API server answered with an error status. */

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { Cluster, Context, User } from '@kubernetes/client-node';
-import { KubeConfig } from '@kubernetes/client-node';
+import { createRequire } from 'node:module';
+import type { KubeConfig } from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 
 /**
@@ -189,10 +190,28 @@ export function loadCheckedKubeconfig(text: string, opts: KubeconfigCheckOptions
     if (!isObj(c) || !isObj(c.context) || !str(c.name) || !str(c.context.cluster)) throw new KubeconfigRefused(`contexts[${i}] needs a name and a cluster`);
     contexts.push({ name: c.name as string, cluster: c.context.cluster as string, user: str(c.context.user) as string, namespace: str(c.context.namespace) });
   }
-  const kc = new KubeConfig();
+  const kc = new (clientNode().KubeConfig)();
   kc.loadFromOptions({ clusters, users, contexts, currentContext: str(doc['current-context']) ?? '' });
   const current = kc.getCurrentCluster();
   if (!current) throw new KubeconfigRefused('no current context/cluster');
   if (!kc.getCurrentUser()) throw new KubeconfigRefused('the current context has no user');
   return kc;
+}
+
+type ClientNode = typeof import('@kubernetes/client-node');
+let clientNodeModule: ClientNode | undefined;
+
+/**
+ * `@kubernetes/client-node`, loaded at its first use (it is CommonJS, so synchronously): loading
+ * it took 0.3–1.3 s of `ironlens serve`'s start, before any cluster is asked anything (issue 19).
+ * `serve` calls {@link preloadKubeClient} once it listens, so the first request rarely waits.
+ */
+function clientNode(): ClientNode {
+  clientNodeModule ??= createRequire(import.meta.url)('@kubernetes/client-node') as ClientNode;
+  return clientNodeModule;
+}
+
+/** Loads `@kubernetes/client-node` now (after the listeners are up), instead of at the first cluster request. */
+export function preloadKubeClient(): void {
+  clientNode();
 }

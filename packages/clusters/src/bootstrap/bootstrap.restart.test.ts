@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
 import { GitHttpServer } from './testing/git-server';
 import { processesMentioning, publishStandInKubespray, standInControl } from './testing/harness';
-import { freePort, newKey, randomLoopbackPrefix, requireTool, TestSshd } from './testing/sshd';
+import { freeTcpPort } from '@ironlens/core/testing';
+import { newKey, randomLoopbackPrefix, requireTool, TestSshd } from './testing/sshd';
 
 // ironlens runs as a child process here, so that it can die for real (SIGKILL) in the middle of
 // a playbook; the next start over the same store and data dir must account for it.
@@ -30,7 +31,7 @@ let target: Awaited<ReturnType<typeof testStoreTarget>>;
 const LEASE = { IRONLENS_JOB_LEASE_MS: '1500', IRONLENS_JOB_HEARTBEAT_MS: '300' };
 
 async function startChild(): Promise<void> {
-  const port = await freePort('127.0.0.1');
+  const port = await freeTcpPort('127.0.0.1');
   const script = new URL('./testing/serve-bootstrap.ts', import.meta.url).pathname;
   child = spawn(process.execPath, ['--import', 'tsx', script, dbFile, dataDir, '127.0.0.1', String(port)], {
     detached: true,

@@ -1,3 +1,4 @@
+import { Nullable } from '@ironlens/core/typebox';
 import { type Static, Type } from '@sinclair/typebox';
 
 /** One source for every shape of the bootstrap API: validation, OpenAPI and the route types. */
@@ -94,7 +95,7 @@ export const StatusResponse = Type.Object({
   id: Type.String(),
   phase: Phase,
   logTail: Type.String({ description: 'the last 32 KiB of the log, passwords, keys and tokens redacted' }),
-  error: Type.Union([Type.String(), Type.Null()]),
+  error: Nullable(Type.String()),
   kubeconfig: Type.Union([Type.String(), Type.Null()], { description: 'returned once, on the first read that sees succeeded; null with register' }),
   clusterId: Type.Union([Type.String(), Type.Null()], { description: 'the registered cluster, when register was given' }),
 });
@@ -104,15 +105,15 @@ export const ListResponse = Type.Object({
     Type.Object({
       id: Type.String(),
       phase: Phase,
-      error: Type.Union([Type.String(), Type.Null()]),
+      error: Nullable(Type.String()),
       nodes: Type.Array(Type.Object({ host: Type.String(), port: Type.Integer(), roles: Type.Array(Type.String()), username: Type.String(), workerId: Type.Optional(Type.String()) })),
       register: Type.Union([Type.Object({ name: Type.String(), description: Type.Optional(Type.String()) }), Type.Null()]),
-      clusterId: Type.Union([Type.String(), Type.Null()]),
+      clusterId: Nullable(Type.String()),
       kubeconfigDelivered: Type.Boolean(),
       createdAt: Type.String(),
-      finishedAt: Type.Union([Type.String(), Type.Null()]),
+      finishedAt: Nullable(Type.String()),
       /** Who started it (issue 20). */
-      actor: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+      actor: Type.Optional(Nullable(Type.String())),
     }),
   ),
 });

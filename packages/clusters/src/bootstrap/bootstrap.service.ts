@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppError, isFinished, type Job, type JobRunner, type OperationsLog, type SecretBox } from '@ironlens/core';
+import { AppError, isFinished, type Job, type JobRunner, type OperationsLog, Periodic, type SecretBox } from '@ironlens/core';
 import { type BootstrapJob, type BootstrapPhase, kubeconfigPurpose, PHASES } from './bootstrap.job';
 import type { BootstrapRepository, NodeAuth, StoredNode } from './bootstrap.repository';
 import { expandTargets, MAX_EXPANDED_HOSTS } from './host-spec';
@@ -276,17 +276,7 @@ export class BootstrapService {
 
   /** Replicas: every `everyMs`, {@link tidyJobDirs} for jobs another replica's sweep failed. Returns the stop function. */
   startJanitor(everyMs: number): () => void {
-    let busy = false;
-    const timer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      this.tidyJobDirs(true)
-        .catch(() => {})
-        .finally(() => {
-          busy = false;
-        });
-    }, everyMs);
-    timer.unref();
-    return () => clearInterval(timer);
+    const janitor = new Periodic(() => this.tidyJobDirs(true), everyMs).start();
+    return () => janitor.stop();
   }
 }

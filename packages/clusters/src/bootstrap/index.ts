@@ -59,7 +59,7 @@ export interface BootstrapRuntime {
  * - `IRONLENS_BOOTSTRAP_CONCURRENCY`: jobs running at once; the others wait `queued`. Default is `1`.
  * - `IRONLENS_BOOTSTRAP_JOBS_KEEP`: finished jobs kept. Default is `200`.
  * - `IRONLENS_GITHUB_MIRROR`: where Kubespray is cloned from. Default is `https://github.com`.
- * Creates ironlens' SSH key on first start; marks jobs a previous process left running as failed.
+ * Creates ironlens' SSH key on first start (and replaces one ssh2 cannot use); marks jobs a previous process left running as failed.
  */
 export async function createBootstrapServices(w: BootstrapWiring): Promise<BootstrapRuntime> {
   const root = join(w.dataDir, 'bootstrap');
@@ -69,6 +69,7 @@ export async function createBootstrapServices(w: BootstrapWiring): Promise<Boots
   const keep = envInt(w.env, 'IRONLENS_BOOTSTRAP_JOBS_KEEP', 200, 1);
   const box = w.box ?? SecretBox.fromEnv(w.env, w.dataDir);
   const key = new IronlensKey(w.dataDir);
+  if (key.replaced) await w.operations?.append({ op: 'bootstrap.ssh_key.replaced', reason: 'the key ssh2 could not use was moved aside; put the new public key in the nodes\' authorized_keys' });
   const ssh = w.ssh ?? new Ssh2Hosts();
   const kubespray = w.kubespray ?? new KubesprayCli({ root, githubMirror: githubMirrorFrom(w.env), env: w.env });
   const runner = new JobRunner(new JobsRepository(w.store), {

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RegisterClusterInput } from '../services/cluster.service';
 import { PLANNING_RESOURCES } from '../services/platform.service';
 import type { ClusterServices } from '../wiring';
+import { LensAnswer, NoContent } from './schemas';
 import {
   ClusterIdParams,
   ClusterIdQuery,
@@ -79,9 +80,9 @@ async function readRegisterForm(req: FastifyRequest): Promise<RegisterClusterInp
 export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
   const tags = ['clusters'];
 
-  app.get('/api/cluster/lens-hosts', { schema: { tags, security, summary: 'Candidate addresses of this host' } }, async () => s.clusters.lensHosts());
+  app.get('/api/cluster/lens-hosts', { schema: { tags, security, summary: 'Candidate addresses of this host', response: { 200: LensAnswer } } }, async () => s.clusters.lensHosts());
 
-  app.get<{ Querystring: ListQuery }>('/api/cluster/clusters', { schema: { tags, security, querystring: ListQuery, summary: 'List clusters (ready probed concurrently)' } }, async (req) =>
+  app.get<{ Querystring: ListQuery }>('/api/cluster/clusters', { schema: { tags, security, querystring: ListQuery, summary: 'List clusters (ready probed concurrently)', response: { 200: LensAnswer } } }, async (req) =>
     s.clusters.list(req.query.includeDrafts),
   );
 
@@ -93,6 +94,7 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
         security,
         summary: 'Register a cluster (multipart form)',
         consumes: ['multipart/form-data'],
+        response: { 201: LensAnswer },
         description: `Form fields: ${Object.entries(RegisterFormDoc.properties)
           .map(([k, v]) => `\`${k}\` (${v.type}${'description' in v ? `: ${v.description}` : ''})`)
           .join(', ')}. Required: name, file.`,
@@ -107,13 +109,13 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
 
   app.patch<{ Params: ClusterIdParams; Body: ClusterSettingsUpdateBody }>(
     '/api/cluster/clusters/:cluster_id',
-    { schema: { tags, security, params: ClusterIdParams, body: ClusterSettingsUpdateSchema, summary: 'Update cluster settings' } },
+    { schema: { tags, security, params: ClusterIdParams, body: ClusterSettingsUpdateSchema, summary: 'Update cluster settings', response: { 200: LensAnswer } } },
     async (req) => s.clusters.update(req.params.cluster_id, req.body as never),
   );
 
   app.delete<{ Params: ClusterIdParams }>(
     '/api/cluster/clusters/:cluster_id',
-    { schema: { tags, security, params: ClusterIdParams, summary: 'Delete a cluster, with the remote cleanup' } },
+    { schema: { tags, security, params: ClusterIdParams, summary: 'Delete a cluster, with the remote cleanup', response: { 204: NoContent } } },
     async (req, reply) => {
       await s.clusters.delete(req.params.cluster_id);
       return reply.code(204).send();
@@ -122,7 +124,7 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
 
   app.post<{ Params: ClusterIdParams; Body: HfTokenSecretCreateBody }>(
     '/api/cluster/clusters/:cluster_id/hf-token-secrets',
-    { schema: { tags, security, params: ClusterIdParams, body: HfTokenSecretCreateSchema, summary: 'Create the HF_TOKEN secret on the cluster' } },
+    { schema: { tags, security, params: ClusterIdParams, body: HfTokenSecretCreateSchema, summary: 'Create the HF_TOKEN secret on the cluster', response: { 201: LensAnswer } } },
     async (req, reply) => {
       const ref = await s.hfToken.create(req.params.cluster_id, req.body);
       reply.code(201);
@@ -132,13 +134,13 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
 
   app.put<{ Params: ClusterIdParams; Body: HfTokenSecretUpdateBody }>(
     '/api/cluster/clusters/:cluster_id/hf-token-secret',
-    { schema: { tags, security, params: ClusterIdParams, body: HfTokenSecretUpdateSchema, summary: 'Rotate the HF_TOKEN secret (apply)' } },
+    { schema: { tags, security, params: ClusterIdParams, body: HfTokenSecretUpdateSchema, summary: 'Rotate the HF_TOKEN secret (apply)', response: { 200: LensAnswer } } },
     async (req) => s.hfToken.rotate(req.params.cluster_id, req.body),
   );
 
   app.post<{ Params: ClusterIdParams }>(
     '/api/cluster/clusters/:cluster_id/software-downloads',
-    { schema: { tags, security, params: ClusterIdParams, summary: 'Download the pinned llm-d and llm-d-benchmark sources (body ignored)' } },
+    { schema: { tags, security, params: ClusterIdParams, summary: 'Download the pinned llm-d and llm-d-benchmark sources (body ignored)', response: { 202: LensAnswer } } },
     async (req, reply) => {
       const status = await s.software.start(req.params.cluster_id);
       reply.code(202);
@@ -148,79 +150,79 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
 
   app.get<{ Params: ClusterIdParams }>(
     '/api/cluster/clusters/:cluster_id/software-downloads',
-    { schema: { tags, security, params: ClusterIdParams, summary: 'Software download state' } },
+    { schema: { tags, security, params: ClusterIdParams, summary: 'Software download state', response: { 200: LensAnswer } } },
     async (req) => s.software.status(req.params.cluster_id),
   );
 
   app.post<{ Params: ClusterIdParams; Body: PrepullBody }>(
     '/api/cluster/clusters/:cluster_id/images/prepull',
-    { schema: { tags, security, params: ClusterIdParams, body: PrepullSchema, summary: 'Pre-pull the pinned llm-d images on every node' } },
+    { schema: { tags, security, params: ClusterIdParams, body: PrepullSchema, summary: 'Pre-pull the pinned llm-d images on every node', response: { 200: LensAnswer } } },
     async (req) => s.prepull.start(req.params.cluster_id, req.body?.accelerators ?? []),
   );
 
   app.get<{ Params: ClusterIdParams }>(
     '/api/cluster/clusters/:cluster_id/images/prepull',
-    { schema: { tags, security, params: ClusterIdParams, summary: 'Image pre-pull state' } },
+    { schema: { tags, security, params: ClusterIdParams, summary: 'Image pre-pull state', response: { 200: LensAnswer } } },
     async (req) => s.prepull.status(req.params.cluster_id),
   );
 
   app.post<{ Params: ClusterIdParams }>(
     '/api/cluster/clusters/:cluster_id/crds',
-    { schema: { tags, security, params: ClusterIdParams, summary: 'Apply the pinned Gateway API / Inference Extension CRDs' } },
+    { schema: { tags, security, params: ClusterIdParams, summary: 'Apply the pinned Gateway API / Inference Extension CRDs', response: { 200: LensAnswer } } },
     async (req) => s.crds.apply(req.params.cluster_id),
   );
 
   app.get<{ Params: ClusterIdParams }>(
     '/api/cluster/clusters/:cluster_id/crds',
-    { schema: { tags, security, params: ClusterIdParams, summary: 'Gateway API / Inference Extension CRD state' } },
+    { schema: { tags, security, params: ClusterIdParams, summary: 'Gateway API / Inference Extension CRD state', response: { 200: LensAnswer } } },
     async (req) => s.crds.status(req.params.cluster_id),
   );
 
   app.get<{ Params: ClusterIdParams }>(
     '/api/cluster/clusters/:cluster_id/kubernetes-version',
-    { schema: { tags, security, params: ClusterIdParams, summary: 'Reachability and version against min_k8s_version' } },
+    { schema: { tags, security, params: ClusterIdParams, summary: 'Reachability and version against min_k8s_version', response: { 200: LensAnswer } } },
     async (req) => s.platform.kubernetesVersion(req.params.cluster_id),
   );
 
   app.get<{ Params: ClusterIdParams; Querystring: PortQuery }>(
     '/api/cluster/clusters/:cluster_id/gateway-port-check',
-    { schema: { tags, security, params: ClusterIdParams, querystring: PortQuery, summary: 'Is a NodePort free for the shared gateway?' } },
+    { schema: { tags, security, params: ClusterIdParams, querystring: PortQuery, summary: 'Is a NodePort free for the shared gateway?', response: { 200: LensAnswer } } },
     async (req) => s.clusters.gatewayPortCheck(req.params.cluster_id, req.query.port),
   );
 
   app.post<{ Params: ClusterIdParams; Body: NodeNamesBody }>(
     '/api/cluster/clusters/:cluster_id/nodes/cordon',
-    { schema: { tags, security, params: ClusterIdParams, body: NodeNamesSchema, summary: 'Cordon nodes (control-plane nodes refused)' } },
+    { schema: { tags, security, params: ClusterIdParams, body: NodeNamesSchema, summary: 'Cordon nodes (control-plane nodes refused)', response: { 200: LensAnswer } } },
     async (req) => s.platform.setSchedulable(req.params.cluster_id, req.body.names, true),
   );
 
   app.post<{ Params: ClusterIdParams; Body: NodeNamesBody }>(
     '/api/cluster/clusters/:cluster_id/nodes/uncordon',
-    { schema: { tags, security, params: ClusterIdParams, body: NodeNamesSchema, summary: 'Uncordon nodes (control-plane nodes refused)' } },
+    { schema: { tags, security, params: ClusterIdParams, body: NodeNamesSchema, summary: 'Uncordon nodes (control-plane nodes refused)', response: { 200: LensAnswer } } },
     async (req) => s.platform.setSchedulable(req.params.cluster_id, req.body.names, false),
   );
 
   app.get<{ Querystring: ClusterIdQuery }>(
     '/api/cluster/model-secrets',
-    { schema: { tags, security, querystring: ClusterIdQuery, summary: 'Secrets holding HF_TOKEN (names only)' } },
+    { schema: { tags, security, querystring: ClusterIdQuery, summary: 'Secrets holding HF_TOKEN (names only)', response: { 200: LensAnswer } } },
     async (req) => s.platform.modelSecrets(req.query.clusterId),
   );
 
   app.get<{ Querystring: ClusterIdQuery }>(
     '/api/cluster/session',
-    { schema: { tags, security, querystring: ClusterIdQuery, summary: 'Get or create the active session of a cluster' } },
+    { schema: { tags, security, querystring: ClusterIdQuery, summary: 'Get or create the active session of a cluster', response: { 200: LensAnswer } } },
     async (req) => s.clusters.session(req.query.clusterId),
   );
 
   app.get<{ Querystring: ClusterIdQuery }>(
     '/api/cluster/overview',
-    { schema: { tags, security, querystring: ClusterIdQuery, summary: 'Live overview: nodes, GPUs, namespaces, capacity' } },
+    { schema: { tags, security, querystring: ClusterIdQuery, summary: 'Live overview: nodes, GPUs, namespaces, capacity', response: { 200: LensAnswer } } },
     async (req) => s.overview.overview(req.query.clusterId),
   );
 
   app.get<{ Params: SessionIdParams }>(
     '/api/cluster/sessions/:session_id',
-    { schema: { tags, security, params: SessionIdParams, summary: 'An active session and its cluster' } },
+    { schema: { tags, security, params: SessionIdParams, summary: 'An active session and its cluster', response: { 200: LensAnswer } } },
     async (req) => s.clusters.sessionInfo(req.params.session_id),
   );
 
@@ -229,7 +231,7 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
     {
       // A resource outside the enum keeps the seed's 422 invalid_planning_resource (the service says so).
       attachValidation: true,
-      schema: { tags, security, params: PlanningParams, summary: 'Allow-listed planning discovery read ({"result": null} when it fails)' },
+      schema: { tags, security, params: PlanningParams, summary: 'Allow-listed planning discovery read ({"result": null} when it fails)', response: { 200: LensAnswer } },
     },
     async (req) => {
       if (req.validationError && Object.hasOwn(PLANNING_RESOURCES, String(req.params.resource))) throw req.validationError;
@@ -240,13 +242,13 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
   // Legacy overview session routes (Lens' older front end).
   app.get<{ Params: SessionIdParams }>(
     '/api/cluster-overview/sessions/:session_id',
-    { schema: { tags, security, params: SessionIdParams, summary: 'Legacy: an active overview session' } },
+    { schema: { tags, security, params: SessionIdParams, summary: 'Legacy: an active overview session', response: { 200: LensAnswer } } },
     async (req) => s.clusters.legacySession(req.params.session_id),
   );
 
   app.post<{ Params: SessionIdParams }>(
     '/api/cluster-overview/sessions/:session_id/disconnect',
-    { schema: { tags, security, params: SessionIdParams, summary: 'Legacy: end an overview session' } },
+    { schema: { tags, security, params: SessionIdParams, summary: 'Legacy: end an overview session', response: { 204: NoContent } } },
     async (req, reply) => {
       await s.clusters.disconnect(req.params.session_id);
       return reply.code(204).send();
@@ -261,5 +263,5 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
   app.all('/api/cluster/*', { schema: { hide: true } }, notFound);
   app.all('/api/cluster-overview/*', { schema: { hide: true } }, notFound);
 
-  app.get('/api/v1/versions', { schema: { tags, security, summary: 'The llm-d stack profile (pinned versions)' } }, async () => s.profile);
+  app.get('/api/v1/versions', { schema: { tags, security, summary: 'The llm-d stack profile (pinned versions)', response: { 200: LensAnswer } } }, async () => s.profile);
 }

@@ -1,3 +1,4 @@
+import { Nullable } from '@ironlens/core/typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import { PLANNING_RESOURCES, type PlanningResource } from '../services/platform.service';
 
@@ -6,14 +7,14 @@ import { PLANNING_RESOURCES, type PlanningResource } from '../services/platform.
 export const ProxyConfigSchema = Type.Object(
   {
     mode: Type.Optional(Type.String({ description: 'none | system | custom' })),
-    httpProxy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    httpsProxy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    noProxy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    httpProxy: Type.Optional(Nullable(Type.String())),
+    httpsProxy: Type.Optional(Nullable(Type.String())),
+    noProxy: Type.Optional(Nullable(Type.String())),
   },
   { additionalProperties: true },
 );
 
-const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableString = Nullable(Type.String());
 
 export const ClusterIdParams = Type.Object({ cluster_id: Type.String({ minLength: 1, maxLength: 64 }) });
 export type ClusterIdParams = Static<typeof ClusterIdParams>;
@@ -57,7 +58,7 @@ export const ClusterSettingsUpdateSchema = Type.Object(
     gatewayProvider: Type.Optional(NullableString),
     gatewayNamespace: Type.Optional(NullableString),
     gatewayName: Type.Optional(NullableString),
-    gatewayPort: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    gatewayPort: Type.Optional(Nullable(Type.Integer())),
     gatewayPublicUrl: Type.Optional(NullableString),
     gatewayAuthzHost: Type.Optional(NullableString),
     inotifyMaxUserInstances: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
@@ -109,3 +110,11 @@ export const RegisterFormDoc = {
     draft: { type: 'boolean', default: false },
   },
 } as const;
+
+/**
+ * An answer in Lens' own shape, declared but not yet described field by field (issue 19,
+ * partial): any JSON, serialized as the service built it, so no field is dropped.
+ */
+export const LensAnswer = Type.Unknown({ description: "Lens' answer shape (see seed 000)" });
+/** `204`: no body. */
+export const NoContent = Type.Null({ description: 'No content' });

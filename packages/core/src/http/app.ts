@@ -76,24 +76,75 @@ const require = createRequire(import.meta.url);
 /** The ajv options every API shares (Fastify's defaults apply underneath: `useDefaults`…). */
 const AJV_OPTIONS = { removeAdditional: false, allErrors: true, allowUnionTypes: true } as const;
 
-type RouteValidator = (route: { httpPart?: string }) => unknown;
+type Validate = ((data: unknown) => unknown) & { errors?: unknown };
+type RouteValidator = (route: { httpPart?: string }) => Validate;
 type ValidatorPool = (externalSchemas: unknown, options: { customOptions: Record<string, unknown> }) => RouteValidator;
 type ValidatorFactory = (externalSchemas: unknown, options?: unknown) => RouteValidator;
+type Serialize = (data: unknown) => string;
+type SerializerFactory = (externalSchemas: unknown, options?: unknown) => (route: unknown) => Serialize;
+
+/**
+ * A validator compiled at its first use instead of at start: Ajv compiling every route's schema
+ * was most of `ironlens serve`'s start (issue 19), for routes a process may never serve. What
+ * Fastify reads after a call (`errors`) is copied from the compiled function.
+ */
+function lazyValidator(compile: () => Validate): Validate {
+  let fn: Validate | undefined;
+  const validate: Validate = (data) => {
+    fn ??= compile();
+    const out = fn(data);
+    validate.errors = fn.errors;
+    return out;
+  };
+  return validate;
+}
+
+/** Response serializers (fast-json-stringify), likewise built at their first use (the compiler loaded then too). */
+function lazySerializers(): SerializerFactory {
+  let select: SerializerFactory | undefined;
+  return (externalSchemas, options) => {
+    let build: ((route: unknown) => Serialize) | undefined;
+    return (route) => {
+      let fn: Serialize | undefined;
+      return (data) => {
+        if (!fn) {
+          select ??= (require('@fastify/fast-json-stringify-compiler') as () => SerializerFactory)();
+          build ??= select(externalSchemas, options);
+          fn = build(route);
+        }
+        return fn(data);
+      };
+    };
+  };
+}
 
 /**
  * Two validators: query strings, path parameters and headers are text, so they are coerced
  * (`?force=true`, `?limit=10`); a JSON body already has types, so it is taken as sent —
  * `{"enabled": null}`, `{"enabled": [true]}` or `{"worker_id": 123}` is a 422, never
- * silently turned into `false`, `true` or `"123"`.
+ * silently turned into `false`, `true` or `"123"`. Ajv is loaded at the first validation.
  */
 function bodyStrictValidators(): ValidatorFactory {
-  const AjvCompiler = require('@fastify/ajv-compiler') as () => ValidatorPool;
-  const coercing = AjvCompiler();
-  const strict = AjvCompiler();
+  let pools: { coercing: ValidatorPool; strict: ValidatorPool } | undefined;
+  const poolsNow = () => {
+    if (!pools) {
+      const AjvCompiler = require('@fastify/ajv-compiler') as () => ValidatorPool;
+      pools = { coercing: AjvCompiler(), strict: AjvCompiler() };
+    }
+    return pools;
+  };
   return (externalSchemas) => {
-    const forText = coercing(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } });
-    const forBody = strict(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: false } });
-    return (route) => (route.httpPart === 'body' ? forBody(route) : forText(route));
+    let forText: RouteValidator | undefined;
+    let forBody: RouteValidator | undefined;
+    return (route) =>
+      lazyValidator(() => {
+        if (route.httpPart === 'body') {
+          forBody ??= poolsNow().strict(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: false } });
+          return forBody(route);
+        }
+        forText ??= poolsNow().coercing(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } });
+        return forText(route);
+      });
   };
 }
 
@@ -111,7 +162,8 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     logger: opts.logger ?? false,
     trustProxy: opts.trustProxy ?? false,
     ajv: { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } },
-    schemaController: { compilersFactory: { buildValidator: bodyStrictValidators() } },
+    // Fastify types a validator as Ajv's function (with its `schema`); a lazy one has only what Fastify calls.
+    schemaController: { compilersFactory: { buildValidator: bodyStrictValidators() as never, buildSerializer: lazySerializers() } },
     bodyLimit: 16 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   } as FastifyServerOptions);

@@ -44,6 +44,7 @@ export function metricsRoute(app: FastifyInstance, opts: ListenerMetrics): void 
         summary: 'Prometheus metrics of this process (text exposition format 0.0.4)',
         description: token ? 'Requires the listener’s bearer token.' : 'Open: this listener has no bearer token.',
         ...(token ? { security: [{ bearer: [] }] } : {}),
+        response: { 200: { content: { 'text/plain': { schema: { type: 'string', description: 'Prometheus text exposition format 0.0.4' } } } } },
       },
       onRequest: async (req, reply) => {
         if (token && !bearerMatches(req.headers.authorization, token)) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './pg-module';
 
 /** The first half of every ironlens advisory lock key ("IRLN"), so that other users of the database do not collide. */
 export const ADVISORY_LOCK_CLASS = 0x49524c4e;
@@ -86,7 +87,7 @@ export class AdvisoryLeader {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString, keepAlive: true, query_timeout: Math.max(5000, this.retryMs * 2) });
+    const client = new (pgDriver().Client)({ connectionString: this.connectionString, keepAlive: true, query_timeout: Math.max(5000, this.retryMs * 2) });
     client.on('error', (err) => void this.drop(client, err.message));
     client.on('end', () => void this.drop(client, 'connection ended'));
     try {

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './pg-module';
 import { replicaId } from './replica';
 import type { Store } from './store';
 
@@ -179,7 +180,7 @@ export class PgChangeFeed implements ChangeFeed {
 
   private async listen(): Promise<void> {
     const o = this.pool.options;
-    const client = new pg.Client({ connectionString: o.connectionString, keepAlive: true, query_timeout: 5000 });
+    const client = new (pgDriver().Client)({ connectionString: o.connectionString, keepAlive: true, query_timeout: 5000 });
     client.on('notification', (msg) => {
       if (msg.channel !== CHANGES_CHANNEL || !msg.payload) return;
       const c = parseChangePayload(msg.payload);

@@ -14,7 +14,8 @@ import {
   sql,
   type Transaction,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './pg-module';
 import { queryLogger, type StoreQuery } from './query-log';
 
 /** A named schema change. Names are global across packages: `<package>-<NNNN>-<what>`. */
@@ -69,7 +70,7 @@ export class Store<DB = any> {
     const log = opts.onQuery && queryLogger(opts.onQuery);
     let store: Store<DB>;
     if (opts.url) {
-      const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, types: { getTypeParser: typeParser } });
+      const pool = new (pgDriver().Pool)({ connectionString: opts.url, max: opts.poolSize ?? 10, types: { getTypeParser: typeParser } });
       // An idle client that loses its server (a restart) must not crash the process; the pool
       // drops it and the next query opens a new connection.
       pool.on('error', () => {});
@@ -156,7 +157,7 @@ export class Store<DB = any> {
  * expect numbers, as SQLite gives them. Counts here stay far below 2^53.
  */
 const typeParser = ((oid: number, format?: 'text' | 'binary') =>
-  oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser;
+  oid === pgDriver().types.builtins.INT8 ? (v: string) => Number(v) : pgDriver().types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser;
 
 /**
  * An integer primary key the engine numbers: SQLite `INTEGER PRIMARY KEY AUTOINCREMENT`,

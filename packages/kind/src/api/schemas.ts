@@ -9,20 +9,8 @@
  * Property order is the answer's key order: the response serializer writes declared
  * properties in the order they are declared here.
  */
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
-
-/** `T` or `null`. Rendered as `nullable: true` in the OpenAPI 3.0 document. */
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-
-/**
- * `T` or `null` for request schemas, in OpenAPI 3.0's own keyword (`nullable: true`), which Ajv
- * reads natively: a wrong value gets one error (`must be integer`), not one per `anyOf` member.
- */
-const NullableInput = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...JSON.parse(JSON.stringify(schema)), nullable: true });
-
-/** A string enum as `{type: 'string', enum: [...]}` (the shape the OpenAPI document had). */
-const StringEnum = <const T extends readonly string[]>(values: T, options: { description?: string } = {}) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+import { Nullable, NullableInput, StringEnum } from '@ironlens/core/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 
 // --- limits the schemas state and the services apply -------------------------------------
 

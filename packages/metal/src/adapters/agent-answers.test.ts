@@ -29,6 +29,10 @@ describe('agent answers', () => {
     const ok = { iqn: IQN, backing: '/home/iscsi_img/w1.ubuntu.img', filename: 'w1.ubuntu.img', clone: 'reflink', size: 1024 };
     expect(parseCreatedLun('a', ok, IQN)).toEqual(ok);
     expect(parseCreatedLun('a', { ...ok, iqn: `${IQN}-x` }, undefined).iqn).toBe(`${IQN}-x`);
+    // Asked for IQN, answered another (valid) one: refused, whatever else is right.
+    expect(refused(() => parseCreatedLun('a', { ...ok, iqn: `${IQN}-x` }, IQN))).toMatchObject({ code: 'agent_bad_gateway' });
+    // A backing that is not the path of its file: refused.
+    expect(refused(() => parseCreatedLun('a', { ...ok, backing: '/home/iscsi_img/w2.ubuntu.img' }, IQN))).toMatchObject({ code: 'agent_bad_gateway' });
     expect(refused(() => parseCreatedLun('a', { ...ok, clone: 'magic' }, IQN))).toMatchObject({ code: 'agent_bad_gateway' });
     expect(refused(() => parseCreatedLun('a', { ...ok, initiator: 'root' }, IQN))).toMatchObject({ code: 'agent_bad_gateway' });
   });

@@ -6,23 +6,12 @@
  *
  * The JSON they produce is the JSON Schema these routes have always had (`type: ['string',
  * 'null']` for a nullable value, no `required` in answers), so the validation errors, the answers
- * and the document stay as seed 004 clients know them. This module imports TypeBox and nothing
- * else. Property order is the answer's key order.
+ * and the document stay as seed 004 clients know them. This module imports TypeBox and core's
+ * TypeBox helpers (`@ironlens/core/typebox`, TypeBox alone) and nothing else. Property order is the answer's key order.
  */
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
-
-/** `T` or `null` as a JSON Schema type list (`type: ['string', 'null']`). */
-const OrNull = <T extends TSchema>(schema: T) => {
-  const json = JSON.parse(JSON.stringify(schema)) as { type: string };
-  return Type.Unsafe<Static<T> | null>({ ...json, type: [json.type, 'null'] });
-};
-
-/** An object whose keys are not described (`{type: 'object', additionalProperties: true}`). */
-const AnyObject = () => Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true });
-
-/** A string restricted to `values` as a plain JSON Schema `enum` (not TypeBox's `anyOf` of literals). */
-const StringEnum = <const T extends readonly string[]>(values: T, options: { default?: T[number] } = {}) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+import { AnyObject, OrNull, StringEnum } from '@ironlens/core/typebox';
+import { type Static, Type } from '@sinclair/typebox';
+import type { AgentCapabilities } from '../adapters/storage-agent';
 
 export const nullableString = OrNull(Type.String());
 
@@ -356,18 +345,20 @@ export const agentBody = Type.Object({ id: Type.Optional(Type.String()), ...agen
 export const agentCreateBody = Type.Object({ id: Type.String(), ...agentFields });
 export type AgentInput = Static<typeof agentBody>;
 
-/** An agent as the API shows it (never its token). */
+/** An agent as the API shows it (never its token); `health`, `capabilities`, `error` from a live probe. */
 export const agentViewSchema = Type.Object({
-  id: Type.Optional(Type.String()),
-  base_url: Type.Optional(Type.String()),
-  iscsi_server: Type.Optional(OrNull(Type.String())),
-  role: Type.Optional(agentRole),
-  enabled: Type.Optional(Type.Boolean()),
-  tags: Type.Optional(Type.Array(Type.String())),
+  id: Type.String(),
+  base_url: Type.String(),
+  iscsi_server: OrNull(Type.String()),
+  role: Type.Object({ disk: Type.Boolean(), cd: Type.Boolean() }),
+  enabled: Type.Boolean(),
+  tags: Type.Array(Type.String()),
   health: Type.Optional(Type.String()),
-  capabilities: Type.Optional(Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true })),
+  capabilities: Type.Optional(Type.Unsafe<AgentCapabilities | null>({ type: ['object', 'null'], additionalProperties: true })),
   error: Type.Optional(Type.String()),
 });
+/** The type is the schema's (issue 19: one source for the answer and its type). */
+export type AgentView = Static<typeof agentViewSchema>;
 
 export const agentListQuery = Type.Object({ live: Type.Optional(Type.Boolean({ default: true })) });
 export type AgentListQuery = Static<typeof agentListQuery>;
@@ -460,11 +451,38 @@ export const workerDeleteBatchBody = Type.Object({ worker_ids: Type.Array(Type.S
 export type WorkerDeleteBatchRequest = Static<typeof workerDeleteBatchBody>;
 
 
+// ---- answers (issue 19: every route declares one) --------------------------------------------
+
+/**
+ * An answer whose items the services shape case by case (batch results, listings an agent
+ * gives): its top-level fields are declared, its items are objects kept as built
+ * (`additionalProperties`), so the serializer drops nothing.
+ */
+const looseAnswer = (fields: string[]) => Type.Object(Object.fromEntries(fields.map((f) => [f, Type.Optional(Type.Unknown())])), { additionalProperties: true });
+
+/** The `#!ipxe` scripts (`/boot-vars`, `/devices/report`): text, or with `format=json` the variables. */
+export const ipxeScriptAnswer = {
+  content: {
+    'text/plain': { schema: Type.String({ description: 'An iPXE script' }) },
+    'application/json': { schema: AnyObject() },
+  },
+};
+/** `POST /devices/import`, `POST /devices/bind/batch`, `POST /workers/batch`, … */
+export const batchResultSchema = looseAnswer(['created', 'succeeded', 'skipped', 'failed']);
+/** `POST /devices/bind/batch/preview`. */
+export const batchPreviewSchema = looseAnswer(['matched', 'conflicts', 'not_found', 'summary']);
+/** `GET /operations`. */
+export const operationsSchema = looseAnswer(['entries', 'total', 'limit', 'offset']);
+/** An agent's answers passed through (`/agents/{id}/luns…`, `/masters`, `/agents/probe`): objects as the agent gave them, checked by metal's client. */
+export const agentAnswerSchema = Type.Unknown({ description: "The agent's answer, checked by metal's client and passed through" });
+/** `GET /workers/{id}/status`: the worker, and what dnsmasq and the agents hold. */
+export const workerStatusSchema = Type.Object({ worker: workerSchema, actual: AnyObject() }, { additionalProperties: true });
+
 // ---- answers the services build (types only: `import type` erases them) ----------------------
 
 export type { Agent, Boot, Cd, Device, DeviceState, Disk, Fingerprint, WorkerState, WorkerView as Worker } from '../domain/types';
 export type { Os } from '../domain/identifiers';
-export type { AgentView, Capabilities } from '../services/agent.service';
+export type { AgentCapabilities as Capabilities } from '../adapters/storage-agent';
 
 /** `PUT /workers/{worker_id}/address` (issue 24): the worker's fixed IPv4 address, or null to remove it. */
 export const workerAddressBody = Type.Object({ fixed_address: OrNull(Type.String({ maxLength: 15, description: 'a unicast IPv4 address' })) });

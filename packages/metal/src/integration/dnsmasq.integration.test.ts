@@ -11,6 +11,7 @@ import { exec } from '@ironlens/core';
 import { waitUntil } from '@ironlens/core/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PidFileReloader } from '../adapters/dnsmasq.adapter';
+import { FakeAgent } from '../testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
 const id = process.pid % 10000;
@@ -129,5 +130,33 @@ describe('real dnsmasq and a DHCP client', () => {
     const opts = await dhcpClient();
     expect(opts.ip).toBeDefined();
     expect(opts.hostname).toBeUndefined();
+  });
+
+  it('follows the ledger when a worker delete fails at the agent: the unbound device leaves the hosts file and dnsmasq', async () => {
+    // A stand-in agent that made the worker's disk, then answers 500 to the target delete.
+    const agent = await new FakeAgent().start();
+    try {
+      const inject = (method: 'POST' | 'DELETE' | 'GET', url: string, payload?: object) => f.app.inject({ method, url, payload });
+      expect((await inject('POST', '/agents', { id: 'fake', base_url: agent.url, role: { disk: true, cd: true } })).statusCode).toBe(201);
+      await bindClientTo('rack1-node09');
+      expect((await inject('POST', '/workers/rack1-node09/luns/disk', { type: 'empty', os: 'ubuntu', size: '1G' })).statusCode).toBe(200);
+      expect((await dhcpClient()).hostname).toBe('rack1-node09');
+      agent.handlers.set('DELETE /luns', (_c, res) => {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'tgtadm: internal error' }));
+      });
+      const before = readsOfHostsFile();
+      const r = await inject('DELETE', '/workers/rack1-node09');
+      expect(r.statusCode).toBeGreaterThanOrEqual(500);
+      // The ledger: the device is back in the pool, the worker (and its disk) still there to retry.
+      expect((await inject('GET', `/devices/${CLIENT_MAC}`)).json()).toMatchObject({ state: 'pooled', bound_worker_id: null });
+      expect((await inject('GET', '/workers/rack1-node09')).statusCode).toBe(200);
+      // The hosts file and dnsmasq follow it.
+      expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe('');
+      await waitUntil('dnsmasq to re-read the hosts file', () => readsOfHostsFile() > before);
+      expect((await dhcpClient()).hostname).toBeUndefined();
+    } finally {
+      await agent.stop();
+    }
   });
 });

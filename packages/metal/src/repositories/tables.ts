@@ -124,6 +124,9 @@ export type MetalStore = Store<MetalDatabase>;
 /** A handle on the metal tables: the store itself or an open transaction. */
 export type MetalDb = Kysely<MetalDatabase> | Transaction<MetalDatabase>;
 
+/** An open transaction on the metal tables. */
+export type MetalTrx = Transaction<MetalDatabase>;
+
 /**
  * Takes the ledger's lock inside a transaction ({@link lockInTransaction}). Every transaction
  * that reads workers, disks or devices to decide a write to them takes it first, so that on

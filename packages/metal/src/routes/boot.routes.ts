@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { type AutoRegisterRequest, autoRegisterBody, autoRegisterSchema, type BootVarsQuery, bootVarsQuery, type DeviceReportQuery, deviceReportQuery, detailSchema, healthSchema, type OperationsQuery, operationsQuery, security } from '../api/schemas';
+import { type AutoRegisterRequest, autoRegisterBody, autoRegisterSchema, type BootVarsQuery, bootVarsQuery, type DeviceReportQuery, deviceReportQuery, detailSchema, healthSchema, ipxeScriptAnswer, type OperationsQuery, operationsQuery, operationsSchema, security } from '../api/schemas';
 import type { MetalServices } from '../wiring';
 
 const IPXE = 'text/plain; charset=utf-8';
@@ -16,7 +16,7 @@ function ipxeRoutes(app: FastifyInstance, s: MetalServices): void {
 
   app.get<{ Querystring: BootVarsQuery }>(
     '/boot-vars',
-    { schema: { tags: ['boot'], summary: 'Per-worker iPXE boot variables (no auth, read-only)', querystring: bootVarsQuery } },
+    { schema: { tags: ['boot'], summary: 'Per-worker iPXE boot variables (no auth, read-only)', querystring: bootVarsQuery, response: { 200: ipxeScriptAnswer } } },
     // Not async: a cached answer is sent in the same tick, with no promise per request.
     (req, reply) => {
       if (req.query.format === 'json') return s.bootVars.resolve(req.query).then((a) => reply.send(a.vars));
@@ -35,6 +35,7 @@ function ipxeRoutes(app: FastifyInstance, s: MetalServices): void {
         description:
           'Answers a valid, empty iPXE script (`#!ipxe`), so `chain` succeeds without side effects on the script. A registration refused by the per-source rate limit or the pool cap is answered the reboot loop (`set menu-default reboot`), never an error page.',
         querystring: deviceReportQuery,
+        response: { 200: ipxeScriptAnswer },
       },
     },
     async (req, reply) => {
@@ -55,7 +56,7 @@ function settingsAndOperationsRoutes(app: FastifyInstance, s: MetalServices): vo
 
   app.get<{ Querystring: OperationsQuery }>(
     '/operations',
-    { schema: { tags: ['operations'], security, summary: 'The operations log, incrementally', querystring: operationsQuery } },
+    { schema: { tags: ['operations'], security, summary: 'The operations log, incrementally', querystring: operationsQuery, response: { 200: operationsSchema } } },
     async (req) => s.operations(req.query),
   );
 }

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import {
+  batchResultSchema,
+  batchPreviewSchema,
   type BatchBindRequest,
   batchBindBody,
   bmcErrorResponses,
@@ -30,7 +32,7 @@ export function deviceRoutes(app: FastifyInstance, s: MetalServices): void {
     reply.status(201);
     return s.devices.register(req.body, { client: req.ip });
   });
-  app.post<{ Body: DeviceImportRequest }>('/devices/import', { schema: { tags, security, body: deviceImportBody } }, async (req) => s.devices.import(req.body.entries, { client: req.ip }));
+  app.post<{ Body: DeviceImportRequest }>('/devices/import', { schema: { tags, security, body: deviceImportBody, response: { 200: batchResultSchema, ...errorResponses } } }, async (req) => s.devices.import(req.body.entries, { client: req.ip }));
   app.delete<{ Params: { mac: string } }>('/devices/:mac', { schema: { tags, security, summary: 'Revoke a device', response: { 200: deviceSchema, ...errorResponses } } }, async (req) =>
     s.devices.revoke(req.params.mac, { client: req.ip }),
   );
@@ -46,6 +48,6 @@ export function deviceRoutes(app: FastifyInstance, s: MetalServices): void {
   app.delete<{ Params: { mac: string } }>('/devices/:mac/bind', { schema: { tags, security, response: { 200: deviceSchema, ...errorResponses } } }, async (req) =>
     s.devices.unbind(req.params.mac, { client: req.ip }),
   );
-  app.post<{ Body: BatchBindRequest }>('/devices/bind/batch/preview', { schema: { tags, security, body: batchBindBody } }, async (req) => s.devices.previewBatch(req.body));
-  app.post<{ Body: BatchBindRequest }>('/devices/bind/batch', { schema: { tags, security, body: batchBindBody } }, async (req) => s.devices.bindBatch(req.body, { client: req.ip }));
+  app.post<{ Body: BatchBindRequest }>('/devices/bind/batch/preview', { schema: { tags, security, body: batchBindBody, response: { 200: batchPreviewSchema, ...errorResponses } } }, async (req) => s.devices.previewBatch(req.body));
+  app.post<{ Body: BatchBindRequest }>('/devices/bind/batch', { schema: { tags, security, body: batchBindBody, response: { 200: batchResultSchema, ...errorResponses } } }, async (req) => s.devices.bindBatch(req.body, { client: req.ip }));
 }

@@ -3,7 +3,8 @@
  * registrations, a cap on pooled devices, and an optional registration window. A refused
  * report is answered the reboot loop, never an error page, and counted in the operations log.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DeviceRepository } from '../repositories/device.repository';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
 let f: MetalFixture | undefined;
@@ -22,6 +23,7 @@ async function fixture(env: Record<string, string>) {
   f = await newMetalFixture({ IPXE_CP_TOKEN: 't0ken', ...env }, { now });
 }
 afterEach(async () => {
+  vi.restoreAllMocks();
   await f?.close();
   f = undefined;
 });
@@ -98,5 +100,42 @@ describe('registration window', () => {
     await fixture({});
     clock += 365 * 24 * 3600_000;
     expect((await inject('GET', '/settings/auto-register')).json()).toEqual({ enabled: true });
+  });
+});
+
+describe('reports of known devices (issue 19: a read, not a write)', () => {
+  const device = async (m: string) => (await inject('GET', `/devices/${m}`)).json() as { last_seen: string; fingerprint: Record<string, unknown> };
+
+  it('writes nothing for an unchanged report younger than IRONLENS_REPORT_LAST_SEEN_SECONDS, and moves last_seen once it is older', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '60' });
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    const first = (await device(mac(1))).last_seen;
+    const updates = vi.spyOn(DeviceRepository.prototype, 'update');
+    clock += 30_000;
+    for (let i = 0; i < 5; i++) expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    expect(updates).not.toHaveBeenCalled();
+    expect((await device(mac(1))).last_seen).toBe(first);
+    clock += 31_000;
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    expect(updates).toHaveBeenCalledTimes(1);
+    expect((await device(mac(1))).last_seen).toBe(new Date(clock).toISOString().replace(/\.\d{3}Z$/, '+00:00'));
+  });
+
+  it('writes at once a report that changes the fingerprint', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '3600' });
+    await report(mac(1));
+    clock += 1_000;
+    const r = await f!.app.inject({ url: `/devices/report?mac=${mac(1)}&manufacturer=QEMU&serial=S-42`, remoteAddress: '10.0.0.1' });
+    expect(r.body).toBe('#!ipxe\n');
+    expect((await device(mac(1))).fingerprint).toMatchObject({ manufacturer: 'QEMU', serial: 'S-42' });
+  });
+
+  it('writes every report with IRONLENS_REPORT_LAST_SEEN_SECONDS=0', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '0' });
+    await report(mac(1));
+    const updates = vi.spyOn(DeviceRepository.prototype, 'update');
+    await report(mac(1));
+    await report(mac(1));
+    expect(updates).toHaveBeenCalledTimes(2);
   });
 });

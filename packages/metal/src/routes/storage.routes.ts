@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import {
+  agentAnswerSchema,
+  batchResultSchema,
+  workerStatusSchema,
   type AgentInput,
   type AgentListQuery,
   type AgentProbeRequest,
@@ -50,7 +53,7 @@ function agentRoutes(app: FastifyInstance, s: MetalServices): void {
   });
   app.post<{ Body: AgentProbeRequest }>(
     '/agents/probe',
-    { schema: { tags: agentTags, security, summary: 'Probe an agent (preview, writes nothing)', body: agentProbeBody } },
+    { schema: { tags: agentTags, security, summary: 'Probe an agent (preview, writes nothing)', body: agentProbeBody, response: { 200: agentAnswerSchema, ...errorResponses } } },
     async (req) => ag.probe(req.body),
   );
   app.put<{ Params: { agent_id: string }; Body: AgentInput }>('/agents/:agent_id', { schema: { tags: agentTags, security, body: agentBody, response: { 200: agentViewSchema, ...errorResponses } } }, async (req) =>
@@ -62,25 +65,25 @@ function agentRoutes(app: FastifyInstance, s: MetalServices): void {
 function lunRoutes(app: FastifyInstance, s: MetalServices): void {
   const st = s.storage;
   const lunTags = ['luns'];
-  app.get<{ Params: { agent_id: string } }>('/agents/:agent_id/luns', { schema: { tags: lunTags, security } }, async (req) => st.listLuns(req.params.agent_id));
+  app.get<{ Params: { agent_id: string } }>('/agents/:agent_id/luns', { schema: { tags: lunTags, security, response: { 200: agentAnswerSchema, ...errorResponses } } }, async (req) => st.listLuns(req.params.agent_id));
   app.post<{ Params: { agent_id: string }; Body: DirectDiskRequest }>(
     '/agents/:agent_id/luns/disk',
-    { schema: { tags: lunTags, security, body: lunDiskBody } },
+    { schema: { tags: lunTags, security, body: lunDiskBody, response: { 200: agentAnswerSchema, ...errorResponses } } },
     async (req) => st.createLunDisk(req.params.agent_id, req.body, { client: req.ip }),
   );
   app.post<{ Params: { agent_id: string }; Body: DirectCdRequest }>(
     '/agents/:agent_id/luns/cd',
-    { schema: { tags: lunTags, security, body: lunCdBody } },
+    { schema: { tags: lunTags, security, body: lunCdBody, response: { 200: agentAnswerSchema, ...errorResponses } } },
     async (req) => st.createLunCd(req.params.agent_id, req.body, { client: req.ip }),
   );
   app.delete<{ Params: { agent_id: string }; Querystring: LunDeleteQuery }>(
     '/agents/:agent_id/luns',
-    { schema: { tags: lunTags, security, querystring: lunDeleteQuery } },
+    { schema: { tags: lunTags, security, querystring: lunDeleteQuery, response: { 200: agentAnswerSchema, ...errorResponses } } },
     async (req) => st.deleteLun(req.params.agent_id, req.query, { client: req.ip }),
   );
-  app.post<{ Params: { agent_id: string } }>('/agents/:agent_id/luns/scan', { schema: { tags: lunTags, security } }, async (req) => st.scan(req.params.agent_id, { client: req.ip }));
+  app.post<{ Params: { agent_id: string } }>('/agents/:agent_id/luns/scan', { schema: { tags: lunTags, security, response: { 200: agentAnswerSchema, ...errorResponses } } }, async (req) => st.scan(req.params.agent_id, { client: req.ip }));
 
-  app.get('/masters', { schema: { tags: ['masters'], security, summary: 'Master images on every enabled disk agent' } }, async (req) => st.masters({ client: req.ip }));
+  app.get('/masters', { schema: { tags: ['masters'], security, summary: 'Master images on every enabled disk agent', response: { 200: agentAnswerSchema, ...errorResponses } } }, async (req) => st.masters({ client: req.ip }));
 }
 
 /** §7.1–7.4, §10: workers' system disks, and the ledger against what the agents hold. */
@@ -99,7 +102,7 @@ function workerDiskRoutes(app: FastifyInstance, s: MetalServices): void {
   );
   app.post<{ Body: DiskBatchRequest }>(
     '/workers/luns/disk/batch',
-    { schema: { tags, security, body: diskBatchBody } },
+    { schema: { tags, security, body: diskBatchBody, response: { 200: batchResultSchema, ...errorResponses } } },
     async (req) => st.createWorkerDisksBatch(req.body, { client: req.ip }),
   );
   app.delete<{ Params: { worker_id: string; os: string }; Querystring: DiskDeleteQuery }>(
@@ -107,5 +110,5 @@ function workerDiskRoutes(app: FastifyInstance, s: MetalServices): void {
     { schema: { tags, security, querystring: diskDeleteQuery, response: { 200: workerSchema, ...errorResponses } } },
     async (req) => st.deleteWorkerDisk(req.params.worker_id, req.params.os, req.query, { client: req.ip }),
   );
-  app.get<{ Params: { worker_id: string } }>('/workers/:worker_id/status', { schema: { tags, security } }, async (req) => st.status(req.params.worker_id));
+  app.get<{ Params: { worker_id: string } }>('/workers/:worker_id/status', { schema: { tags, security, response: { 200: workerStatusSchema, ...errorResponses } } }, async (req) => st.status(req.params.worker_id));
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import {
+  batchResultSchema,
   type BatchCreateInput,
   batchCreateBody,
   type CreateWorkerInput,
@@ -47,6 +48,7 @@ export function workerRoutes(app: FastifyInstance, s: MetalServices): void {
         tags,
         security,
         body: batchCreateBody,
+        response: { 200: batchResultSchema, ...errorResponses },
       },
     },
     async (req) => s.workers.createBatch(req.body, { client: req.ip }),
@@ -85,7 +87,7 @@ export function workerRoutes(app: FastifyInstance, s: MetalServices): void {
 
   app.post<{ Body: WorkerDeleteBatchRequest }>(
     '/workers/delete/batch',
-    { schema: { tags, security, body: workerDeleteBatchBody } },
+    { schema: { tags, security, body: workerDeleteBatchBody, response: { 200: batchResultSchema, ...errorResponses } } },
     async (req) => s.workers.deleteBatch(req.body.worker_ids, { deleteDisk: req.body.delete_disk === true, ignoreMissingTarget: req.body.ignore_missing_target === true }, { client: req.ip }),
   );
 }

@@ -1,6 +1,6 @@
 import { AppError, type ChangeFeed, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
 import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
-import type { AgentInput, AgentProbeRequest } from '../api/schemas';
+import type { AgentInput, AgentProbeRequest, AgentView } from '../api/schemas';
 import { checkTokenEnv, expandToken } from '../domain/agent-token';
 import { isValidId } from '../domain/identifiers';
 import type { AgentProbe } from '../domain/responses';
@@ -15,7 +15,7 @@ export type { AgentInput };
 export type Capabilities = AgentCapabilities;
 
 /** An agent as the API shows it: never its token, nor credentials in its URL. */
-export type AgentView = Omit<Agent, 'token'> & { health?: string; capabilities?: Capabilities | null; error?: string };
+export type { AgentView };
 
 /** How the agent service reads tokens: which `${NAME}`s it may expand, from which environment. */
 export interface AgentTokenPolicy {

@@ -1,3 +1,4 @@
+import { Periodic } from '@ironlens/core';
 import type { DhcpHostsService } from './dhcp-hosts.service';
 import type { StorageService } from './storage.service';
 
@@ -8,27 +9,29 @@ import type { StorageService } from './storage.service';
  * replicas, only the hosts-file writer of the group does it, so one replica scans, not all.
  */
 export class ChapReconciler {
-  private timer?: NodeJS.Timeout;
-  private busy = false;
+  private readonly periodic: Periodic<string[]>;
 
   constructor(
     private readonly storage: Pick<StorageService, 'reconcileChap'>,
     private readonly dhcp: Pick<DhcpHostsService, 'writer'>,
-    private readonly everyMs: number,
+    everyMs: number,
     private readonly log: (msg: string) => void = () => {},
-  ) {}
+  ) {
+    this.periodic = new Periodic(() => this.once(), everyMs);
+  }
 
   start(): this {
-    if (this.everyMs <= 0 || this.timer) return this;
-    this.timer = setInterval(() => void this.round(), this.everyMs);
-    this.timer.unref();
+    this.periodic.start();
     return this;
   }
 
-  /** One round (also for tests). Answers the agents that were re-scanned. */
+  /** One round (also for tests); none while one runs. Answers the agents that were re-scanned. */
   async round(): Promise<string[]> {
-    if (this.busy || !this.dhcp.writer) return [];
-    this.busy = true;
+    return (await this.periodic.run()) ?? [];
+  }
+
+  private async once(): Promise<string[]> {
+    if (!this.dhcp.writer) return [];
     try {
       const scanned = await this.storage.reconcileChap();
       for (const id of scanned) this.log(`agent ${id} had lost CHAP targets (its iSCSI target restarted?): re-sent the accounts`);
@@ -36,13 +39,10 @@ export class ChapReconciler {
     } catch (err) {
       this.log(`warning: CHAP reconcile failed: ${(err as Error).message}`);
       return [];
-    } finally {
-      this.busy = false;
     }
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.periodic.stop();
   }
 }

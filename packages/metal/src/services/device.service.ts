@@ -9,7 +9,7 @@ import { lockLedger, type MetalDb, type MetalStore } from '../repositories/table
 import type { WorkerRepository } from '../repositories/worker.repository';
 import type { BootVarsService } from './boot-vars.service';
 import { renderBootVarsScript } from './boot-vars.service';
-import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { LedgerWriter } from './ledger-writer.service';
 import type { ReportGuard, ReportRefusal } from './report-guard.service';
 import type { RequestContext, SettingsService } from './settings.service';
 
@@ -72,8 +72,10 @@ const cleanUuid = (s: unknown): string | null => {
 
 /**
  * The device pool (seed §16): registration, reports, revocation and the one-to-one
- * device ↔ worker binding. Every binding change is one transaction with its audit
- * entries, then `dhcp-hosts.conf` is re-rendered and dnsmasq reloaded.
+ * device ↔ worker binding. Every change is one ledger write (`LedgerWriter`) with its audit
+ * entries; the writer then clears the `/boot-vars` cache and brings `dhcp-hosts.conf` and
+ * dnsmasq in line. A report (`report`) is the exception: it is no binding change, and the hot
+ * path of a boot storm, so it writes only what it changes and forgets only its own device.
  */
 export class DeviceService {
   constructor(
@@ -81,13 +83,14 @@ export class DeviceService {
     private readonly devices: DeviceRepository,
     private readonly workers: WorkerRepository,
     private readonly settings: SettingsService,
-    private readonly dhcp: DhcpHostsService,
+    private readonly ledger: LedgerWriter,
     private readonly bootVars: BootVarsService,
     private readonly ops: OperationsLog,
     private readonly reportGuard: ReportGuard,
-    private readonly limits: { maxPooled: number; autoBootTimeout: number },
+    private readonly limits: { maxPooled: number; autoBootTimeout: number; /** See `MetalConfig.reportLastSeenSeconds`. Default is `60`. */ lastSeenSeconds?: number },
     /** Where the power side (issue 21) plugs in: `last_power` on the device view, the report as a sighting of a network boot, BMCs declared with devices. Default: none. */
     private readonly power?: DevicePowerHooks,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** `last_power` on the device (issue 21), only where a power action was recorded: the seed's shape is unchanged otherwise. */
@@ -146,8 +149,7 @@ export class DeviceService {
     const device = this.newDevice(decl, mac, 'manual');
     // Checked before anything is written: a bad BMC refuses the whole declaration.
     const bmc = decl.bmc !== undefined && decl.bmc !== null ? checkBmcInput(decl.bmc as BmcInput) : null;
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       const existing = await this.devices.get(trx, mac);
       if (existing?.state === 'revoked') throw new AppError('device_revoked', `device is revoked and cannot be registered again: ${mac}`);
       if (existing) throw new AppError('device_exists', `device already exists: ${mac}`);
@@ -157,7 +159,6 @@ export class DeviceService {
       if (bmc) await this.power?.putBmcInTrx(trx, mac, bmc);
       await this.ops.append({ op: 'device.register', mac, source: 'manual', client: ctx.client, ...(bmc ? { bmc_driver: bmc.driver } : {}) }, trx);
     });
-    this.bootVars.invalidate();
     return device;
   }
 
@@ -166,8 +167,7 @@ export class DeviceService {
     const created: string[] = [];
     const skipped: Array<{ mac: string; reason: string }> = [];
     const failed: Array<{ mac: unknown; error: string }> = [];
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       const db = trx;
       const seen = new Set<string>();
       for (const e of entries) {
@@ -203,15 +203,13 @@ export class DeviceService {
       audit.push({ op: 'device.import', created: created.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
       await this.ops.append(audit, trx);
     });
-    if (created.length) this.bootVars.invalidate();
     return { created, skipped, failed };
   }
 
   /** §16.5: pooled → revoked; the record stays for the audit trail. */
   async revoke(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
-    const out = await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    const out = await this.ledger.write(async (trx) => {
       const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state === 'revoked') throw new AppError('device_revoked', `device already revoked: ${mac}`);
@@ -220,7 +218,6 @@ export class DeviceService {
       await this.ops.append({ op: 'device.revoke', mac, client: ctx.client }, trx);
       return { ...d, state: 'revoked' as const };
     });
-    this.bootVars.invalidate();
     return out;
   }
 
@@ -243,7 +240,12 @@ export class DeviceService {
     if (memTotal !== null) fp.mem_total = memTotal;
     if (memSpeed !== null) fp.mem_speed = memSpeed;
     const uuid = cleanUuid(q.uuid);
-    const now = isoSeconds();
+    const at = new Date(this.now());
+    const now = isoSeconds(at);
+    // A known device that says what the store already holds, seen recently: one read, no write.
+    const known = await this.devices.get(this.db, mac);
+    if (known?.state === 'revoked') return { result: 'ignored', script: REPORT_OK_SCRIPT };
+    if (known && !this.reportChanges(known, fp, uuid, at)) return { result: 'updated', script: REPORT_OK_SCRIPT };
     const autoRegister = await this.settings.getAutoRegister();
     const result = await this.store.transaction(async (trx) => {
       const db = trx;
@@ -284,6 +286,20 @@ export class DeviceService {
   }
 
   /**
+   * Whether a report of a known device has something to write: a fingerprint field or the
+   * UUID it does not hold yet, no `first_seen`, or a `last_seen` older than the interval.
+   */
+  private reportChanges(d: Device, fp: Fingerprint, uuid: string | null, at: Date): boolean {
+    if (!d.first_seen || !d.last_seen) return true;
+    if (uuid && uuid !== d.uuid) return true;
+    const held = d.fingerprint as Record<string, unknown>;
+    for (const [k, v] of Object.entries(fp)) if (held[k] !== v) return true;
+    const interval = (this.limits.lastSeenSeconds ?? 60) * 1000;
+    const last = Date.parse(d.last_seen);
+    return !(Number.isFinite(last) && at.getTime() - last < interval && at.getTime() >= last);
+  }
+
+  /**
    * The binding rule, inside a caller's transaction. Without `force`: a bound device or
    * a bound worker is a 409. With `force`: the worker's other device goes back to the
    * pool and the device moves. Same device, same worker: no change.
@@ -316,8 +332,7 @@ export class DeviceService {
   async bind(macInput: string, workerIdInput: string, force: boolean, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
     const workerId = requireWorkerId(workerIdInput);
-    const outcome = await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    const outcome = await this.ledger.write(async (trx) => {
       const o = await this.bindInTrx(trx, mac, workerId, force);
       if (o.changed) {
         const audit: OperationInput[] = [{ op: 'device.bind', mac, worker_id: workerId, force, old_worker_id: o.old_worker_id, old_device_mac: o.old_device_mac, client: ctx.client }];
@@ -326,18 +341,13 @@ export class DeviceService {
       }
       return o;
     });
-    if (outcome.changed) {
-      this.bootVars.invalidate();
-      await this.dhcp.sync();
-    }
     return outcome.device;
   }
 
   /** §16.8: unbind; the device goes back to the pool, the worker keeps its disks. */
   async unbind(macInput: string, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(macInput);
-    const device = await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    const device = await this.ledger.write(async (trx) => {
       const db = trx;
       const d = await this.requireDevice(db, mac);
       if (d.state !== 'bound') throw new AppError('device_not_bound', `device is not bound: ${mac}`);
@@ -345,8 +355,6 @@ export class DeviceService {
       await this.ops.append({ op: 'device.unbind', mac, worker_id: d.bound_worker_id, client: ctx.client }, trx);
       return { ...d, state: 'pooled' as const, bound_worker_id: null };
     });
-    this.bootVars.invalidate();
-    await this.dhcp.sync();
     return device;
   }
 
@@ -439,8 +447,7 @@ export class DeviceService {
     const succeeded: BatchBindResult['succeeded'] = [];
     const skipped: BatchBindResult['skipped'] = [];
     const failed: BatchBindResult['failed'] = [];
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       const db = trx;
       const seen = new Set<string>();
       const audit: OperationInput[] = [];
@@ -462,10 +469,6 @@ export class DeviceService {
       audit.push({ op: 'device.bind.batch', succeeded: succeeded.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
       await this.ops.append(audit, trx);
     });
-    if (succeeded.length) {
-      this.bootVars.invalidate();
-      await this.dhcp.sync();
-    }
     return { succeeded, skipped, failed };
   }
 }

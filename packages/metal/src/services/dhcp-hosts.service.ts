@@ -34,8 +34,14 @@ const NO_OBSERVER: DhcpHostsObserver = { written: () => {}, writeFailed: () => {
  */
 export class DhcpHostsService {
   private tail: Promise<void> = Promise.resolve();
-  private queued: Promise<void> | null = null;
+  private queued: { run: Promise<void>; force: boolean } | null = null;
   private tempsChecked = false;
+  /**
+   * True until a render wrote the file and dnsmasq took it: at the start, after a failed
+   * write or reload, and when this process becomes the writer. While it holds, a render never
+   * skips, so a failed reload is tried again by the next sync.
+   */
+  private dirty = true;
   private isWriter: boolean;
 
   constructor(
@@ -64,56 +70,70 @@ export class DhcpHostsService {
   /** Set by the election: a new writer should `sync()` at once (the file may be behind). */
   setWriter(writer: boolean): void {
     this.isWriter = writer;
+    if (writer) this.dirty = true;
   }
 
   /**
-   * Renders, writes, reloads. Throws `dnsmasq_write_failed` or `dnsmasq_reload_failed`.
-   * Not the writer: only asks the writer to render (it reports its own failures).
+   * Brings the file and dnsmasq in line with the store after a ledger write (`LedgerWriter`
+   * calls it after every one): renders, writes and reloads when the file differs from the
+   * store or the last render did not finish; otherwise writes and reloads nothing.
+   * Throws `dnsmasq_write_failed` or `dnsmasq_reload_failed`.
+   * Not the writer: only asks the writer to do the same (it reports its own failures).
    */
   sync(): Promise<void> {
     // Every replica tells the others: each dnsmasq host's writer renders its own file.
     this.changes?.publish(DHCP_TOPIC);
     if (!this.isWriter) return Promise.resolve();
-    return this.render();
+    return this.render({ ifStale: true });
   }
 
   /**
    * This process's own render (the writer's; also the change feed's `metal.dhcp` handler and
-   * the election), telling nobody. Coalesced as described on the class.
+   * the election), telling nobody. Coalesced as described on the class. `ifStale`: skip the
+   * write and the reload when the file already holds what the store says and the last render
+   * finished. Default is `false` (always render).
    */
-  render(): Promise<void> {
+  render(opts: { ifStale?: boolean } = {}): Promise<void> {
     if (!this.isWriter) return Promise.resolve();
-    if (this.queued) return this.queued;
-    const run = this.tail
+    const force = opts.ifStale !== true;
+    if (this.queued) {
+      // A forced render joining a queued "if stale" one makes it forced (it has not started).
+      if (force) this.queued.force = true;
+      return this.queued.run;
+    }
+    const entry: { run: Promise<void>; force: boolean } = { run: Promise.resolve(), force };
+    entry.run = this.tail
       .catch(() => {})
       .then(() => {
         this.queued = null;
-        return this.renderNow();
+        return this.renderNow(entry.force);
       });
-    this.queued = run;
-    this.tail = run;
-    return run;
+    this.queued = entry;
+    this.tail = entry.run;
+    return entry.run;
   }
 
   /**
    * The writer's periodic check (replicas): renders when the file is not what the store says,
-   * e.g. after a change whose notice was lost (its sender died between commit and notify).
-   * Answers whether it rendered.
+   * e.g. after a change whose notice was lost (its sender died between commit and notify), or
+   * when the last render did not finish (a failed reload). Answers whether it rendered.
    */
   async renderIfStale(): Promise<boolean> {
     if (!this.isWriter) return false;
     const entries = await this.devices.dhcpHosts(this.store.db);
-    if (await this.file.holds(entries)) return false;
+    if (!this.dirty && (await this.file.holds(entries))) return false;
     await this.render();
     return true;
   }
 
-  private async renderNow(): Promise<void> {
+  private async renderNow(force: boolean): Promise<void> {
     if (!this.tempsChecked) {
       this.tempsChecked = true;
       await this.file.removeStaleTemps().catch(() => []);
     }
     const entries = await this.devices.dhcpHosts(this.store.db);
+    if (!force && !this.dirty && (await this.file.holds(entries).catch(() => false))) return;
+    this.dirty = true;
     try {
       const refused = await this.file.write(entries);
       this.observer.written(entries.length - refused.length);
@@ -124,6 +144,7 @@ export class DhcpHostsService {
     }
     try {
       await this.reloader.reload();
+      this.dirty = false;
       this.observer.reloaded();
     } catch (err) {
       this.observer.reloadFailed();

@@ -114,6 +114,27 @@ set menu-timeout 5000
     expect(json.json()).toEqual({ base_iqn: 'iqn.2026-07.com.controller', iscsi_server: '10.0.0.10', iscsi_sep: ':::1:', menu_default: 'ubuntu', menu_timeout: 5000 });
   });
 
+  it("gives a MAC bound to another worker nothing of the worker it names: no IQN, no account", async () => {
+    const w1Secret = sentChap()!.password;
+    expect((await api('POST', '/workers', { worker_id: 'w2', mac: MAC2 })).statusCode).toBe(200);
+    expect((await api('POST', '/workers/w2/luns/disk', { type: 'empty', os: 'ubuntu', size: '1G' })).statusCode).toBe(200);
+    expect((await api('PUT', '/workers/w2/default-os', { os: 'ubuntu' })).statusCode).toBe(200);
+    // w2's own machine gets w2's answer, with w2's account.
+    const own = await text(`mac=${MAC2}&hostname=w2`);
+    expect(own).toContain('# boot vars for w2');
+    expect(own).toContain('set username il-w2');
+    // The same machine claiming w1's name: nothing, before and after w1's answers are cached.
+    for (let i = 0; i < 2; i++) {
+      const spoofed = await text(`mac=${MAC2}&hostname=w1`);
+      expect(spoofed).toBe(NO_VARS);
+      expect(spoofed).not.toContain('il-w1');
+      expect(spoofed).not.toContain(w1Secret);
+      expect(await text(`mac=${MAC}&hostname=w1`)).toContain(`set password ${w1Secret}`);
+    }
+    const json = await f.app.inject({ url: `/boot-vars?mac=${MAC2}&hostname=w1&format=json` });
+    expect(json.json()).toEqual({});
+  });
+
   it('keeps the secret sealed in the store and out of every other answer', async () => {
     const secret = sentChap()!.password;
     const row = await f.store.db.selectFrom('worker_chap').selectAll().where('worker_id', '=', 'w1').executeTakeFirstOrThrow();

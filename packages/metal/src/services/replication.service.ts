@@ -1,4 +1,4 @@
-import { AdvisoryLeader, type ChangeFeed, isAppError } from '@ironlens/core';
+import { AdvisoryLeader, type ChangeFeed, isAppError, Periodic } from '@ironlens/core';
 import type { AgentService } from './agent.service';
 import { AGENT_TOPIC } from './agent.service';
 import { BOOT_VARS_TOPICS, type BootVarsService } from './boot-vars.service';
@@ -56,7 +56,7 @@ export class MetalReplication {
   private readonly leader: AdvisoryLeader;
   private closed = false;
   private retry?: NodeJS.Timeout;
-  private backstop?: NodeJS.Timeout;
+  private backstop?: Periodic<void>;
 
   private constructor(
     private readonly metal: ReplicatedMetal,
@@ -102,7 +102,7 @@ export class MetalReplication {
         agents.forgetCapabilities(c.key);
         bootVars.clear();
       }),
-      this.changes.subscribe(DHCP_TOPIC, () => this.render()),
+      this.changes.subscribe(DHCP_TOPIC, () => this.render({ ifStale: true })),
       this.changes.onResync(() => {
         this.clearCaches();
         this.render();
@@ -125,11 +125,15 @@ export class MetalReplication {
   private startBackstop(): void {
     const every = this.opts.resyncMs ?? 30_000;
     if (every <= 0) return;
-    this.backstop = setInterval(() => {
-      this.clearCaches();
-      this.metal.dhcp.renderIfStale().catch((err: Error) => this.opts.log?.(`warning: ${err.message}`));
-    }, every);
-    this.backstop.unref();
+    // A check still running when the next is due is not doubled (a slow database).
+    this.backstop = new Periodic(
+      async () => {
+        this.clearCaches();
+        await this.metal.dhcp.renderIfStale();
+      },
+      every,
+      (err) => this.opts.log?.(`warning: ${err.message}`),
+    ).start();
   }
 
   /**
@@ -138,8 +142,8 @@ export class MetalReplication {
    * every `retryMs` while this process stays the writer; a failed dnsmasq reload is reported
    * and not retried (the file is written).
    */
-  private render(): void {
-    this.metal.dhcp.render().catch((err: Error) => {
+  private render(opts: { ifStale?: boolean } = {}): void {
+    this.metal.dhcp.render(opts).catch((err: Error) => {
       this.opts.log?.(`warning: ${err.message}`);
       if (isAppError(err) && err.code === 'dnsmasq_reload_failed') return;
       if (this.closed || this.retry) return;
@@ -154,7 +158,7 @@ export class MetalReplication {
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
-    if (this.backstop) clearInterval(this.backstop);
+    this.backstop?.stop();
     for (const u of this.unsubscribe.splice(0)) u();
     await this.leader.close();
   }

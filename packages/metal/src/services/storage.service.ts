@@ -7,11 +7,11 @@ import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '.
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { ChapRepository } from '../repositories/chap.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
-import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { type AgentService, iscsiServerOf } from './agent.service';
-import type { BootVarsService } from './boot-vars.service';
 import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { LedgerWriter } from './ledger-writer.service';
 import type { RequestContext } from './settings.service';
 import type { DeleteOptions, WorkerStorage } from './worker.service';
 
@@ -69,7 +69,7 @@ export class StorageService implements WorkerStorage {
     private readonly workers: WorkerRepository,
     private readonly devices: DeviceRepository,
     private readonly dhcp: DhcpHostsService,
-    private readonly bootVars: BootVarsService,
+    private readonly ledger: LedgerWriter,
     private readonly ops: OperationsLog,
     /** Deadline of disk and CD creation (a copy of a whole master can be slow). */
     private readonly diskTimeoutMs: number,
@@ -263,8 +263,7 @@ export class StorageService implements WorkerStorage {
     try {
       // An agent that does not know `chap` (older than issue 13) would make a disk guarded by the name alone.
       if (chap) requireChapBound(a.id, out, chap);
-      await this.store.transaction(async (trx) => {
-        await lockLedger(trx);
+      await this.ledger.write(async (trx) => {
         const db = trx;
         const current = await this.workers.get(db, w.worker_id);
         if (!current) throw new AppError('worker_not_found', `worker not found: ${w.worker_id}`);
@@ -293,8 +292,6 @@ export class StorageService implements WorkerStorage {
         throw new AppError('internal_error', `ledger write failed (${(err as Error).message}); rollback failed, left behind: ${left}`);
       }
       throw err;
-    } finally {
-      this.bootVars.invalidate();
     }
     return disk;
   }
@@ -359,8 +356,7 @@ export class StorageService implements WorkerStorage {
     const disk = w.disks.find((d) => d.os === os);
     if (!disk) throw new AppError('disk_not_found', `worker ${workerId} has no ${os} system disk`);
     const outcome = await this.deleteTarget(disk.agent, disk.iqn, q.delete_file === true, q.ignore_missing_target === true);
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       const db = trx;
       await this.workers.removeDisk(db, workerId, os);
       const left = (await this.workers.disksOf(db, workerId)).length;
@@ -373,7 +369,6 @@ export class StorageService implements WorkerStorage {
       await this.workers.update(db, workerId, patch);
       await this.ops.append({ op: 'agent.delete_disk', worker_id: workerId, agent: disk.agent, iqn: disk.iqn, os, delete_file: q.delete_file === true, target: outcome, client: ctx.client }, trx);
     });
-    this.bootVars.invalidate();
     return this.view(workerId);
   }
 
@@ -413,16 +408,14 @@ export class StorageService implements WorkerStorage {
     if (w.cd) {
       // The ISO is shared install media: its file is never deleted with a worker.
       const outcome = await this.deleteTarget(w.cd.agent, w.cd.iqn, false, opts.ignoreMissingTarget);
-      await this.store.transaction(async (trx) => {
-        await lockLedger(trx);
+      await this.ledger.write(async (trx) => {
         await this.workers.update(trx, w.worker_id, { cd: null });
         await this.ops.append({ op: 'agent.delete_cd', worker_id: w.worker_id, agent: w.cd?.agent, iqn: w.cd?.iqn, target: outcome, client: ctx.client }, trx);
       });
     }
     for (const d of w.disks) {
       const outcome = await this.deleteTarget(d.agent, d.iqn, opts.deleteDisk, opts.ignoreMissingTarget);
-      await this.store.transaction(async (trx) => {
-        await lockLedger(trx);
+      await this.ledger.write(async (trx) => {
         await this.workers.removeDisk(trx, w.worker_id, d.os);
         await this.ops.append({ op: 'agent.delete_disk', worker_id: w.worker_id, agent: d.agent, iqn: d.iqn, os: d.os, delete_file: opts.deleteDisk, target: outcome, client: ctx.client }, trx);
       });

@@ -4,13 +4,12 @@ import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requ
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import { isFixedIpv4 } from '../adapters/dnsmasq.adapter';
-import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
+import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { primaryAddress } from './host-report.service';
-import type { BootVarsService } from './boot-vars.service';
 import type { DeviceService } from './device.service';
-import type { DhcpHostsService } from './dhcp-hosts.service';
+import type { LedgerWriter } from './ledger-writer.service';
 import type { RequestContext } from './settings.service';
 
 export type { BatchCreateInput, CreateWorkerInput };
@@ -55,8 +54,7 @@ export class WorkerService {
     private readonly workers: WorkerRepository,
     private readonly devices: DeviceRepository,
     private readonly deviceService: DeviceService,
-    private readonly dhcp: DhcpHostsService,
-    private readonly bootVars: BootVarsService,
+    private readonly ledger: LedgerWriter,
     private readonly ops: OperationsLog,
     private readonly storage: WorkerStorage,
     private readonly defaultArch: string,
@@ -153,8 +151,7 @@ export class WorkerService {
       record.state = 'installing';
     }
     try {
-      await this.store.transaction(async (trx) => {
-        await lockLedger(trx);
+      await this.ledger.write(async (trx) => {
         const audit: OperationInput[] = [];
         await this.insertInTrx(trx, record, mac, ctx, audit);
         await this.ops.append(audit, trx);
@@ -167,8 +164,6 @@ export class WorkerService {
       }
       throw err;
     }
-    this.bootVars.invalidate();
-    if (mac) await this.dhcp.sync();
     return this.view(this.db, workerId);
   }
 
@@ -188,36 +183,34 @@ export class WorkerService {
     const succeeded: unknown[] = [];
     const skipped: unknown[] = [];
     const failed: unknown[] = [];
-    let bound = 0;
-    for (let i = 0; i < count; i++) {
-      const workerId = ids[i];
-      const rawMac = macs ? macs[i] : null;
-      if (await this.workers.get(this.db, workerId)) {
-        skipped.push({ worker_id: workerId, hostname: workerId, reason: 'worker already exists' });
-        continue;
+    // One dnsmasq reload for the whole batch (the ledger writer's follow-up runs at its end).
+    await this.ledger.batch(async () => {
+      for (let i = 0; i < count; i++) {
+        const workerId = ids[i];
+        const rawMac = macs ? macs[i] : null;
+        if (await this.workers.get(this.db, workerId)) {
+          skipped.push({ worker_id: workerId, hostname: workerId, reason: 'worker already exists' });
+          continue;
+        }
+        const mac = rawMac != null ? normalizeMac(rawMac) : null;
+        if (rawMac != null && !mac) {
+          failed.push({ worker_id: workerId, hostname: workerId, mac: typeof rawMac === 'string' ? clip(rawMac) : rawMac, error: `invalid MAC address: ${echo(rawMac)}` });
+          continue;
+        }
+        try {
+          await this.ledger.write(async (trx) => {
+            const audit: OperationInput[] = [];
+            await this.insertInTrx(trx, { worker_id: workerId, hostname: workerId, arch, state: 'registered', default_os: null, boot, disks: [], cd: null }, mac, ctx, audit);
+            await this.ops.append(audit, trx);
+          });
+          succeeded.push(mac ? { worker_id: workerId, hostname: workerId, mac } : { worker_id: workerId, hostname: workerId });
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          failed.push({ worker_id: workerId, hostname: workerId, ...(mac ? { mac } : {}), error: err.message });
+        }
       }
-      const mac = rawMac != null ? normalizeMac(rawMac) : null;
-      if (rawMac != null && !mac) {
-        failed.push({ worker_id: workerId, hostname: workerId, mac: typeof rawMac === 'string' ? clip(rawMac) : rawMac, error: `invalid MAC address: ${echo(rawMac)}` });
-        continue;
-      }
-      try {
-        await this.store.transaction(async (trx) => {
-          await lockLedger(trx);
-          const audit: OperationInput[] = [];
-          await this.insertInTrx(trx, { worker_id: workerId, hostname: workerId, arch, state: 'registered', default_os: null, boot, disks: [], cd: null }, mac, ctx, audit);
-          await this.ops.append(audit, trx);
-        });
-        if (mac) bound++;
-        succeeded.push(mac ? { worker_id: workerId, hostname: workerId, mac } : { worker_id: workerId, hostname: workerId });
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        failed.push({ worker_id: workerId, hostname: workerId, ...(mac ? { mac } : {}), error: err.message });
-      }
-    }
-    await this.ops.append({ op: 'worker.create.batch', succeeded: succeeded.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
-    if (succeeded.length) this.bootVars.invalidate();
-    if (bound) await this.dhcp.sync();
+      await this.ops.append({ op: 'worker.create.batch', succeeded: succeeded.length, skipped: skipped.length, failed: failed.length, client: ctx.client });
+    });
     return { succeeded, skipped, failed };
   }
 
@@ -225,8 +218,7 @@ export class WorkerService {
   async setMac(workerIdInput: string, macInput: unknown, ctx: RequestContext): Promise<WorkerView & { changed: boolean }> {
     const workerId = requireWorkerId(workerIdInput);
     const mac = requireMac(macInput);
-    const result = await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    const result = await this.ledger.write(async (trx) => {
       const db = trx;
       const w = await this.workers.get(db, workerId);
       if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
@@ -246,10 +238,6 @@ export class WorkerService {
       await this.ops.append(audit, trx);
       return { changed: true };
     });
-    if (result.changed) {
-      this.bootVars.invalidate();
-      await this.dhcp.sync();
-    }
     return { ...(await this.view(this.db, workerId)), changed: result.changed };
   }
 
@@ -262,8 +250,7 @@ export class WorkerService {
     const os = has('os') ? (empty(body.os) ? null : requireOs(body.os)) : undefined;
     const menuDefault = has('menu_default') ? (empty(body.menu_default) ? null : requireMenuItem(body.menu_default)) : undefined;
     const menuTimeout = has('menu_timeout') ? (empty(body.menu_timeout) ? null : requireMenuTimeout(body.menu_timeout)) : undefined;
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       const db = trx;
       const w = await this.workers.get(db, workerId);
       if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
@@ -276,7 +263,6 @@ export class WorkerService {
       await this.workers.update(db, workerId, { default_os: os, menu_default: menuDefault, menu_timeout: menuTimeout });
       await this.ops.append({ op: 'worker.default_os', worker_id: workerId, os, menu_default: menuDefault, menu_timeout: menuTimeout, client: ctx.client }, trx);
     });
-    this.bootVars.invalidate();
     return this.view(this.db, workerId);
   }
 
@@ -291,8 +277,7 @@ export class WorkerService {
     const hosts = this.hosts;
     const ipv4 = input === null || input === '' ? null : typeof input === 'string' && isFixedIpv4(input.trim()) ? input.trim() : null;
     if (ipv4 === null && !(input === null || input === '')) throw new AppError('worker_address_invalid', `fixed_address must be a unicast IPv4 address or null, got ${echo(input)}`);
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       if (!(await this.workers.get(trx, workerId))) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
       if (ipv4) {
         const holder = [...(await hosts.fixedAddresses(trx)).entries()].find(([id, ip]) => ip === ipv4 && id !== workerId);
@@ -301,19 +286,19 @@ export class WorkerService {
       await hosts.setFixedAddress(trx, workerId, ipv4);
       await this.ops.append({ op: 'worker.address', worker_id: workerId, fixed_address: ipv4, client: ctx.client }, trx);
     });
-    await this.dhcp.sync();
     return this.view(this.db, workerId);
   }
 
   /**
    * §11: unbind the devices (committed first; a failure aborts), delete the CD and disk
-   * targets, delete the ledger entry, re-render dnsmasq. Returns what the seed shows.
+   * targets, delete the ledger entry. dnsmasq follows the ledger whatever fails on the way
+   * (the ledger writer's follow-up): once the devices are unbound, the hosts file no longer
+   * holds them, even when the agent then refuses a target delete. Returns what the seed shows.
    */
   private async deleteOne(workerId: string, opts: DeleteOptions, ctx: RequestContext): Promise<{ hostname: string; unbound: string[] }> {
     const w = await this.workers.get(this.db, workerId);
     if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
-    const unbound = await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    const unbound = await this.ledger.write(async (trx) => {
       const macs = await this.devices.unbindWorker(trx, workerId);
       await this.ops.append(
         macs.map((mac) => ({ op: 'device.unbind', mac, worker_id: workerId, via: 'worker.delete', client: ctx.client })),
@@ -321,21 +306,17 @@ export class WorkerService {
       );
       return macs;
     });
-    this.bootVars.invalidate();
     await this.storage.removeTargets(w, opts, ctx);
-    await this.store.transaction(async (trx) => {
-      await lockLedger(trx);
+    await this.ledger.write(async (trx) => {
       await this.workers.delete(trx, workerId);
       await this.ops.append({ op: 'worker.delete', worker_id: workerId, hostname: w.hostname, delete_disk: opts.deleteDisk, client: ctx.client }, trx);
     });
-    this.bootVars.invalidate();
     return { hostname: w.hostname, unbound };
   }
 
   async delete(workerIdInput: string, opts: DeleteOptions, ctx: RequestContext) {
     const workerId = requireWorkerId(workerIdInput);
-    const { unbound } = await this.deleteOne(workerId, opts, ctx);
-    if (unbound.length) await this.dhcp.sync();
+    const { unbound } = await this.ledger.batch(() => this.deleteOne(workerId, opts, ctx));
     return { deleted: workerId, delete_disk: opts.deleteDisk, dnsmasq_removed: unbound.length > 0 };
   }
 
@@ -343,20 +324,19 @@ export class WorkerService {
   async deleteBatch(ids: unknown[], opts: DeleteOptions, ctx: RequestContext) {
     const succeeded: unknown[] = [];
     const failed: unknown[] = [];
-    let unboundAny = false;
-    for (const raw of ids) {
-      try {
-        const workerId = requireWorkerId(raw);
-        const { hostname, unbound } = await this.deleteOne(workerId, opts, ctx);
-        if (unbound.length) unboundAny = true;
-        succeeded.push({ worker_id: workerId, hostname });
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        failed.push({ worker_id: raw, error: err.message });
+    await this.ledger.batch(async () => {
+      for (const raw of ids) {
+        try {
+          const workerId = requireWorkerId(raw);
+          const { hostname } = await this.deleteOne(workerId, opts, ctx);
+          succeeded.push({ worker_id: workerId, hostname });
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          failed.push({ worker_id: raw, error: err.message });
+        }
       }
-    }
-    await this.ops.append({ op: 'worker.delete.batch', succeeded: succeeded.length, failed: failed.length, client: ctx.client });
-    if (unboundAny) await this.dhcp.sync();
+      await this.ops.append({ op: 'worker.delete.batch', succeeded: succeeded.length, failed: failed.length, client: ctx.client });
+    });
     return { succeeded, failed };
   }
 }

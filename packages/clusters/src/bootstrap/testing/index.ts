@@ -3,4 +3,4 @@
 // Production code never imports this module.
 export { GitHttpServer, makeBareRepo } from './git-server';
 export { processesMentioning, publishStandInKubespray, standInControl, Tarpit } from './harness';
-export { freePort, newKey, randomLoopbackPrefix, requireTool, sshKeygenFingerprint, TestSshd } from './sshd';
+export { newKey, randomLoopbackPrefix, requireTool, sshKeygenFingerprint, TestSshd } from './sshd';

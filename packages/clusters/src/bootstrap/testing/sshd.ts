@@ -1,7 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
+import { freeTcpPort } from '@ironlens/core/testing';
 
 const SSHD = '/usr/sbin/sshd';
 
@@ -17,16 +18,6 @@ export function randomLoopbackPrefix(): string {
   return `127.${a}.${b}.`;
 }
 
-export async function freePort(address: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, address, () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A fresh ed25519 key pair made by `ssh-keygen`; returns the private key path (`.pub` beside it). */
 export function newKey(file: string, type: 'ed25519' | 'rsa' | 'ecdsa' = 'ed25519'): string {
@@ -78,7 +69,7 @@ export class TestSshd {
     requireTool(SSHD, 'Debian openssh-server');
     mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
     mkdirSync(opts.dir, { recursive: true });
-    const port = opts.port ?? (await freePort(opts.address));
+    const port = opts.port ?? (await freeTcpPort(opts.address));
     const s = new TestSshd(opts.dir, opts.address, port, opts.hostKey, opts.authorizedKeys, opts.rootPassword);
     await s.run();
     return s;

@@ -1,0 +1,86 @@
+/**
+ * ironlens' own bootstrap SSH key (issue 19, defect 6): made with node:crypto, every key is one
+ * ssh2 (what ironlens connects with) and OpenSSH (`ssh-keygen -y`) both read; a key ssh2 cannot
+ * use, as ssh2 1.17's generator sometimes made (a public key one byte short), is replaced at start.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ssh2 from 'ssh2';
+import { afterAll, describe, expect, it } from 'vitest';
+import { encodeEd25519, IronlensKey, usablePublicKey } from './ironlens-key';
+
+const root = mkdtempSync(join(tmpdir(), `ironlens-key-${process.pid}-`));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function sshKeygenPublic(file: string): string {
+  try {
+    // Type and key; OpenSSH 9 also prints the comment, older ones do not.
+    return execFileSync('ssh-keygen', ['-y', '-f', file], { encoding: 'utf8' }).trim().split(' ').slice(0, 2).join(' ');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('ssh-keygen is missing: apt-get install openssh-client (scripts/install-test-deps.sh)');
+    throw err;
+  }
+}
+
+describe('IronlensKey', () => {
+  it('makes keys that ssh2 and ssh-keygen both read, every time (400 data dirs)', () => {
+    for (let i = 0; i < 400; i++) {
+      const dataDir = join(root, `d${i}`);
+      const key = new IronlensKey(dataDir);
+      expect(key.replaced).toBe(false);
+      const text = key.privateKey();
+      const parsed = ssh2.utils.parseKey(text);
+      expect(parsed, `key ${i}`).not.toBeInstanceOf(Error);
+      expect(usablePublicKey(text, 'ironlens'), `key ${i}`).toBe(key.publicKey);
+      expect(key.publicKey).toMatch(/^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+/=]+ ironlens$/);
+      // OpenSSH derives the same public key from the private key file.
+      expect(sshKeygenPublic(key.privateKeyFile), `key ${i}`).toBe(key.publicKey.split(' ').slice(0, 2).join(' '));
+      expect(statSync(key.privateKeyFile).mode & 0o777).toBe(0o600);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('keeps a usable key across starts', () => {
+    const dataDir = join(root, 'keep');
+    const first = new IronlensKey(dataDir);
+    const second = new IronlensKey(dataDir);
+    expect(second.replaced).toBe(false);
+    expect(second.publicKey).toBe(first.publicKey);
+    expect(second.privateKey()).toBe(first.privateKey());
+  });
+
+  it('replaces at start a planted key that ssh2 cannot use, and keeps the old one aside', () => {
+    const dataDir = join(root, 'broken');
+    const dir = join(dataDir, 'bootstrap', 'ssh');
+    mkdirSync(dir, { recursive: true });
+    // What ssh2 1.17's generator sometimes wrote: the public key's leading zero byte dropped (31 bytes).
+    const pub = Buffer.concat([Buffer.from([0]), randomBytes(31)]);
+    const broken = encodeEd25519(randomBytes(32), pub.subarray(1), 'ironlens');
+    writeFileSync(join(dir, 'id_ed25519'), broken.private, { mode: 0o600 });
+    writeFileSync(join(dir, 'id_ed25519.pub'), `${broken.public}\n`);
+    expect(usablePublicKey(broken.private, 'ironlens')).toBeNull();
+
+    const key = new IronlensKey(dataDir);
+    expect(key.replaced).toBe(true);
+    expect(key.privateKey()).not.toBe(broken.private);
+    expect(ssh2.utils.parseKey(key.privateKey())).not.toBeInstanceOf(Error);
+    expect(key.publicKey).not.toBe(broken.public);
+    expect(readFileSync(join(dir, 'id_ed25519.pub'), 'utf8').trim()).toBe(key.publicKey);
+    expect(sshKeygenPublic(key.privateKeyFile)).toBe(key.publicKey.split(' ').slice(0, 2).join(' '));
+    const aside = readdirSync(dir).filter((n) => n.startsWith('id_ed25519.unusable-'));
+    expect(aside).toHaveLength(1);
+    expect(readFileSync(join(dir, aside[0]), 'utf8')).toBe(broken.private);
+  });
+
+  it('writes the .pub again when it does not match the private key', () => {
+    const dataDir = join(root, 'pub');
+    const key = new IronlensKey(dataDir);
+    const pubFile = `${key.privateKeyFile}.pub`;
+    rmSync(pubFile);
+    expect(new IronlensKey(dataDir).publicKey).toBe(key.publicKey);
+    expect(existsSync(pubFile)).toBe(true);
+  });
+});

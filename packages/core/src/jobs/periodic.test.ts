@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { Periodic } from './periodic';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('Periodic', () => {
+  it('never overlaps a run still going: the ticks meanwhile are skipped', async () => {
+    let running = 0;
+    let most = 0;
+    let runs = 0;
+    const p = new Periodic(async () => {
+      running++;
+      most = Math.max(most, running);
+      runs++;
+      await sleep(60);
+      running--;
+    }, 10).start();
+    await sleep(200);
+    p.stop();
+    await sleep(70);
+    expect(most).toBe(1);
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThan(10);
+  });
+
+  it('answers undefined to run() while a run is going, and goes on after a failed run', async () => {
+    const errors: string[] = [];
+    let n = 0;
+    const p = new Periodic(
+      async () => {
+        n++;
+        await sleep(20);
+        if (n === 1) throw new Error('first fails');
+        return n;
+      },
+      5,
+      (e) => errors.push(e.message),
+    );
+    const first = p.run();
+    expect(await p.run()).toBeUndefined();
+    await expect(first).rejects.toThrow('first fails');
+    p.start();
+    await sleep(80);
+    p.stop();
+    await sleep(40); // the run the last tick started ends
+    expect(n).toBeGreaterThanOrEqual(2);
+    expect(await p.run()).toBeGreaterThan(1);
+  });
+});
