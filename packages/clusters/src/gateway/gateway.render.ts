@@ -289,11 +289,13 @@ export function renderGateway(i: GatewayInputs, profile: StackProfile): Rendered
     }
   }
 
+  // The IPP chart (llm-d-inference-payload-processor's `payload-processor`): its Deployment and
+  // Service are named `payloadProcessor.name`; `provider.name` selects its own wiring (Istio's
+  // EnvoyFilter, GKE's extension), `none` leaves the wiring to ironlens (Envoy Gateway below).
   const ippValues = {
-    fullnameOverride: IPP_NAME,
-    image: { tag: profile.llm_d_inference_payload_processor },
-    gateway: { name: i.gatewayName, namespace: i.namespace },
-    commonLabels: { [CLUSTER_ID_LABEL]: i.clusterId },
+    payloadProcessor: { name: IPP_NAME, image: { tag: profile.llm_d_inference_payload_processor, pullPolicy: 'IfNotPresent' }, port: IPP_GRPC_PORT },
+    provider: { name: i.provider === 'istio' ? 'istio' : i.provider === 'gke' ? 'gke' : 'none' },
+    inferenceGateway: { name: i.gatewayName },
   };
   const ippWiring: KubeObjectRef[] = [];
   if (i.provider === 'envoy-ai-gateway') {

@@ -365,7 +365,8 @@ export class GatewayService {
   private async helmRelease(kubeconfig: string, c: HelmRelease, ctx: JobContext): Promise<boolean> {
     const have = await this.helm.get(kubeconfig, c.release, c.namespace, ctx.signal);
     const wantChart = `${c.chart}-${c.version}`;
-    if (have && have.status === 'deployed' && have.chart === wantChart && isDeepStrictEqual(have.values, JSON.parse(JSON.stringify(c.values)))) {
+    const bare = (v: string) => v.replace(/-v(\d)/, '-$1');
+    if (have && have.status === 'deployed' && bare(have.chart) === bare(wantChart) && isDeepStrictEqual(have.values, JSON.parse(JSON.stringify(c.values)))) {
       ctx.log(`${c.namespace}/${c.release}: ${wantChart} is deployed with these values`);
       return false;
     }
