@@ -9,7 +9,7 @@ import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repo
 import type { ClusterAccess } from '../services/cluster-access';
 import { bundleObjects, bundleUrls } from '../services/crds.service';
 import { FIELD_MANAGER } from '../services/manifests';
-import { type GatewayKeyRow, type GatewayRepository, type GatewayStateRow, type ObjectKey } from './gateway.repository';
+import type { GatewayKeyRow, GatewayRepository, GatewayStateRow, ObjectKey } from './gateway.repository';
 import {
   authzPath,
   CLUSTER_ID_LABEL,
@@ -274,6 +274,16 @@ export class GatewayService {
       if (objects.length === 0) throw new Error(`${url} holds no objects`);
       for (const o of objects) {
         ctx.throwIfCancelled();
+        // A bundle object a provider chart also ships (Envoy Gateway's chart carries the Gateway
+        // API's safe-upgrades policy) belongs to that Helm release once it holds it: left alone,
+        // so the two never undo each other on every reconcile.
+        const have = o.kind === 'CustomResourceDefinition' ? null : await kube.getObject(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace);
+        const release = (have?.metadata.annotations as Record<string, string> | undefined)?.['meta.helm.sh/release-name'];
+        if (release) {
+          ctx.log(`${o.kind} ${o.metadata.name} belongs to the Helm release ${release}: left to it`);
+          skipped++;
+          continue;
+        }
         if (await this.applyOne(kube, o, ctx)) changed++;
         else skipped++;
       }
@@ -343,15 +353,24 @@ export class GatewayService {
     return { changed, skipped, state: { appliedHash: hookError ? null : hash, appliedProvider: i.provider, appliedObjects: applied, hookError } };
   }
 
-  /** Server-side apply; true when the object changed (its resourceVersion moved). Waits for a kind a chart just added. */
+  /**
+   * Server-side apply; true when it changed the object. A no-op apply leaves the object as it was
+   * and does not touch the field manager's entry (its `time`), so a status write by the controller
+   * in between is not taken for a change. Waits for a kind a chart just added to be served.
+   */
   private async applyOne(kube: Kube, o: KubeObjectRef, ctx: JobContext): Promise<boolean> {
     const end = Date.now() + this.opts.crdWaitMs;
+    type Managed = { manager?: string; operation?: string; time?: string; subresource?: string };
+    const mine = (x: KubeObjectRef | null) =>
+      JSON.stringify(((x?.metadata as { managedFields?: Managed[] } | undefined)?.managedFields ?? []).find((m) => m.manager === FIELD_MANAGER && m.operation === 'Apply' && !m.subresource) ?? null);
     for (;;) {
       try {
         const before = await kube.getObject(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace);
         const after = await kube.apply(o, FIELD_MANAGER, true);
         const rv = (x: KubeObjectRef | null) => (x?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-        return rv(before) !== rv(after);
+        const changed = rv(before) !== rv(after) && (before === null || mine(before) !== mine(after));
+        if (changed) ctx.log(`${before ? 'updated' : 'created'} ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`);
+        return changed;
       } catch (e) {
         const notServed = e instanceof KubeApiError && e.status === 404 && /is not served/.test(e.message);
         if (!notServed || Date.now() > end) throw e;

@@ -37,7 +37,13 @@ export class FakeEnvoyGatewayController {
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null });
+            let json: unknown = null;
+            try {
+              json = text ? JSON.parse(text) : null;
+            } catch {
+              // not JSON (a 404 page before the CRDs exist)
+            }
+            resolve({ status: res.statusCode ?? 0, json });
           });
         },
       );

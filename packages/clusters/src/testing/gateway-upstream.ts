@@ -69,7 +69,7 @@ export function packageCharts(p: StackProfile): { dir: string; charts: string[] 
     // The release pipeline renders values.yaml from values.tmpl.yaml with the release's image.
     pkg(join(eg, 'charts', 'gateway-helm'), 'gateway-helm', egVersion, (dir) => {
       const tmpl = readFileSync(join(dir, 'values.tmpl.yaml'), 'utf8');
-      writeFileSync(join(dir, 'values.yaml'), tmpl.replaceAll('${GatewayImage}', `docker.io/envoyproxy/gateway:${egVersion}`).replaceAll('${GatewayImagePullPolicy}', 'IfNotPresent'));
+      writeFileSync(join(dir, 'values.yaml'), tmpl.replaceAll(placeholder('GatewayImage'), `docker.io/envoyproxy/gateway:${egVersion}`).replaceAll(placeholder('GatewayImagePullPolicy'), 'IfNotPresent'));
       rmSync(join(dir, 'values.tmpl.yaml'));
     }),
     pkg(join(aieg, 'manifests', 'charts', 'ai-gateway-crds-helm'), 'ai-gateway-crds-helm', p.gateway_providers.envoy_ai_gateway),
@@ -80,6 +80,9 @@ export function packageCharts(p: StackProfile): { dir: string; charts: string[] 
   execFileSync(helm, ['repo', 'index', out], { stdio: 'pipe', env: helmEnv(work) });
   return { dir: out, charts };
 }
+
+/** `${Name}`, the release pipeline's placeholder in values.tmpl.yaml. */
+const placeholder = (name: string) => ['$', '{', name, '}'].join('');
 
 function helmEnv(work: string): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: work, HELM_CACHE_HOME: join(work, '.cache'), HELM_CONFIG_HOME: join(work, '.config'), HELM_DATA_HOME: join(work, '.data') };
