@@ -43,3 +43,4 @@ fi
 # its tag). Both cached under ~/.cache/ironlens/.
 bash scripts/build-helm.sh
 bash scripts/fetch-gateway-fixtures.sh
+bash scripts/build-envoy-gateway.sh  # the real Envoy Gateway controller the suite runs out of cluster

@@ -4,22 +4,23 @@ import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackProfile } from '../profile';
 import { type ClustersTestApp, multipart, startClustersApp } from '../testing/app';
-import { FakeEnvoyGatewayController } from '../testing/envoy-gateway.stand-in';
+import { EnvoyGatewayController } from '../testing/envoy-gateway.controller';
 import { CountingChartMirror, packageCharts, realGatewayApiBundle, realInferenceExtensionBundle, testHelm } from '../testing/gateway-upstream';
 import { LocalGithubMirror } from '../testing/github-mirror';
 
 // The shared inference gateway against a real control plane with the REAL upstream CRDs at the
 // profile's versions (Gateway API v1.5.1 standard channel, Inference Extension v1.5.0, Envoy
 // Gateway v1.8.1's and the AI Gateway v0.7.0's own CRDs installed by their real charts through the
-// real Helm), charts served by a counting mirror. Envoy Gateway's controller is a STAND-IN
-// (FakeEnvoyGatewayController) writing the real controller's conditions.
+// real Helm), charts served by a counting mirror, and the REAL Envoy Gateway v1.8.1 controller
+// running outside the cluster against the harness (its conditions, addresses and proxy Service are
+// its own).
 
 const p = stackProfile();
 let h: KubeHarness;
 let t: ClustersTestApp;
 let gh: LocalGithubMirror;
 let charts: CountingChartMirror;
-let eg: FakeEnvoyGatewayController;
+let eg: EnvoyGatewayController;
 let core: CoreV1Api;
 let apps: AppsV1Api;
 let custom: CustomObjectsApi;
@@ -92,6 +93,12 @@ async function versions(): Promise<Record<string, string>> {
   return out;
 }
 
+/** The nodePort of the Service Envoy Gateway generated for the registration's Gateway. */
+async function proxyNodePort(): Promise<number | undefined> {
+  const svcs = await core.listNamespacedService({ namespace: 'envoy-gateway-system', labelSelector: `gateway.envoyproxy.io/owning-gateway-name=lens-gateway,gateway.envoyproxy.io/owning-gateway-namespace=${ns}` });
+  return svcs.items[0]?.spec?.ports?.find((p) => p.port === 80)?.nodePort;
+}
+
 beforeAll(async () => {
   h = await startKubeCluster({ nodes: 'test', gpu: false });
   core = h.kubeConfig().makeApiClient(CoreV1Api);
@@ -103,7 +110,7 @@ beforeAll(async () => {
   await gh.start();
   charts = new CountingChartMirror(packageCharts(p).dir);
   await charts.start();
-  eg = new FakeEnvoyGatewayController(h.kubeconfig);
+  eg = new EnvoyGatewayController(h.kubeconfigPath);
   eg.start();
   t = await startClustersApp({
     env: {
@@ -118,8 +125,8 @@ beforeAll(async () => {
 }, 45 * 60_000);
 
 afterAll(async () => {
-  eg?.stop();
   await t?.close();
+  await eg?.stop();
   await charts?.stop();
   await gh?.stop();
   await h?.stop();
@@ -192,12 +199,15 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
   }, 15 * 60_000);
 
   let seenStatus: unknown;
-  it('reports the objects’ conditions: class Accepted, Gateway Accepted/Programmed with reasons, IPP, hook endpoints, control plane, a derived public URL', async () => {
-    const st = await until(`Programmed in the status (${JSON.stringify(seenStatus)})`, async () => {
+  it('reports the objects’ own conditions: the real controller’s class Accepted and Gateway Accepted/Programmed with their reasons, IPP, hook endpoints, control plane, a public URL from the Gateway’s address', async () => {
+    type Cond = { type: string; status: string; reason: string; message: string };
+    const st = await until('the controller’s conditions in the status', async () => {
       const r = (await get(`/api/cluster/clusters/${id}/gateway/status`)).json();
-      if (r.gatewayReady === true && r.ippReady === true && r.controlPlane.state === 'ready') return r;
       seenStatus = r;
-      return null;
+      const programmed = (r.gatewayConditions as Cond[]).find((c) => c.type === 'Programmed');
+      return programmed && programmed.reason !== 'Pending' && r.ippReady === true && r.gatewayAddress && r;
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}\nstatus: ${JSON.stringify(seenStatus)}\ncontroller log: ${eg.log()}`);
     });
     expect(st).toMatchObject({
       clusterId: id,
@@ -209,17 +219,33 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
       ippName: 'lens-ipp',
       gatewayPort: 30080,
       authz: { state: 'ready', endpoints: ['192.0.2.10'], reason: null },
+      controlPlane: { state: 'ready' },
       lastOperation: { kind: 'reconcile-gateway', status: 'succeeded', clusterId: id },
     });
-    expect(st.gatewayClassConditions).toContainEqual(expect.objectContaining({ type: 'Accepted', status: 'True', reason: 'Accepted' }));
-    expect(st.gatewayConditions).toContainEqual(expect.objectContaining({ type: 'Programmed', status: 'True', reason: 'Programmed' }));
-    // No Gateway address (a NodePort): the first Ready node's InternalIP, as the API server has it.
-    const nodes = (await core.listNode()).items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-    const ip = nodes[0].status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
-    expect(st.gatewayNodeAddress).toBe(ip);
-    expect(st.gatewayPublicUrl).toBe(`http://${ip}:30080/v1`);
+    expect(st.gatewayClassConditions).toContainEqual(expect.objectContaining({ type: 'Accepted', status: 'True', reason: 'Accepted', message: 'Valid GatewayClass' }));
+    expect(st.gatewayConditions).toContainEqual(expect.objectContaining({ type: 'Accepted', status: 'True', reason: 'Accepted' }));
+    // The status says what the Gateway object says, condition by condition.
+    const gw = (await custom.getNamespacedCustomObject({ ...GW, namespace: ns, plural: 'gateways', name: 'lens-gateway' })) as { status: { conditions: Cond[] } };
+    const fromObject = gw.status.conditions.map(({ type, status, reason, message }) => ({ type, status, reason, message }));
+    expect((st.gatewayConditions as Cond[]).map(({ type, status, reason, message }) => ({ type, status, reason, message }))).toEqual(fromObject);
+    const programmed = fromObject.find((c) => c.type === 'Programmed')!;
+    expect(st.gatewayReady).toBe(programmed.status === 'True');
+    // Here the proxy's pods are refused by the AI Gateway's pod webhook (failurePolicy Fail; its
+    // server is a kwok pod that cannot answer), so the real controller says NoResources.
+    expect(programmed).toMatchObject({ status: 'False', reason: 'NoResources' });
+    const rs = await until('the proxy ReplicaSet’s failure', async () => {
+      const l = await apps.listNamespacedReplicaSet({ namespace: 'envoy-gateway-system', labelSelector: `gateway.envoyproxy.io/owning-gateway-name=lens-gateway` });
+      return l.items[0]?.status?.conditions?.find((c) => c.type === 'ReplicaFailure');
+    });
+    expect(rs.message).toContain('failed calling webhook "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local"');
+    // Envoy Gateway publishes the nodes' addresses for a NodePort Gateway: the URL takes the first.
+    const nodeIps = (await core.listNode()).items.map((n) => n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address);
+    expect(nodeIps).toContain(st.gatewayAddress);
+    expect(st.gatewayPublicUrl).toBe(`http://${st.gatewayAddress}:30080/v1`);
+    // The proxy's Service Envoy Gateway made from the EnvoyProxy: a NodePort on gatewayPort.
+    expect(await proxyNodePort(), JSON.stringify((await core.listNamespacedService({ namespace: 'envoy-gateway-system' })).items.map((x) => [x.metadata?.name, x.metadata?.labels, x.spec?.ports]))).toBe(30080);
     const all = (await get('/api/v1/model-service/admin/gateway/status')).json();
-    expect(all.clusters.find((c: { clusterId: string }) => c.clusterId === id)).toMatchObject({ gatewayReady: true });
+    expect(all.clusters.find((c: { clusterId: string }) => c.clusterId === id)).toMatchObject({ gatewayState: 'installed', gatewayReady: st.gatewayReady });
   }, 5 * 60_000);
 
   it('a second reconcile changes no resourceVersion and installs no chart again', async () => {
@@ -263,6 +289,7 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     expect(moved).toEqual(['envoyproxies/lens-gateway-proxy']);
     const proxy = (await custom.getNamespacedCustomObject({ ...EG, namespace: ns, plural: 'envoyproxies', name: 'lens-gateway-proxy' })) as { spec: { provider: { kubernetes: { envoyService: { patch: { value: { spec: { ports: Array<{ nodePort: number }> } } } } } } } };
     expect(proxy.spec.provider.kubernetes.envoyService.patch.value.spec.ports[0].nodePort).toBe(30081);
+    await until('Envoy Gateway to move its Service to 30081', async () => (await proxyNodePort()) === 30081);
   }, 10 * 60_000);
 
   it('a loopback gatewayAuthzHost shows as the hook’s failure with the API server’s reason', async () => {

@@ -491,7 +491,8 @@ export class GatewayService {
       view.authz.endpoints = eps.map(String);
       view.authz.state = !i.authzHost || i.provider === 'gke' ? 'disabled' : state?.hookError ? 'failed' : slice ? 'ready' : 'missing';
       const ns = new Set(PROVIDERS[i.provider].controlPlaneNamespaces);
-      const cp = deployments.filter((d) => ns.has(d.metadata?.namespace ?? ''));
+      // The control plane is what the provider's charts installed (Helm's label), not the proxies its controller creates there.
+      const cp = deployments.filter((d) => ns.has(d.metadata?.namespace ?? '') && d.metadata?.labels?.['app.kubernetes.io/managed-by'] === 'Helm');
       view.controlPlane.deployments = cp.map((d) => ({
         namespace: d.metadata?.namespace ?? '',
         name: d.metadata?.name ?? '',
