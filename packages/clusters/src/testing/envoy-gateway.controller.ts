@@ -13,6 +13,8 @@ import { join } from 'node:path';
  * certificate directory made by `envoy-gateway certgen --local` is bind-mounted on `/certs`
  * (an empty `/certs` directory is created on the host as the mount point when missing).
  *
+ * It also runs `envoy-gateway certgen` against the cluster once the chart made its namespace, as
+ * the chart's hook Job would (kwok runs no container), so the certificate Secrets exist.
  * Like its pod, it is restarted when it exits (it exits at start while the Gateway API CRDs are
  * not installed yet), one second later, until `stop()`.
  *
@@ -23,6 +25,7 @@ import { join } from 'node:path';
 export class EnvoyGatewayController {
   private child?: ChildProcess;
   private stopped = false;
+  private certgen?: NodeJS.Timeout;
   private log$?: ReturnType<typeof createWriteStream>;
   /** How many times the process was started. */
   starts = 0;
@@ -58,6 +61,17 @@ export class EnvoyGatewayController {
     if (!existsSync('/certs')) mkdirSync('/certs');
     this.log$ = createWriteStream(this.logPath, { flags: 'a' });
     this.spawnOnce(config);
+    // What the chart's certgen hook Job does in a cluster (kwok only pretends to run it): the
+    // control plane's and the proxies' certificate Secrets in envoy-gateway-system, tried every
+    // second until the chart has made that namespace and the Secrets are there.
+    this.certgen = setInterval(() => {
+      try {
+        execFileSync(this.bin, ['certgen'], { stdio: 'pipe', env: { PATH: process.env.PATH, HOME: this.dir, KUBECONFIG: this.kubeconfigPath, ENVOY_GATEWAY_NAMESPACE: 'envoy-gateway-system' }, timeout: 30_000 });
+        clearInterval(this.certgen);
+      } catch {
+        // no namespace yet: next second
+      }
+    }, 1000);
   }
 
   private spawnOnce(config: string): void {
@@ -87,6 +101,7 @@ export class EnvoyGatewayController {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.certgen);
     const c = this.child;
     if (c?.pid && c.exitCode === null) {
       const gone = new Promise((r) => c.once('exit', r));
