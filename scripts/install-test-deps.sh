@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 
 PKGS=(dnsmasq-base tgt qemu-system-x86 ipxe-qemu busybox udhcpc libiscsi-bin xfsprogs btrfs-progs
       wrk nginx-light chromium openssh-server openssh-client iproute2 procps psmisc curl ca-certificates
-      openssl e2fsprogs coreutils ansible-core sudo sshpass git python3-venv postgresql)
-TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip openssl filefrag ansible-playbook sudo sshpass git psql curl)
+      openssl e2fsprogs coreutils ansible-core sudo sshpass git python3-venv postgresql systemd)
+TOOLS=(dnsmasq tgtd tgtadm qemu-system-x86_64 busybox udhcpc iscsi-ls mkfs.xfs wrk nginx chromium sshd ip openssl filefrag ansible-playbook sudo sshpass git psql curl systemd-analyze)
 
 missing=()
 for t in "${TOOLS[@]}"; do command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] || missing+=("$t"); done

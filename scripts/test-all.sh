@@ -16,4 +16,6 @@ bash scripts/check-harness-prereqs.sh
 npm run check
 node --import tsx packages/kube-harness/src/cli.ts build
 npx vitest run "$@"
+# The unit and route suites again on Node 24 (the newest runtime ironlens supports; docs/testing.md).
+if [ "$#" -eq 0 ]; then bash scripts/test-node24.sh; fi
 echo "[test-all] finished in $(( $(date +%s) - T0 )) s"

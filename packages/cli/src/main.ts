@@ -4,7 +4,10 @@
  * subcommand runs, so `ironlens --help` costs little more than Node starting
  * (the compiled bundle splits each of these imports into chunks of its own).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Env } from '@ironlens/core';
+import { CLIENT_COMMANDS, CLIENT_USAGE, type ClientCommand } from './client';
 
 const LISTEN_HINT = 'host:port | off';
 
@@ -17,10 +20,27 @@ commands:
   kind                    the kind panel alone, with the seed's exact /api/v1 layout (127.0.0.1:8080)
   import DIR [--replace]  load the old file layout (config/, state/, dnsmasq/) into the store
   export DIR              write the store out in that file layout
-  migrate                 create or upgrade the store, then exit
+
+day-to-day work against a running ironlens, through its API (--url, IRONLENS_TOKEN, -o json):
+  devices                 list, show, create, revoke, bind, unbind, power
+  workers                 list, show, create, delete
+  disks                   list, create, delete (a worker's system disks)
+  agents                  list, show
+  clusters                list, show
+  jobs                    list, show, watch (bootstrap jobs, with a progress bar)
+  operations              the operations log
+  login                   save the URL and a token (from standard input) for these commands
+  logout                  forget them
+  completion              a bash or zsh completion script
+  migrate [--status]      create or upgrade the store, then exit (--status: say what would run)
+  install-service [serve|agent] [--dry-run]
+                          a hardened systemd unit and an environment file
+  backup FILE             a consistent copy of the SQLite store and its sealed secret key
+  restore FILE            put a backup back into the data dir (not while serve runs)
 
 options (each mirrors an environment variable):
-  --data-dir DIR          IRONLENS_DATA_DIR (default ./.ironlens)
+  --data-dir DIR          IRONLENS_DATA_DIR (default: .ironlens in a checkout, else
+                          /var/lib/ironlens for root, $XDG_STATE_HOME/ironlens otherwise)
   --boot-listen ADDR      IRONLENS_BOOT_LISTEN (${LISTEN_HINT}; default 0.0.0.0:4839)
   --console-listen ADDR   IRONLENS_CONSOLE_LISTEN (${LISTEN_HINT}; default 127.0.0.1:8080)
   --agent-listen ADDR     IRONLENS_AGENT_LISTEN (default 0.0.0.0:4840)
@@ -29,6 +49,7 @@ options (each mirrors an environment variable):
 
 /** Each command's own usage: what `ironlens <command> --help` prints. */
 export const COMMAND_USAGE: Record<string, string> = {
+  ...CLIENT_USAGE,
   serve: `usage: ironlens serve [--data-dir DIR] [--boot-listen ADDR] [--console-listen ADDR]
 
 Runs the boot control plane and the console until SIGINT or SIGTERM.
@@ -37,10 +58,21 @@ Runs the boot control plane and the console until SIGINT or SIGTERM.
                          boot vars). ${LISTEN_HINT}; default 0.0.0.0:4839, every interface.
   --console-listen ADDR  IRONLENS_CONSOLE_LISTEN: the console (kind panel under /kind, docs).
                          ${LISTEN_HINT}; default 127.0.0.1:8080, this machine only.
-  --data-dir DIR         IRONLENS_DATA_DIR: the store and rendered files (default ./.ironlens).
+  --data-dir DIR         IRONLENS_DATA_DIR: the store and rendered files (default: .ironlens in a
+                         checkout, else /var/lib/ironlens for root, $XDG_STATE_HOME/ironlens,
+                         i.e. ~/.local/state/ironlens, otherwise). One serve per SQLite data dir.
 
-  IPXE_CP_TOKEN            bearer token of the provisioning API (unset: open, with a warning)
-  IRONLENS_CONSOLE_TOKEN   bearer token of the console's kind API (unset: open)
+  IPXE_CP_TOKEN            bearer token of the provisioning API, every route but /healthz,
+                           /boot-vars and /devices/report (unset: open, with a warning)
+  IRONLENS_CONSOLE_TOKEN   bearer token of every API on the console listener: the cluster
+                           manager (/api/cluster, /api/v1), the kind panel (/kind/api), the
+                           provisioning API proxied under /api/metal, /metrics (unset: open;
+                           set it before the console listens beyond this machine)
+  IRONLENS_DATABASE_URL    postgres://user:pass@host:5432/db: keep the state in PostgreSQL (any
+                           number of serve replicas may share it; unset: SQLite in the data dir)
+  IRONLENS_SECRET_KEY      32 bytes (64 hex characters or base64) that seal the secrets in the
+                           store (unset: the key file secret.key in the data dir, made at first
+                           start; replicas must share one key)
   IPXE_CP_DNSMASQ_RELOAD, IPXE_CP_DNSMASQ_CONTAINER, IPXE_CP_DNSMASQ_PID_FILE,
   IPXE_CP_DNSMASQ_RELOAD_COMMAND   how dnsmasq is reloaded (unset: detected at start)
 
@@ -64,7 +96,8 @@ Runs the kind panel alone, with the seed's exact /api/v1 layout, until SIGINT or
   KIND_K8S_WEB_HOST   listen address (default 127.0.0.1, this machine only)
   KIND_K8S_WEB_PORT   listen port (default 8080)
   KIND_K8S_TOKEN      bearer token the API requires (unset: open)
-  KIND_K8S_DB         its store (default ./.data/kind.sqlite)
+  KIND_K8S_DB         its store (default <data dir>/kind/kind.sqlite, the data dir of serve)
+  KIND_K8S_CLUSTERS_DIR  kubeconfigs of its clusters (default <data dir>/kind/clusters)
   KIND_K8S_*          the other settings, in docs/kind.md
 `,
   import: `usage: ironlens import DIR [--replace] [--data-dir DIR]
@@ -78,9 +111,38 @@ then re-renders dhcp-hosts.conf. Refuses a store that already has an operations 
 
 Writes the store out in the old file layout under DIR.
 `,
-  migrate: `usage: ironlens migrate [--data-dir DIR]
+  'install-service': `usage: ironlens install-service [serve|agent] [--user USER] [--data-dir DIR]
+                        [--disk-dir DIR] [--unit-dir DIR] [--env-dir DIR] [--dry-run]
 
-Creates or upgrades the store in IRONLENS_DATA_DIR (default ./.ironlens), then exits.
+Writes a hardened systemd unit (ironlens.service for serve, ironlens-agent.service for the agent)
+into --unit-dir (default /etc/systemd/system) and an environment file <env-dir>/<serve|agent>.env
+(default /etc/ironlens, mode 0600, never overwritten) with every setting commented and its default,
+then says what to run next. --dry-run prints both instead of writing them.
+
+  --user USER      the user serve runs as (default ironlens; created by you, as printed)
+  --data-dir DIR   serve's data dir (default /var/lib/ironlens, the unit's StateDirectory)
+  --disk-dir DIR   the agent's DISK_DIR (default /home/iscsi_img)
+`,
+  backup: `usage: ironlens backup FILE [--key-file FILE] [--data-dir DIR]
+
+Writes FILE (mode 0600): a consistent copy of the live SQLite store (SQLite's online backup API;
+serve may keep running and writing meanwhile) and the secret key that opens the secrets sealed in
+it (IRONLENS_SECRET_KEY, or secret.key in the data dir), itself sealed under a passphrase. The
+passphrase is the first line of standard input, or of --key-file (IRONLENS_BACKUP_KEY_FILE);
+at least 8 characters; never an argument. On PostgreSQL (IRONLENS_DATABASE_URL) it says to use
+pg_dump, and to keep the secret key with the dump. docs/deployment.md: backups.
+`,
+  restore: `usage: ironlens restore FILE [--replace] [--key-file FILE] [--data-dir DIR]
+
+Puts a backup made by \`ironlens backup\` into the data dir: the store and its secret key (written
+as secret.key, 0600, unless IRONLENS_SECRET_KEY is set, which must then be the backup's key).
+Refused while an ironlens serve uses the data dir, over an existing store unless --replace, with a
+wrong passphrase (first line of standard input, or of --key-file), or when the key does not open
+the store's secrets. A store from an older version is upgraded by the next start (or migrate).
+`,
+  migrate: `usage: ironlens migrate [--status] [--data-dir DIR]
+
+Creates or upgrades the store in IRONLENS_DATA_DIR (or IRONLENS_DATABASE_URL), then exits.
 `,
 };
 
@@ -89,10 +151,15 @@ const FLAGS: Record<string, string> = {
   '--boot-listen': 'IRONLENS_BOOT_LISTEN',
   '--console-listen': 'IRONLENS_CONSOLE_LISTEN',
   '--agent-listen': 'IRONLENS_AGENT_LISTEN',
+  '--key-file': 'IRONLENS_BACKUP_KEY_FILE',
+  '--disk-dir': 'DISK_DIR',
+  '--user': 'IRONLENS_SERVICE_USER',
+  '--unit-dir': 'IRONLENS_SERVICE_UNIT_DIR',
+  '--env-dir': 'IRONLENS_SERVICE_ENV_DIR',
 };
 
 /** Switches (no value) each command accepts, besides `--help`/`-h`. */
-const SWITCHES: Record<string, string[]> = { import: ['--replace'] };
+const SWITCHES: Record<string, string[]> = { import: ['--replace'], restore: ['--replace'], migrate: ['--status'], 'install-service': ['--dry-run'] };
 
 export interface ParsedArgs {
   positional: string[];
@@ -172,8 +239,11 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       return untilSignal('ironlens agent', running.close);
     }
     case 'kind': {
-      const [{ startKindPanel }, web] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web')]);
-      const running = await startKindPanel(env, { webDist: web.webDistDir, webBuildCommand: web.WEB_BUILD_COMMAND }).catch((err) => {
+      const [{ startKindPanel }, web, { dataDirFrom }] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web'), import('./data-dir')]);
+      // The panel keeps its store and cluster files in ironlens' data dir unless told otherwise.
+      const kindDir = join(dataDirFrom(env), 'kind');
+      const kindEnv = { KIND_K8S_DB: join(kindDir, 'kind.sqlite'), KIND_K8S_CLUSTERS_DIR: join(kindDir, 'clusters'), ...env };
+      const running = await startKindPanel(kindEnv, { webDist: web.webDistDir, webBuildCommand: web.WEB_BUILD_COMMAND }).catch((err) => {
         throw withListenHint(err, 'KIND_K8S_WEB_HOST / KIND_K8S_WEB_PORT');
       });
       const { describeAddress } = await import('./address');
@@ -194,11 +264,67 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       process.stdout.write(`${JSON.stringify(out)}\n`);
       return 0;
     }
+    case 'install-service': {
+      const svc = await import('./install-service');
+      try {
+        // Flags only: a data dir in the environment of whoever runs this is not the service's.
+        const f = parsed.env;
+        const o = svc.serviceOptions(rest[0], { user: f.IRONLENS_SERVICE_USER, dataDir: f.IRONLENS_DATA_DIR, diskDir: f.DISK_DIR, unitDir: f.IRONLENS_SERVICE_UNIT_DIR, envDir: f.IRONLENS_SERVICE_ENV_DIR });
+        if (parsed.switches.has('--dry-run')) {
+          process.stdout.write(`# ${join(o.unitDir, o.kind === 'serve' ? 'ironlens.service' : 'ironlens-agent.service')}\n${svc.renderUnit(o)}\n# ${join(o.envDir, `${o.kind}.env`)}\n${svc.renderEnvFile(o)}\n${svc.nextSteps(o, false)}`);
+          return 0;
+        }
+        const w = svc.installService(o);
+        process.stdout.write(`${w.envKept ? `kept the existing ${w.env} (your settings)\n` : ''}${svc.nextSteps(o, true)}`);
+        return 0;
+      } catch (err) {
+        if (!(err instanceof svc.ServiceError)) throw err;
+        process.stderr.write(`ironlens install-service: ${err.message}\n`);
+        return 2;
+      }
+    }
+    case 'backup':
+    case 'restore': {
+      const file = rest[0];
+      if (!file) {
+        process.stderr.write(`ironlens ${cmd}: a file is needed\n${COMMAND_USAGE[cmd]}`);
+        return 2;
+      }
+      const { BackupError, backupStore, readPassphrase, restoreStore } = await import('./backup');
+      try {
+        const passphrase = readPassphrase(env.IRONLENS_BACKUP_KEY_FILE);
+        if (cmd === 'backup') {
+          const out = await backupStore(env, file, passphrase);
+          process.stdout.write(`backup written to ${out.file} (${out.bytes} bytes; the secret key from ${out.key}, sealed under the passphrase)\n`);
+        } else {
+          const out = await restoreStore(env, file, passphrase, { replace: parsed.switches.has('--replace') });
+          process.stdout.write(`restored the backup of ${out.created_at} into ${out.dataDir}\n`);
+        }
+        return 0;
+      } catch (err) {
+        if (!(err instanceof BackupError)) throw err;
+        process.stderr.write(`ironlens ${cmd}: ${err.message}\n`);
+        return 1;
+      }
+    }
     case 'migrate': {
-      const { dataDirFrom, openStore } = await import('./serve');
+      const [{ ALL_MIGRATIONS, openStore }, { dataDirFrom }] = await Promise.all([import('./serve'), import('./data-dir')]);
+      const where = env.IRONLENS_DATABASE_URL ? 'PostgreSQL (IRONLENS_DATABASE_URL)' : dataDirFrom(env);
+      if (parsed.switches.has('--status')) {
+        const store = await openStore(env, undefined, { migrate: false });
+        try {
+          const status = await store.migrationStatus(ALL_MIGRATIONS);
+          for (const m of status) process.stdout.write(`${m.applied_at ? `applied ${m.applied_at.toISOString()}` : 'pending'}  ${m.name}\n`);
+          const pending = status.filter((m) => !m.applied_at).length;
+          process.stdout.write(pending ? `${pending} pending migration(s) in ${where}: \`ironlens migrate\` (or the next start) applies them\n` : `store in ${where} is up to date\n`);
+        } finally {
+          await store.close();
+        }
+        return 0;
+      }
       const store = await openStore(env);
       await store.close();
-      process.stdout.write(`store ready in ${dataDirFrom(env)}\n`);
+      process.stdout.write(`store ready in ${where}\n`);
       return 0;
     }
     default:
@@ -209,6 +335,17 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
 
 /** Runs one command line; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // The API client's commands parse their own options (-o json, --url, --state, …).
+  if ((CLIENT_COMMANDS as readonly string[]).includes(argv[0])) {
+    const { runClient } = await import('./client');
+    return runClient(argv[0] as ClientCommand, argv.slice(1), {
+      out: (s) => process.stdout.write(s),
+      err: (s) => process.stderr.write(s),
+      env: process.env,
+      readStdin: () => readFileSync(0, 'utf8'),
+      commands: Object.keys(COMMAND_USAGE),
+    });
+  }
   let parsed: ParsedArgs;
   try {
     parsed = parseArgs(argv);

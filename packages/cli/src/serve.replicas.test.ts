@@ -84,16 +84,16 @@ describe('ironlens serve as replicas on PostgreSQL', () => {
     const importHosts = join(dir, 'import', 'dhcp-hosts.conf');
     await transferLayout({ IRONLENS_DATABASE_URL: url, IRONLENS_DATA_DIR: join(dir, 'import'), IPXE_CP_DNSMASQ_HOSTS_FILE: importHosts, IPXE_CP_DNSMASQ_RELOAD: 'false', IRONLENS_SECRET_KEY: 'ab'.repeat(32) }, 'import', layout);
     await waitUntil('A answers the imported worker', async () => (await (await call('a', 'GET', '/boot-vars?hostname=w-09')).text()) !== empty, 2000, 5);
-    expect(await (await call('b', 'GET', '/boot-vars?hostname=w-09')).text()).toBe('#!ipxe\n# boot vars for w-09\nset menu-default reboot\nset menu-timeout 1\n');
+    expect(await (await call('b', 'GET', '/boot-vars?hostname=w-09')).text()).toBe('#!ipxe\n# boot vars for w-09\n# w-09 has no system disk yet\nset menu-default reboot\nset menu-timeout 1\n');
     expect(existsSync(importHosts)).toBe(false);
   });
 
   it('answers on A a bind made through B within 100 ms; A writes the file, B takes over when A stops', async () => {
     expect((await call('a', 'GET', '/devices/report?mac=020000000001')).status).toBe(200);
-    expect(await (await call('a', 'GET', '/boot-vars?mac=020000000001')).text()).toBe('#!ipxe\n# boot vars for 02:00:00:00:00:01\nset menu-default reboot\nset menu-timeout 1\n');
+    expect(await (await call('a', 'GET', '/boot-vars?mac=020000000001')).text()).toBe('#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n');
     expect((await call('b', 'POST', '/workers', { worker_id: 'w-01', mac: '020000000001' })).status).toBe(200);
     const committed = Date.now();
-    const bound = '#!ipxe\n# boot vars for w-01\nset menu-default reboot\nset menu-timeout 1\n';
+    const bound = '#!ipxe\n# boot vars for w-01\n# w-01 has no system disk yet\nset menu-default reboot\nset menu-timeout 1\n';
     await waitUntil('A answers the binding', async () => (await (await call('a', 'GET', '/boot-vars?mac=020000000001')).text()) === bound, 2000, 2);
     expect(Date.now() - committed).toBeLessThan(100);
     await waitUntil("A's file has the binding", () => hosts('a') === '02:00:00:00:00:01,w-01\n', 2000, 5);

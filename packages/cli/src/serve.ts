@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
 import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
@@ -7,25 +7,24 @@ import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, 
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
+import { dataDirFrom, lockDataDir } from './data-dir';
 import { mountConsole } from './console/console.plugin';
 
 export const ALL_MIGRATIONS = [...storeMetaMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
-/** `IRONLENS_DATA_DIR`: where the store and rendered files live. Default is `./.ironlens`. */
-export function dataDirFrom(env: Env): string {
-  return resolve(envString(env, 'IRONLENS_DATA_DIR', '.ironlens'));
-}
+export { dataDirFrom };
 
 /**
  * The store: PostgreSQL when `IRONLENS_DATABASE_URL` is set (`postgres://user:pass@host:5432/db`,
  * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`). `metrics`: the
  * process' metrics, told the duration of every query. Default: none.
  */
-export async function openStore(env: Env, metrics?: Metrics): Promise<Store> {
+export async function openStore(env: Env, metrics?: Metrics, opts: { migrate?: boolean } = {}): Promise<Store> {
   const url = envOptional(env, 'IRONLENS_DATABASE_URL');
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new Error('IRONLENS_DATABASE_URL must be a postgres:// or postgresql:// URL');
   const onQuery = metrics?.storeQuery;
-  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery });
+  const migrate = opts.migrate;
+  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery, migrate } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery, migrate });
 }
 
 export interface Running {
@@ -79,7 +78,12 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   const origin = replicaIdFromEnv(env);
   // One metrics registry for the process, served at /metrics on each listener (docs/metrics.md).
   const metrics = new Metrics();
-  const store = await openStore(env, metrics);
+  // One serve per SQLite data dir: a second one refuses at once, naming the first's pid.
+  const unlock = envOptional(env, 'IRONLENS_DATABASE_URL') === undefined ? lockDataDir(dataDir) : () => {};
+  const store = await openStore(env, metrics).catch((err) => {
+    unlock();
+    throw err;
+  });
   metrics.collectJobsFrom(new JobsRepository(store));
   const apps: FastifyInstance[] = [];
   let changes: ChangeFeed | undefined;
@@ -102,6 +106,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     await changes?.close();
     changes = undefined;
     await store.close();
+    unlock();
   };
 
   try {
@@ -110,6 +115,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       if (store.dialect === 'postgres') throw new Error(`${message}: give every replica the same IRONLENS_SECRET_KEY`);
       log(`warning: ${message}: sealed secrets (kubeconfigs, agent tokens) cannot be opened`);
     }
+    log(store.dialect === 'postgres' ? `data dir ${dataDir} (rendered files, the secret key file unless IRONLENS_SECRET_KEY is set); state in PostgreSQL` : `data dir ${dataDir} (SQLite store ironlens.db, secret key, rendered files)`);
     log(detection ? (await detection).summary : `dnsmasq reload: ${reloader.describe}`);
     if (store.dialect === 'postgres' && store.pool) {
       // One of several replicas: caches follow the others' writes, jobs are leased, the hosts

@@ -62,6 +62,19 @@ export class SecretBox {
   }
 }
 
+/**
+ * The raw secret key `SecretBox.fromEnv` would use, for a backup: `IRONLENS_SECRET_KEY` when
+ * set, else the key file in the data dir (never created here: `null` when there is none).
+ * `source` says which, for messages.
+ */
+export function readSecretKey(env: Env, dataDir: string): { key: Buffer; source: string } | null {
+  const given = envOptional(env, 'IRONLENS_SECRET_KEY');
+  if (given !== undefined) return { key: parseKey(given, 'IRONLENS_SECRET_KEY'), source: 'IRONLENS_SECRET_KEY' };
+  const file = join(dataDir, 'secret.key');
+  if (!existsSync(file)) return null;
+  return { key: loadOrCreateKeyFile(file), source: file };
+}
+
 function parseKey(text: string, name: string): Buffer {
   const t = text.trim();
   if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex');

@@ -32,6 +32,8 @@ export interface StoreOptions {
   url?: string;
   /** Every package's migrations; applied in name order, each once. */
   migrations: NamedMigration[];
+  /** Apply the pending migrations at open. Default is `true`; `false` for {@link Store.migrationStatus}. */
+  migrate?: boolean;
   /** PostgreSQL: connections in the pool (default 10). */
   poolSize?: number;
   /** Told the duration of every query, on either engine (the store latency metric). Default: nothing. */
@@ -83,12 +85,25 @@ export class Store<DB = any> {
       store = new Store<DB>(new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }), log }), 'sqlite', null);
     }
     try {
-      await store.migrate(opts.migrations);
+      if (opts.migrate !== false) await store.migrate(opts.migrations);
     } catch (err) {
       await store.close();
       throw err;
     }
     return store;
+  }
+
+  /**
+   * Which of `migrations` this store has applied (with when) and which a start would apply,
+   * in the order they would run; nothing is applied (open the store with `migrate: false`).
+   */
+  async migrationStatus(migrations: NamedMigration[]): Promise<Array<{ name: string; applied_at: Date | null }>> {
+    const migrator = new Migrator({
+      db: this.db as KyselyType<unknown>,
+      allowUnorderedMigrations: true,
+      provider: { getMigrations: async () => Object.fromEntries(migrations.map((m) => [m.name, m])) },
+    });
+    return (await migrator.getMigrations()).map((m) => ({ name: m.name, applied_at: m.executedAt ?? null }));
   }
 
   private async migrate(migrations: NamedMigration[]): Promise<void> {

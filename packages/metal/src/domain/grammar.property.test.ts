@@ -128,6 +128,7 @@ describe('iPXE boot-vars renderer', () => {
     /^#!ipxe$/,
     /^# no per-worker boot vars found$/,
     /^# boot vars for ([a-z0-9][a-z0-9._-]{0,62}|[0-9a-f]{2}(:[0-9a-f]{2}){5}|unknown)$/,
+    /^# ([a-z0-9][a-z0-9._-]{0,62}|[0-9a-f]{2}(:[0-9a-f]{2}){5}) (has no system disk yet|is in the device pool, bound to no worker yet: it reboots until it is bound)$/,
     /^set base-iqn iqn\.\d{4}-\d{2}\.[a-z0-9.:-]+$/,
     /^set iscsi-server [A-Za-z0-9._:[\]-]{1,253}$/,
     /^set iscsi-sep (:::1:|::::)$/,

@@ -72,12 +72,12 @@ describe('replicas on one database', () => {
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
     // Let the report's own notice reach B first: what B caches next must be cleared by the bind's.
     await new Promise((r) => setTimeout(r, 200));
-    expect(await b.bootVars('mac=020000000001')).toBe('#!ipxe\n# boot vars for 02:00:00:00:00:01\nset menu-default reboot\nset menu-timeout 1\n');
+    expect(await b.bootVars('mac=020000000001')).toBe('#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n');
     expect(await b.bootVars('hostname=w-01')).toBe('#!ipxe\n# no per-worker boot vars found\n');
 
     expect((await a.inject('POST', '/workers', { worker_id: 'w-01', mac: '020000000001' })).statusCode).toBe(200);
     const committed = Date.now();
-    const bound = '#!ipxe\n# boot vars for w-01\nset menu-default reboot\nset menu-timeout 1\n';
+    const bound = '#!ipxe\n# boot vars for w-01\n# w-01 has no system disk yet\nset menu-default reboot\nset menu-timeout 1\n';
     await waitUntil('B answers the binding', async () => (await b.bootVars('mac=020000000001')) === bound, 2000, 2);
     expect(Date.now() - committed).toBeLessThan(100);
     expect(await b.bootVars('hostname=w-01')).toBe(bound);
@@ -119,7 +119,7 @@ describe('replicas on one database', () => {
     const b = await replica('b', url, 400);
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
     await new Promise((r) => setTimeout(r, 200));
-    const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\nset menu-default reboot\nset menu-timeout 1\n';
+    const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n';
     expect(await b.bootVars('mac=020000000001')).toBe(pooled);
 
     // A process that tells nobody binds the device: no notice, only the backstop can help.
@@ -130,7 +130,7 @@ describe('replicas on one database', () => {
     closers.push(() => app.close());
     expect((await app.inject({ method: 'POST', url: '/workers', headers: { authorization: `Bearer ${TOKEN}` }, payload: { worker_id: 'w-01', mac: '020000000001' } })).statusCode).toBe(200);
     const committed = Date.now();
-    const bound = '#!ipxe\n# boot vars for w-01\nset menu-default reboot\nset menu-timeout 1\n';
+    const bound = '#!ipxe\n# boot vars for w-01\n# w-01 has no system disk yet\nset menu-default reboot\nset menu-timeout 1\n';
     await waitUntil('B answers the binding', async () => (await b.bootVars('mac=020000000001')) === bound, 3000, 20);
     await waitUntil("the writer's file has the binding", () => a.hosts() === '02:00:00:00:00:01,w-01\n', 3000, 20);
     expect(Date.now() - committed).toBeLessThan(1500);
@@ -149,7 +149,7 @@ describe('replicas on one database', () => {
     const b = await replica('b', dbUrl);
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
     await new Promise((r) => setTimeout(r, 200));
-    const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\nset menu-default reboot\nset menu-timeout 1\n';
+    const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n';
     expect(await b.bootVars('mac=020000000001')).toBe(pooled);
 
     // A process that tells nobody (a change whose notice was lost) binds the device.
@@ -164,7 +164,7 @@ describe('replicas on one database', () => {
     expect(a.hosts()).toBe('');
 
     pg.restart();
-    const bound = '#!ipxe\n# boot vars for w-01\nset menu-default reboot\nset menu-timeout 1\n';
+    const bound = '#!ipxe\n# boot vars for w-01\n# w-01 has no system disk yet\nset menu-default reboot\nset menu-timeout 1\n';
     await waitUntil('B reloads after the restart', async () => (await b.bootVars('mac=020000000001').catch(() => '')) === bound, 15_000, 50);
     // Both lost the lock with their connections; whichever took it again writes its file.
     await waitUntil("the writer's file equals the database again", () => [a, b].filter((r) => r.replication.dhcpWriter && r.hosts() === '02:00:00:00:00:01,w-01\n').length === 1, 15_000, 50);

@@ -78,7 +78,7 @@ set menu-timeout 5000
     await api('DELETE', `/devices/${MAC}/bind`);
     expect(await json()).toEqual({});
     expect(await json(`mac=${MAC}`)).toEqual({ menu_default: 'reboot', menu_timeout: 1 });
-    expect(await text(`mac=${MAC}`)).toBe(`#!ipxe\n# boot vars for ${MAC}\nset menu-default reboot\nset menu-timeout 1\n`);
+    expect(await text(`mac=${MAC}`)).toBe(`#!ipxe\n# boot vars for ${MAC}\n# ${MAC} is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n`);
 
     await api('POST', `/devices/${MAC2}/bind?worker_id=w1`);
     expect(await json()).toEqual({});

@@ -33,11 +33,25 @@ export interface BootVarsAnswer {
   /** Who the vars are for, for the script's comment line. */
   subject: string | null;
   /**
+   * Why the machine is told to reboot, for a comment line of the script (a closed set, so the
+   * text is ours): `pooled`, a device in the pool bound to no worker yet; `no_disk`, a worker
+   * with no system disk yet. Never in the JSON form.
+   */
+  why?: RebootReason;
+  /**
    * The worker's iSCSI CHAP account, rendered as iPXE's `username` / `password` settings
    * (issue 13). Only in the script answered to the worker's bound MAC; never in the JSON form.
    */
   chap?: ChapCredential;
 }
+
+/** Why a machine is told to reboot (see {@link BootVarsAnswer.why}). */
+export type RebootReason = 'pooled' | 'no_disk';
+
+const REBOOT_REASON_TEXT: Record<RebootReason, (subject: string) => string> = {
+  pooled: (s) => `# ${s} is in the device pool, bound to no worker yet: it reboots until it is bound`,
+  no_disk: (s) => `# ${s} has no system disk yet`,
+};
 
 /** Where a worker's CHAP account is read (`ChapRepository`). */
 export interface ChapLookup {
@@ -149,18 +163,18 @@ export class BootVarsService {
    * store some other way than the API) is not rendered: the machine gets "no vars", and the
    * refusal is reported once per projection (the answer is cached with the record).
    */
-  private rendered(vars: BootVars, subject: string | null, chap?: ChapCredential | null): Rendered {
+  private rendered(vars: BootVars, subject: string | null, chap?: ChapCredential | null, why?: RebootReason): Rendered {
     const fields = refusedBootVars({ vars, subject });
     if (fields.length) {
       this.onRefused({ subject: String(subject ?? 'unknown').slice(0, 200), fields });
       return NOTHING;
     }
     const frozen = Object.freeze(vars);
-    const script = renderBootVarsScript({ vars, subject });
+    const script = renderBootVarsScript({ vars, subject, why });
     if (!chap) return Object.freeze({ vars: frozen, subject, script });
     // The account is checked like every other value; a bad one skips the bound answer (named by field, never by value).
     const chapFields = refusedBootVars({ vars, subject, chap });
-    const bound = chapFields.length ? NOTHING : Object.freeze({ vars: frozen, subject, script: renderBootVarsScript({ vars, subject, chap }) });
+    const bound = chapFields.length ? NOTHING : Object.freeze({ vars: frozen, subject, script: renderBootVarsScript({ vars, subject, chap, why }) });
     if (chapFields.length) this.onRefused({ subject: String(subject ?? 'unknown').slice(0, 200), fields: chapFields });
     return Object.freeze({ vars: frozen, subject, script, bound });
   }
@@ -329,7 +343,7 @@ export class BootVarsService {
     return then(this.device(mac), (d) => {
       if (!d) return NOTHING;
       if (d.state === 'bound' && d.bound_worker_id) return then(this.worker(d.bound_worker_id), (w) => (w.worker ? this.project(w, true) : NOTHING));
-      if (d.state === 'pooled') return this.rendered({ menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, mac);
+      if (d.state === 'pooled') return this.rendered({ menu_default: 'reboot', menu_timeout: this.timeouts.autoBootTimeout }, mac, null, 'pooled');
       return NOTHING;
     });
   }
@@ -365,7 +379,8 @@ export class BootVarsService {
     vars.menu_default = menuDefault;
     vars.menu_timeout = menuDefault === 'reboot' ? this.timeouts.autoBootTimeout : (w.boot.menu_timeout ?? this.timeouts.bootMenuTimeout);
     // No disk, no iSCSI login: the account is only rendered beside a disk to log in to.
-    const answer = this.rendered(vars, w.hostname, disk ? entry.chap : null);
+    const why = !disk && menuDefault === 'reboot' ? 'no_disk' : undefined;
+    const answer = this.rendered(vars, w.hostname, disk ? entry.chap : null, why);
     entry.projection = { answer, agent, dataPlane: dp };
     return answer;
   }
@@ -388,6 +403,7 @@ export function refusedBootVars(a: BootVarsAnswer): string[] {
     const ok = BOOT_VAR_GRAMMAR[k as keyof BootVars];
     if (v !== undefined && !ok?.(v)) out.push(k);
   }
+  if (a.why !== undefined && !Object.hasOwn(REBOOT_REASON_TEXT, a.why)) out.push('why');
   if (a.chap !== undefined) {
     if (!isChapUser(a.chap.user)) out.push('chap_user');
     if (!isChapSecret(a.chap.password)) out.push('chap_password');
@@ -403,6 +419,7 @@ export function renderBootVarsScript(a: BootVarsAnswer): string {
   const v = a.vars;
   if (Object.keys(v).length === 0 || refusedBootVars(a).length > 0) return NO_VARS_SCRIPT;
   const lines = ['#!ipxe', `# boot vars for ${a.subject ?? 'unknown'}`];
+  if (a.why !== undefined && a.subject !== null) lines.push(REBOOT_REASON_TEXT[a.why](a.subject));
   if (v.base_iqn !== undefined) lines.push(`set base-iqn ${v.base_iqn}`);
   if (v.iscsi_server !== undefined) lines.push(`set iscsi-server ${v.iscsi_server}`);
   if (v.iscsi_sep !== undefined) lines.push(`set iscsi-sep ${v.iscsi_sep}`);

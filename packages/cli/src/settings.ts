@@ -1,0 +1,108 @@
+/**
+ * Every setting the processes read from the environment, for the environment files that
+ * `ironlens install-service` writes (each one commented, with its default). A test keeps this
+ * list and the sources in step: a variable read anywhere in the production code is listed here.
+ * Details of each are in the doc named.
+ */
+export interface Setting {
+  name: string;
+  /** The default, as it would be written in the file; `''` when unset by default. */
+  default: string;
+  /** One line: what it does. */
+  text: string;
+  doc: string;
+  /** Which command reads it. */
+  for: ReadonlyArray<'serve' | 'agent' | 'kind'>;
+  /** A secret: the file says to keep it in a credential instead (`LoadCredential`/a 0600 file). */
+  secret?: boolean;
+}
+
+const S = (name: string, def: string, text: string, doc: string, ...rest: Array<'serve' | 'agent' | 'kind' | 'secret'>): Setting => ({
+  name,
+  default: def,
+  text,
+  doc,
+  for: rest.filter((r): r is 'serve' | 'agent' | 'kind' => r !== 'secret'),
+  secret: rest.includes('secret') || undefined,
+});
+
+export const SETTINGS: Setting[] = [
+  // where things are
+  S('IRONLENS_DATA_DIR', '/var/lib/ironlens', 'the store (SQLite ironlens.db), the secret key file and rendered files', 'docs/deployment.md', 'serve', 'kind'),
+  S('IRONLENS_DATABASE_URL', '', 'postgres://user:pass@host:5432/db: keep the state in PostgreSQL (several replicas may share it)', 'docs/deployment.md', 'serve', 'secret'),
+  S('IRONLENS_SECRET_KEY', '', '32 bytes (64 hex characters or base64) sealing the secrets in the store; unset: <data dir>/secret.key', 'docs/metal.md', 'serve', 'secret'),
+  S('IRONLENS_WEB_DIST', '', "the built console's assets (default: the package's own build)", 'docs/console.md', 'serve'),
+  S('IRONLENS_BACKUP_KEY_FILE', '', 'the passphrase file of ironlens backup/restore (--key-file)', 'docs/deployment.md', 'serve'),
+  // listeners and access
+  S('IRONLENS_BOOT_LISTEN', '0.0.0.0:4839', 'the provisioning listener (seed 004, iPXE): host:port or off', 'docs/metal.md', 'serve'),
+  S('IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080', 'the console listener (console, cluster manager, kind panel): host:port or off', 'docs/console.md', 'serve'),
+  S('IRONLENS_AGENT_LISTEN', '0.0.0.0:4840', 'the storage agent listener', 'docs/agent.md', 'agent'),
+  S('IPXE_CP_TOKEN', '', 'bearer token of the provisioning API (all but /healthz, /boot-vars, /devices/report)', 'docs/metal.md', 'serve', 'secret'),
+  S('IRONLENS_CONSOLE_TOKEN', '', 'bearer token of every API on the console listener', 'docs/console.md', 'serve', 'secret'),
+  S('IRONLENS_TRUST_PROXY', '', '1: take the client address from X-Forwarded-For (behind a load balancer)', 'docs/metal.md', 'serve'),
+  S('IRONLENS_LOG', '', '1: log every request (Fastify logger)', 'docs/metal.md', 'serve'),
+  // the boot control plane
+  S('IPXE_CP_AUTO_REGISTER', 'true', 'start-up default of auto-register (PUT /settings/auto-register wins)', 'docs/metal.md', 'serve'),
+  S('IPXE_CP_BOOT_MENU_TIMEOUT', '5000', 'menu timeout (ms) when a default boot is configured', 'docs/metal.md', 'serve'),
+  S('IPXE_CP_AUTO_BOOT_TIMEOUT', '1', 'menu timeout (ms) of the reboot loop', 'docs/metal.md', 'serve'),
+  S('IPXE_CP_DEFAULT_ARCH', 'x86_64', 'arch of a worker registered without one', 'docs/metal.md', 'serve'),
+  S('IPXE_CP_AGENT_TIMEOUT', '10', 'seconds to wait for a storage agent', 'docs/metal.md', 'serve'),
+  S('IPXE_CP_AGENT_TOKEN_ENV', 'IPXE_AGENT_*', 'the variables an agent token may name as ${NAME}', 'docs/metal.md', 'serve'),
+  S('IPXE_CP_AGENT_ALLOW_LINK_LOCAL', 'false', 'let agent calls reach link-local and cloud metadata addresses', 'docs/metal.md', 'serve'),
+  S('IRONLENS_AGENT_DISK_TIMEOUT', '1800', 'seconds to wait for an agent to create a disk or CD', 'docs/metal.md', 'serve'),
+  S('IRONLENS_REPORT_REGISTER_PER_MINUTE', '120', 'new devices one source may register through /devices/report per minute; 0: no limit', 'docs/metal.md', 'serve'),
+  S('IRONLENS_REPORT_MAX_POOLED', '1000', 'no auto-registration while this many devices are pooled; 0: no cap', 'docs/metal.md', 'serve'),
+  S('IRONLENS_AUTO_REGISTER_WINDOW_MINUTES', '0', 'auto-register closes by itself this many minutes after it was turned on; 0: never', 'docs/metal.md', 'serve'),
+  S('IRONLENS_ISCSI_CHAP', 'false', 'per-worker iSCSI CHAP accounts on every disk and install CD', 'docs/metal.md', 'serve'),
+  S('IRONLENS_ISCSI_CHAP_RECONCILE_MS', '30000', 'with CHAP on, how often agents are checked for CHAP-bound targets they lost', 'docs/metal.md', 'serve'),
+  // dnsmasq
+  S('IPXE_CP_DNSMASQ_HOSTS_FILE', '<data dir>/dnsmasq/dhcp-hosts.conf', "the file dnsmasq reads with --dhcp-hostsfile", 'docs/metal.md', 'serve'),
+  S('IPXE_CP_DNSMASQ_RELOAD', '', 'false: write the hosts file, reload nothing; true: docker exec ipxe-dnsmasq killall -HUP dnsmasq; unset: detect at start', 'docs/metal.md', 'serve'),
+  S('IPXE_CP_DNSMASQ_CONTAINER', '', 'reload by docker exec <container> killall -HUP dnsmasq', 'docs/metal.md', 'serve'),
+  S('IPXE_CP_DNSMASQ_PID_FILE', '', "reload by SIGHUP to the pid in this file (dnsmasq's --pid-file)", 'docs/metal.md', 'serve'),
+  S('IPXE_CP_DNSMASQ_RELOAD_COMMAND', '', 'reload by running this command (split on whitespace, or a JSON array; never a shell)', 'docs/metal.md', 'serve'),
+  S('IRONLENS_DHCP_WRITER_GROUP', '<hostname>:<hosts file>', 'replicas of one group elect one writer of the hosts file', 'docs/deployment.md', 'serve'),
+  S('IRONLENS_DHCP_WRITER_RETRY_MS', '2000', 'how often a replica that is not the hosts-file writer tries to become it', 'docs/deployment.md', 'serve'),
+  // replicas
+  S('IRONLENS_REPLICA_ID', '<hostname>:<pid>:<random>', "this process's name among the replicas", 'docs/deployment.md', 'serve'),
+  S('IRONLENS_REPLICA_RESYNC_MS', '30000', 'how often a replica clears its caches as a backstop for a lost change notice; 0: never', 'docs/deployment.md', 'serve'),
+  S('IRONLENS_JOB_LEASE_MS', '15000', "how long a job's claim holds without a heartbeat", 'docs/deployment.md', 'serve'),
+  S('IRONLENS_JOB_HEARTBEAT_MS', '5000', 'how often a replica extends the leases of its jobs', 'docs/deployment.md', 'serve'),
+  // the cluster manager and the bootstrap
+  S('IRONLENS_GITHUB_MIRROR', 'https://github.com', 'where pinned manifests and git repositories (Kubespray, CRDs) are fetched from', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_LENS_HOSTS', "this host's addresses", 'comma-separated answer of lens-hosts', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_HELPER_IMAGE', 'docker.io/library/busybox:1.37.0', 'image of the node-tuning and pre-pull DaemonSets', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_READY_TIMEOUT_MS', '1500', "how long the list waits for each cluster's ready probe", 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_REQUEST_TIMEOUT_MS', '15000', 'any other request to a cluster', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_SUMMARY_BUDGET_MS', '500', 'how long an overview waits for kubelet Summaries', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_SUMMARY_TTL_MS', '15000', "how long the overview reuses a node's kubelet Summary", 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS', '120000', 'how long DELETE waits for the gateway namespace to be gone', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_BOOTSTRAP_CONCURRENCY', '1', 'bootstrap jobs running at once', 'docs/bootstrap.md', 'serve'),
+  S('IRONLENS_BOOTSTRAP_JOBS_KEEP', '200', 'finished bootstrap jobs kept', 'docs/bootstrap.md', 'serve'),
+  S('IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S', '10', 'per-host SSH timeout of scans and preflight', 'docs/bootstrap.md', 'serve'),
+  S('IRONLENS_BOOTSTRAP_TIMEOUT_S', '3600', "a bootstrap job's deadline", 'docs/bootstrap.md', 'serve'),
+  // the kind panel (inside serve under /kind, or alone)
+  S('KIND_K8S_WEB_HOST', '127.0.0.1', 'listen address of ironlens kind', 'docs/kind.md', 'kind'),
+  S('KIND_K8S_WEB_PORT', '8080', 'listen port of ironlens kind', 'docs/kind.md', 'kind'),
+  S('KIND_K8S_TOKEN', '', 'bearer token of ironlens kind', 'docs/kind.md', 'kind', 'secret'),
+  S('KIND_K8S_DB', '<data dir>/kind/kind.sqlite', 'the store of ironlens kind', 'docs/kind.md', 'kind'),
+  S('KIND_K8S_CLUSTERS_DIR', '<data dir>/kind/clusters', "each kind cluster's kubeconfig and config", 'docs/kind.md', 'serve', 'kind'),
+  S('KIND_K8S_TAGS_URL', "Docker Hub's tags API", 'where the kindest/node tags are read from', 'docs/kind.md', 'serve', 'kind'),
+  S('KIND_K8S_SKIP_VERSION_LIST', 'false', 'answer an empty version list without asking the registry', 'docs/kind.md', 'serve', 'kind'),
+  S('KIND_K8S_API_SERVER_HOST', '', 'host written into saved kubeconfigs (a panel in a container)', 'docs/kind.md', 'serve', 'kind'),
+  S('KIND_K8S_NODES_READY_TIMEOUT', '180', 'seconds to wait for nodes Ready after creation', 'docs/kind.md', 'serve', 'kind'),
+  S('KIND_K8S_CREATE_TIMEOUT', '1200', 'seconds kind create cluster may take', 'docs/kind.md', 'serve', 'kind'),
+  S('KIND_K8S_JOBS_KEEP', '200', 'creation jobs kept', 'docs/kind.md', 'serve', 'kind'),
+  // the storage agent
+  S('DISK_DIR', '/home/iscsi_img', 'where disk images and master images live', 'docs/agent.md', 'agent'),
+  S('IPXE_AGENT_TOKEN', '', 'bearer token the agent requires', 'docs/agent.md', 'agent', 'secret'),
+  S('IPXE_AGENT_BACKEND', 'stgt', 'stgt (tgtadm) or lio (targetcli)', 'docs/agent.md', 'agent'),
+  S('IPXE_AGENT_BASE_IQN', 'iqn.2026-07.com.controller', "every target's IQN starts with this plus ':'", 'docs/agent.md', 'agent'),
+  S('IPXE_AGENT_CD', 'true for stgt', 'serve ISO images as read-only CD targets', 'docs/agent.md', 'agent'),
+  S('IPXE_AGENT_TGT_CONTROL_PORT', '0', "tgtd's control port (tgtadm -C)", 'docs/agent.md', 'agent'),
+  S('IRONLENS_AGENT_MASTER_RESCAN_SECONDS', '30', 'seconds between two master rescans', 'docs/agent.md', 'agent'),
+  S('IRONLENS_AGENT_SCAN_OPEN', 'false', 'let a scan export a file with no recorded initiator open to every initiator', 'docs/agent.md', 'agent'),
+];
+
+/** Variables only the tests set: never in an environment file. */
+export const TEST_ONLY_SETTINGS = new Set(['IRONLENS_TEST_POSTGRES_URL', 'IRONLENS_TEST_STORE', 'IRONLENS_FROM_SOURCE']);

@@ -1,0 +1,66 @@
+/**
+ * The release (issue 23), as an operator installs it: `npm run release` packs one tarball;
+ * `npm install -g` of it into a temporary prefix, outside the repository, gives an `ironlens`
+ * whose `serve`, started from another working directory, answers on both listeners with its data
+ * in the configured absolute dir, and whose `devices list` works against it. Slow (npm installs
+ * the dependencies and builds better-sqlite3 from the npm cache): runs once, in the sqlite project.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitUntil } from '@ironlens/core/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const REPO = join(import.meta.dirname, '..', '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'ironlens-release-'));
+const children: Array<ReturnType<typeof spawn>> = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the release package', () => {
+  it('npm pack → npm install -g → ironlens serve elsewhere answers; its data is where it was told; devices list works', { timeout: 900_000 }, async () => {
+    const tgz = execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'scripts', 'pack-release.ts'), join(dir, 'out')], { cwd: REPO, encoding: 'utf8' }).trim().split('\n').at(-1) as string;
+    expect(tgz).toMatch(/ironlens-\d+\.\d+\.\d+\.tgz$/);
+    const listing = execFileSync('tar', ['tzf', tgz], { encoding: 'utf8' }).split('\n');
+    expect(listing).toContain('package/packages/cli/dist/main.js');
+    expect(listing).toContain('package/packages/web/dist/index.html');
+    expect(listing.filter((f) => f.endsWith('.ts') || f.includes('node_modules/'))).toEqual([]);
+
+    const prefix = join(dir, 'prefix');
+    execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--allow-scripts=better-sqlite3,ssh2,cpu-features', tgz], { cwd: dir, stdio: 'pipe', timeout: 800_000 });
+    const bin = join(prefix, 'bin', 'ironlens');
+    expect(existsSync(bin)).toBe(true);
+    // The installed package links nothing back into the repository.
+    expect(readdirSync(join(prefix, 'lib', 'node_modules'))).toEqual(['ironlens']);
+    expect(execFileSync(bin, ['--help'], { encoding: 'utf8' })).toMatch(/^usage: ironlens <command>/);
+
+    const cwd = join(dir, 'elsewhere');
+    const data = join(dir, 'state', 'ironlens');
+    mkdirSync(cwd);
+    const env = { ...process.env, IRONLENS_DATA_DIR: data, IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0', IPXE_CP_DNSMASQ_RELOAD: 'false', IRONLENS_FROM_SOURCE: '' };
+    const child = spawn(bin, ['serve'], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    children.push(child);
+    let log = '';
+    child.stderr?.on('data', (b) => {
+      log += String(b);
+    });
+    await waitUntil('serve prints its console address', () => /console on .* \(http:\/\/[0-9.:]+\//.test(log), 120_000, 100);
+    const boot = /provisioning API on [^ ]+ \((http:\/\/[0-9.:]+);/.exec(log)?.[1] as string;
+    const consoleUrl = /console on [^ ]+ \((http:\/\/[0-9.:]+)\//.exec(log)?.[1] as string;
+    expect(log).toContain(`data dir ${data} (SQLite store ironlens.db`);
+    expect((await fetch(`${boot}/healthz`)).status).toBe(200);
+    expect((await fetch(`${consoleUrl}/`)).headers.get('content-type')).toMatch(/text\/html/);
+    expect((await fetch(`${boot}/devices/report?mac=02:00:00:00:00:07`)).status).toBe(200);
+    expect(existsSync(join(data, 'ironlens.db'))).toBe(true);
+    expect(readdirSync(cwd)).toEqual([]); // nothing lands in the working directory
+
+    const list = execFileSync(bin, ['devices', 'list', '--url', consoleUrl, '-o', 'json'], { cwd, encoding: 'utf8', env });
+    expect(JSON.parse(list).map((d: { mac: string }) => d.mac)).toEqual(['02:00:00:00:00:07']);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    expect(child.exitCode).toBe(0);
+  });
+});
