@@ -9,7 +9,7 @@ import { defineConfig } from 'vitest/config';
 // suites that go through the store, on a real PostgreSQL that its globalSetup starts
 // (scripts/vitest-postgres.setup.ts); they take their store from `testStoreTarget` /
 // `testDatabaseEnv` (@ironlens/core/testing). Left out: the slow end-to-end suites that run
-// once (qemu netboot, Chromium `*.browser.test.ts`, the compiled CLI, the Kubespray virtualenv)
+// once (qemu netboot and the diskless Debian end to end, Chromium `*.browser.test.ts`, the compiled CLI, the Kubespray virtualenv)
 // and suites that never reach the store (domain rules, adapters, schemas, page serving).
 const POSTGRES_SUITES = [
   'packages/core/src/jobs/**/*.test.ts',
@@ -25,9 +25,10 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.api.test.ts',
   'packages/clusters/src/clusters.kube.test.ts',
   'packages/clusters/src/gateway/gateway.api.test.ts',
+  'packages/clusters/src/clusters.hardening.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',
-  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register}.test.ts',
+  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register,serve.hostile-cluster,bootstrap-workers,host-reporter}.test.ts',
 ];
 
 export default defineConfig({

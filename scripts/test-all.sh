@@ -15,6 +15,9 @@ bash scripts/check-harness-prereqs.sh
 
 npm run check
 node --import tsx packages/kube-harness/src/cli.ts build
+# The Debian master image the image test and the diskless end-to-end test boot: cached by its
+# inputs (minutes the first time, seconds after).
+bash scripts/build-test-master.sh
 npx vitest run "$@"
 # The unit and route suites again on Node 24 (the newest runtime ironlens supports; docs/testing.md).
 if [ "$#" -eq 0 ]; then bash scripts/test-node24.sh; fi

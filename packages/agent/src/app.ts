@@ -1,4 +1,4 @@
-import { createHttpApp, type ListenerMetrics } from '@ironlens/core';
+import { createHttpApp, type HttpLimits, type ListenerMetrics } from '@ironlens/core';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { DiskImages } from './adapters/disk-images.adapter';
 import type { IscsiTargets } from './adapters/iscsi-targets';
@@ -31,6 +31,8 @@ export interface AgentDeps {
   docs?: boolean;
   /** Record requests and serve `GET /metrics` (docs/metrics.md). Default: no metrics. */
   metrics?: ListenerMetrics;
+  /** Timeouts and connection caps (`httpLimitsFromEnv`). Default: core's defaults. */
+  limits?: HttpLimits;
 }
 
 /** The agent's services, wired by hand from its dependencies. */
@@ -51,6 +53,7 @@ export async function buildAgentApp(deps: AgentDeps): Promise<FastifyInstance> {
     docs: deps.docs ?? true,
     logger: deps.logger ?? false,
     metrics: deps.metrics,
+    limits: deps.limits,
   });
   await app.register(agentRoutes, { luns, masters, token: deps.token });
   return app;

@@ -1,4 +1,4 @@
-import { Metrics } from '@ironlens/core';
+import { httpLimitsFromEnv, Metrics } from '@ironlens/core';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { DiskImages } from './adapters/disk-images.adapter';
 import type { IscsiTargets } from './adapters/iscsi-targets';
@@ -37,7 +37,7 @@ export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> 
   const masters = new MasterCatalog(images, (err) => log?.error({ err }, 'master rescan failed'));
   const wired = wireAgent({ ...deps, images, masters });
   const metrics = { metrics: new Metrics(), listener: 'agent', token: config.token };
-  const app = await buildAgentApp({ ...deps, ...wired, logger: { level: env.IRONLENS_LOG_LEVEL || 'info' }, metrics });
+  const app = await buildAgentApp({ ...deps, ...wired, logger: { level: env.IRONLENS_LOG_LEVEL || 'info' }, metrics, limits: httpLimitsFromEnv(env) });
   log = app.log;
 
   try {

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHttpServer, newKey, publishStandInKubespray, randomLoopbackPrefix, requireTool, standInControl, TestSshd } from '@ironlens/clusters/bootstrap-testing';
@@ -20,6 +20,8 @@ let git: GitHttpServer;
 let running: Running;
 let base: string;
 let dbEnv: Record<string, string>;
+let control: ReturnType<typeof standInControl>;
+const marker = join(dir, 'PWNED');
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(`${base}${path}`, {
@@ -37,7 +39,8 @@ beforeAll(async () => {
   const authorized = join(dir, 'authorized_keys');
   writeFileSync(authorized, '');
   sshd = await TestSshd.start({ dir: join(dir, 'sshd'), address: `${randomLoopbackPrefix()}2`, hostKey: newKey(join(dir, 'host')), authorizedKeys: authorized });
-  publishStandInKubespray(join(dir, 'git'), join(dir, 'work'), standInControl(join(dir, 'control'), kube.kubeconfig));
+  control = standInControl(join(dir, 'control'), kube.kubeconfig);
+  publishStandInKubespray(join(dir, 'git'), join(dir, 'work'), control);
   git = await GitHttpServer.start(join(dir, 'git'));
   dbEnv = await testDatabaseEnv();
   running = await serve({
@@ -63,6 +66,19 @@ afterAll(async () => {
   await kube?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
+
+async function bootstrapUntilDone(register: { name: string; description?: string }): Promise<any> {
+  const nodes = [{ host: sshd.address, port: sshd.port, roles: ['control-plane', 'worker'], username: 'root' }];
+  const hostKeys = [{ host: sshd.address, port: sshd.port, fingerprint: sshd.fingerprint }];
+  const start = await call('POST', '/api/cluster/bootstrap', { nodes, hostKeys, register });
+  expect(start.status, JSON.stringify(start.json)).toBe(200);
+  const end = Date.now() + 300_000;
+  for (;;) {
+    const status = (await call('GET', `/api/cluster/bootstrap/${start.json.bootstrapId}`)).json;
+    if (['succeeded', 'failed', 'cancelled'].includes(status.phase) || Date.now() > end) return status;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
 
 describe('ironlens serve: bootstrap with register', () => {
   it('registers the new cluster with the cluster manager, which sees it ready, and never hands out the kubeconfig', async () => {
@@ -113,6 +129,42 @@ describe('ironlens serve: bootstrap with register', () => {
       expect(dump.includes(keyData), 'the client key is in the database').toBe(false);
     } else {
       expect(files.some((f) => f.endsWith('ironlens.db'))).toBe(true);
+    }
+  }, 400_000);
+
+  it('refuses a node admin.conf whose user runs a command through a YAML merge key (issue 18): not registered, the command never runs', async () => {
+    // A malicious node: its admin.conf is the real control plane's, with the user's credentials
+    // replaced by an exec plugin that comes in through `<<`, which only js-yaml applies.
+    const server = /server: (\S+)/.exec(kube.kubeconfig)![1];
+    const ca = /certificate-authority-data: (\S+)/.exec(kube.kubeconfig)![1];
+    writeFileSync(
+      control.kubeconfigFile,
+      `apiVersion: v1
+kind: Config
+clusters: [{name: lab, cluster: {server: "${server}", certificate-authority-data: ${ca}}}]
+users:
+- name: admin
+  user:
+    <<:
+      exec:
+        apiVersion: client.authentication.k8s.io/v1
+        command: /bin/sh
+        args: [-c, "id > ${marker}; echo '{\\"apiVersion\\":\\"client.authentication.k8s.io/v1\\",\\"kind\\":\\"ExecCredential\\",\\"status\\":{\\"token\\":\\"x\\"}}'"]
+contexts: [{name: lab, context: {cluster: lab, user: admin}}]
+current-context: lab
+`,
+      { mode: 0o600 },
+    );
+    try {
+      const status = await bootstrapUntilDone({ name: 'Evil Node' });
+      expect(status.phase, status.logTail).toBe('failed');
+      expect(status.error).toMatch(/registering it failed: .*merge keys/);
+      expect(status.clusterId).toBeNull();
+      const list = await call('GET', '/api/cluster/clusters?includeDrafts=true');
+      expect(list.json.items.some((c: { name: string }) => c.name === 'Evil Node')).toBe(false);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      writeFileSync(control.kubeconfigFile, kube.kubeconfig, { mode: 0o600 });
     }
   }, 400_000);
 });

@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ClientCommand, completionScript, runClient } from './client';
+import { completionScript, runClient } from './client';
+import { CLIENT_USAGE, type ClientCommand, COMMAND_USAGE, VERBS } from './main';
 import { type Running, serve } from './serve';
 
 let dir: string;
@@ -26,6 +27,9 @@ async function cli(argv: string[], env: Record<string, string> = {}, stdin = '')
     env: { HOME: dir, XDG_CONFIG_HOME: join(dir, 'config'), IRONLENS_URL: running.urls.console, IRONLENS_TOKEN: TOKEN, ...env },
     readStdin: () => stdin,
     pollMs: 20,
+    commands: Object.keys(COMMAND_USAGE),
+    usage: CLIENT_USAGE,
+    verbs: VERBS,
   });
   return { code, out: out.join(''), err: err.join('') };
 }
@@ -138,13 +142,13 @@ describe('ironlens jobs watch', () => {
 describe('ironlens completion', () => {
   it('bash completes commands and verbs', () => {
     const script = join(dir, 'completion.bash');
-    writeFileSync(script, completionScript('bash', ['serve', 'agent']));
+    writeFileSync(script, completionScript('bash', ['serve', 'agent'], VERBS));
     const complete = (words: string) =>
       execFileSync('bash', ['-c', `source ${script}; COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _ironlens; echo "\${COMPREPLY[*]}"`], { encoding: 'utf8' }).trim();
     expect(complete('ironlens dev')).toBe('devices');
     expect(complete('ironlens se')).toBe('serve');
     expect(complete('ironlens devices b')).toBe('bind');
     expect(complete('ironlens jobs w')).toBe('watch');
-    expect(completionScript('zsh')).toMatch(/^#compdef ironlens\n/);
+    expect(completionScript('zsh', [], VERBS)).toMatch(/^#compdef ironlens\n/);
   });
 });

@@ -11,80 +11,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 
-export const CLIENT_COMMANDS = ['devices', 'workers', 'disks', 'agents', 'clusters', 'jobs', 'operations', 'login', 'logout', 'completion'] as const;
-export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
+import type { ClientCommand } from './main';
 
-/** Each command's verbs, for the usage, the parser and the completions. */
-export const VERBS: Record<ClientCommand, string[]> = {
-  devices: ['list', 'show', 'create', 'revoke', 'bind', 'unbind', 'power'],
-  workers: ['list', 'show', 'create', 'delete'],
-  disks: ['list', 'create', 'delete'],
-  agents: ['list', 'show'],
-  clusters: ['list', 'show'],
-  jobs: ['list', 'show', 'watch'],
-  operations: ['list'],
-  login: [],
-  logout: [],
-  completion: ['bash', 'zsh'],
-};
-
-const CLIENT_OPTIONS = `options of every client command:
-  --url URL       the console listener of the ironlens to talk to (IRONLENS_URL; else the one
-                  \`ironlens login\` saved; default http://127.0.0.1:8080)
-  -o json         the API's JSON instead of a table
-  IRONLENS_TOKEN  the bearer token (else the one \`ironlens login\` saved)
-exit codes: 0 done; 1 the API refused (its status and code are printed); 2 usage error
-`;
-
-export const CLIENT_USAGE: Record<ClientCommand, string> = {
-  devices: `usage: ironlens devices list [--state pooled|bound|revoked] | show MAC | create MAC | revoke MAC
-                        | bind MAC WORKER [--force] | unbind MAC
-                        | power MAC on|off|cycle|soft-off [--network]   (BMC power, where configured)
-
-The device pool (seed 004): list, one device, declare, revoke, bind to a worker, unbind.
-${CLIENT_OPTIONS}`,
-  workers: `usage: ironlens workers list | show ID | create ID [--mac MAC] [--hostname NAME] | delete ID [--delete-disk]
-
-Workers: list, one worker, create (bound to a pooled device with --mac), delete.
-${CLIENT_OPTIONS}`,
-  disks: `usage: ironlens disks list WORKER | create WORKER --os OS [--master NAME] [--size SIZE] [--agent ID]
-                     | delete WORKER OS [--delete-file]
-
-A worker's system disks: cloned from a master image (--master; see GET /masters) or empty (--size).
-${CLIENT_OPTIONS}`,
-  agents: `usage: ironlens agents list | show ID
-
-The storage agents and their health.
-${CLIENT_OPTIONS}`,
-  clusters: `usage: ironlens clusters list | show ID
-
-Registered Kubernetes clusters (the cluster manager).
-${CLIENT_OPTIONS}`,
-  jobs: `usage: ironlens jobs list | show ID | watch ID
-
-Bootstrap jobs (Kubespray): list, one job, or follow one with a progress bar until it ends
-(exit 0 when it succeeded, 1 otherwise).
-${CLIENT_OPTIONS}`,
-  operations: `usage: ironlens operations [list] [--limit N] [--mac MAC]
-
-The operations log, newest last.
-${CLIENT_OPTIONS}`,
-  login: `usage: ironlens login [--url URL]
-
-Saves the URL and a token (read from standard input, first line; never an argument) into
-$XDG_CONFIG_HOME/ironlens/cli.json (default ~/.config/ironlens/cli.json, mode 0600), checked
-against the API first.
-`,
-  logout: `usage: ironlens logout
-
-Forgets the saved URL and token.
-`,
-  completion: `usage: ironlens completion bash|zsh
-
-Prints a completion script: \`source <(ironlens completion bash)\`, or for zsh
-\`ironlens completion zsh > "\${fpath[1]}/_ironlens"\`.
-`,
-};
+export type { ClientCommand };
 
 export class UsageError extends Error {}
 export class ApiError extends Error {
@@ -230,8 +159,11 @@ export interface ClientIo {
   fetch?: typeof fetch;
   /** Poll interval of `jobs watch`. Default is 1000 ms. */
   pollMs?: number;
-  /** Every command of \`ironlens\`, for the completion script. Default: the client commands. */
-  commands?: string[];
+  /** Every command of \`ironlens\`, for the completion script. */
+  commands: string[];
+  /** The client commands' usage texts and verbs (kept in main.ts, which holds every usage text). */
+  usage: Record<ClientCommand, string>;
+  verbs: Record<ClientCommand, string[]>;
 }
 
 /** Runs one client command line; resolves to the exit code. */
@@ -240,7 +172,7 @@ export async function runClient(cmd: ClientCommand, argv: string[], io: ClientIo
     return await dispatch(cmd, argv, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`ironlens ${cmd}: ${err.message}\n${CLIENT_USAGE[cmd]}`);
+      io.err(`ironlens ${cmd}: ${err.message}\n${io.usage[cmd]}`);
       return 2;
     }
     if (err instanceof ApiError) {
@@ -255,14 +187,15 @@ async function dispatch(cmd: ClientCommand, argv: string[], io: ClientIo): Promi
   const valued = ['state', 'mac', 'hostname', 'os', 'master', 'size', 'agent', 'limit'];
   const switches = ['force', 'network', 'delete-disk', 'delete-file'];
   const { pos, opts, flags, help } = parse(argv, valued, switches);
+  const VERBS = io.verbs;
   if (help) {
-    io.out(CLIENT_USAGE[cmd]);
+    io.out(io.usage[cmd]);
     return 0;
   }
   if (cmd === 'completion') {
     const shell = pos[0];
     if (shell !== 'bash' && shell !== 'zsh') throw new UsageError('bash or zsh');
-    io.out(completionScript(shell, io.commands));
+    io.out(completionScript(shell, io.commands, io.verbs));
     return 0;
   }
   const saved = readSaved(io.env);
@@ -460,10 +393,11 @@ async function watchJob(c: IronlensClient, id: string, io: ClientIo, json: boole
 }
 
 /** A completion script for bash or zsh, from the command and verb tables. */
-export function completionScript(shell: 'bash' | 'zsh', commands: string[] = []): string {
-  const all = [...new Set([...commands, ...CLIENT_COMMANDS])];
-  const cases = CLIENT_COMMANDS.filter((c) => VERBS[c].length)
-    .map((c) => `    ${c}) COMPREPLY=( $(compgen -W "${VERBS[c].join(' ')} --help --url -o" -- "$cur") ) ;;`)
+export function completionScript(shell: 'bash' | 'zsh', commands: string[], verbs: Record<string, string[]>): string {
+  const all = [...new Set([...commands, ...Object.keys(verbs)])];
+  const cases = Object.entries(verbs)
+    .filter(([, v]) => v.length)
+    .map(([c, v]) => `    ${c}) COMPREPLY=( $(compgen -W "${v.join(' ')} --help --url -o" -- "$cur") ) ;;`)
     .join('\n');
   const bash = `# bash completion for ironlens: source <(ironlens completion bash)
 _ironlens() {

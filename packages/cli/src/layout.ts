@@ -9,7 +9,7 @@ import { dataDirFrom, openStore } from './serve';
  * the store is already written). Into a PostgreSQL database that replicas share, it writes no
  * hosts file: it tells the replicas, which clear their caches, and their elected writers render.
  */
-export async function transferLayout(env: Env, direction: 'import' | 'export', dir: string, opts: { replace?: boolean } = {}): Promise<unknown> {
+export async function transferLayout(env: Env, direction: 'import' | 'export', dir: string, opts: { replace?: boolean; bmcPasswords?: boolean } = {}): Promise<unknown> {
   const config = metalConfigFromEnv(env, dataDirFrom(env));
   const store = await openStore(env);
   const changes = await openChangeFeed(store).catch(async (err) => {
@@ -19,7 +19,7 @@ export async function transferLayout(env: Env, direction: 'import' | 'export', d
   try {
     const reloader = reloaderFor(config, exec);
     const metal = createMetalServices({ store, config, reloader, changes });
-    if (direction === 'export') return await metal.layout.export(dir);
+    if (direction === 'export') return await metal.layout.export(dir, { bmcPasswords: opts.bmcPasswords });
     const out = await metal.layout.import(dir, { replace: opts.replace });
     announceEverythingChanged(changes);
     if (changes.shared) return out;

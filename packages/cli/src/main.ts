@@ -4,10 +4,7 @@
  * subcommand runs, so `ironlens --help` costs little more than Node starting
  * (the compiled bundle splits each of these imports into chunks of its own).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Env } from '@ironlens/core';
-import { CLIENT_COMMANDS, CLIENT_USAGE, type ClientCommand } from './client';
 
 const LISTEN_HINT = 'host:port | off';
 
@@ -20,6 +17,7 @@ commands:
   kind                    the kind panel alone, with the seed's exact /api/v1 layout (127.0.0.1:8080)
   import DIR [--replace]  load the old file layout (config/, state/, dnsmasq/) into the store
   export DIR              write the store out in that file layout
+  master build            build a master image that boots diskless (Debian 12) into a DISK_DIR
 
 day-to-day work against a running ironlens, through its API (--url, IRONLENS_TOKEN, -o json):
   devices                 list, show, create, revoke, bind, unbind, power
@@ -46,6 +44,82 @@ options (each mirrors an environment variable):
   --agent-listen ADDR     IRONLENS_AGENT_LISTEN (default 0.0.0.0:4840)
   -h, --help              this text
 `;
+
+/** The API client's commands (packages/cli/src/client.ts runs them). */
+export const CLIENT_COMMANDS = ['devices', 'workers', 'disks', 'agents', 'clusters', 'jobs', 'operations', 'login', 'logout', 'completion'] as const;
+export type ClientCommand = (typeof CLIENT_COMMANDS)[number];
+
+/** Each command's verbs, for the usage, the parser and the completions. */
+export const VERBS: Record<ClientCommand, string[]> = {
+  devices: ['list', 'show', 'create', 'revoke', 'bind', 'unbind', 'power'],
+  workers: ['list', 'show', 'create', 'delete'],
+  disks: ['list', 'create', 'delete'],
+  agents: ['list', 'show'],
+  clusters: ['list', 'show'],
+  jobs: ['list', 'show', 'watch'],
+  operations: ['list'],
+  login: [],
+  logout: [],
+  completion: ['bash', 'zsh'],
+};
+
+const CLIENT_OPTIONS = `options of every client command:
+  --url URL       the console listener of the ironlens to talk to (IRONLENS_URL; else the one
+                  \`ironlens login\` saved; default http://127.0.0.1:8080)
+  -o json         the API's JSON instead of a table
+  IRONLENS_TOKEN  the bearer token (else the one \`ironlens login\` saved)
+exit codes: 0 done; 1 the API refused (its status and code are printed); 2 usage error
+`;
+
+export const CLIENT_USAGE: Record<ClientCommand, string> = {
+  devices: `usage: ironlens devices list [--state pooled|bound|revoked] | show MAC | create MAC | revoke MAC
+                        | bind MAC WORKER [--force] | unbind MAC
+                        | power MAC on|off|cycle|soft-off [--network]   (BMC power, where configured)
+
+The device pool (seed 004): list, one device, declare, revoke, bind to a worker, unbind.
+${CLIENT_OPTIONS}`,
+  workers: `usage: ironlens workers list | show ID | create ID [--mac MAC] [--hostname NAME] | delete ID [--delete-disk]
+
+Workers: list, one worker, create (bound to a pooled device with --mac), delete.
+${CLIENT_OPTIONS}`,
+  disks: `usage: ironlens disks list WORKER | create WORKER --os OS [--master NAME] [--size SIZE] [--agent ID]
+                     | delete WORKER OS [--delete-file]
+
+A worker's system disks: cloned from a master image (--master; see GET /masters) or empty (--size).
+${CLIENT_OPTIONS}`,
+  agents: `usage: ironlens agents list | show ID
+
+The storage agents and their health.
+${CLIENT_OPTIONS}`,
+  clusters: `usage: ironlens clusters list | show ID
+
+Registered Kubernetes clusters (the cluster manager).
+${CLIENT_OPTIONS}`,
+  jobs: `usage: ironlens jobs list | show ID | watch ID
+
+Bootstrap jobs (Kubespray): list, one job, or follow one with a progress bar until it ends
+(exit 0 when it succeeded, 1 otherwise).
+${CLIENT_OPTIONS}`,
+  operations: `usage: ironlens operations [list] [--limit N] [--mac MAC]
+
+The operations log, newest last.
+${CLIENT_OPTIONS}`,
+  login: `usage: ironlens login [--url URL]
+
+Saves the URL and a token (read from standard input, first line; never an argument) into
+$XDG_CONFIG_HOME/ironlens/cli.json (default ~/.config/ironlens/cli.json, mode 0600), checked
+against the API first.
+`,
+  logout: `usage: ironlens logout
+
+Forgets the saved URL and token.
+`,
+  completion: `usage: ironlens completion bash|zsh
+
+Prints a completion script: \`source <(ironlens completion bash)\`, or for zsh
+\`ironlens completion zsh > "\${fpath[1]}/_ironlens"\`.
+`,
+};
 
 /** Each command's own usage: what `ironlens <command> --help` prints. */
 export const COMMAND_USAGE: Record<string, string> = {
@@ -107,9 +181,11 @@ state/settings.json, state/operations.jsonl, dnsmasq/dhcp-hosts.conf) from DIR i
 then re-renders dhcp-hosts.conf. Refuses a store that already has an operations log unless
 --replace is given.
 `,
-  export: `usage: ironlens export DIR [--data-dir DIR]
+  export: `usage: ironlens export DIR [--bmc-passwords] [--data-dir DIR]
 
-Writes the store out in the old file layout under DIR.
+Writes the store out in the old file layout under DIR. Devices' BMCs are written without their
+passwords; --bmc-passwords adds each one sealed with this store's secret key (only a store with
+the same IRONLENS_SECRET_KEY can import them), in a state/devices.yml of mode 0600.
 `,
   'install-service': `usage: ironlens install-service [serve|agent] [--user USER] [--data-dir DIR]
                         [--disk-dir DIR] [--unit-dir DIR] [--env-dir DIR] [--dry-run]
@@ -144,6 +220,32 @@ the store's secrets. A store from an older version is upgraded by the next start
 
 Creates or upgrades the store in IRONLENS_DATA_DIR (or IRONLENS_DATABASE_URL), then exits.
 `,
+  master: `usage: ironlens master build --os debian-12 --disk-dir DIR [--name NAME] [--size 4G]
+                             [--authorized-key FILE_OR_KEY]... [--control-plane URL]
+                             [--package PKG]... [--mirror URL] [--security-mirror URL]
+                             [--cache-dir DIR]
+
+Builds a master image, DIR/_tpl_<NAME>.img, that boots diskless through iPXE sanboot with its
+root on the iSCSI disk cloned from it (docs/master-images.md). Run it on the storage node, as
+root (mmdebstrap's root mode); progress on stderr, the result as JSON on stdout.
+
+  --os OS                 debian-12
+  --disk-dir DIR          the agent's DISK_DIR (GET /masters lists the image)
+  --name NAME             master name (default debian_12): DIR/_tpl_NAME.img
+  --size SIZE             disk size (default 4G; sparse)
+  --authorized-key K      root's authorized key: a key line or a file of them (repeatable);
+                          typically ironlens' own, GET /api/cluster/bootstrap/ssh-public-key
+  --control-plane URL     where the host reporter reports (default: the iBFT's DHCP server, :4839)
+  --package PKG           one more Debian package in the image (repeatable)
+  --mirror URL            the Debian archive (IRONLENS_MASTER_MIRROR; default: this host's apt sources)
+  --security-mirror URL   the security archive (IRONLENS_MASTER_SECURITY_MIRROR; default: likewise)
+  --cache-dir DIR         IRONLENS_MASTER_CACHE (default ~/.cache/ironlens/master)
+
+The root filesystem is cached by its inputs (OS, packages, mirrors, hooks): a second build with
+the same inputs, or with other keys or another control-plane URL, only assembles the disk
+(seconds). A failed build leaves no _tpl_ file. No SSH host key is in the image: every clone makes
+its own at first boot.
+`,
 };
 
 const FLAGS: Record<string, string> = {
@@ -159,7 +261,7 @@ const FLAGS: Record<string, string> = {
 };
 
 /** Switches (no value) each command accepts, besides `--help`/`-h`. */
-const SWITCHES: Record<string, string[]> = { import: ['--replace'], restore: ['--replace'], migrate: ['--status'], 'install-service': ['--dry-run'] };
+const SWITCHES: Record<string, string[]> = { import: ['--replace'], export: ['--bmc-passwords'], restore: ['--replace'], migrate: ['--status'], 'install-service': ['--dry-run'] };
 
 export interface ParsedArgs {
   positional: string[];
@@ -239,7 +341,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       return untilSignal('ironlens agent', running.close);
     }
     case 'kind': {
-      const [{ startKindPanel }, web, { dataDirFrom }] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web'), import('./data-dir')]);
+      const [{ startKindPanel }, web, { dataDirFrom }, { join }] = await Promise.all([import('@ironlens/kind'), import('@ironlens/web'), import('./data-dir'), import('node:path')]);
       // The panel keeps its store and cluster files in ironlens' data dir unless told otherwise.
       const kindDir = join(dataDirFrom(env), 'kind');
       const kindEnv = { KIND_K8S_DB: join(kindDir, 'kind.sqlite'), KIND_K8S_CLUSTERS_DIR: join(kindDir, 'clusters'), ...env };
@@ -260,12 +362,12 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
         return 2;
       }
       const { transferLayout } = await import('./layout');
-      const out = await transferLayout(env, cmd, dir, { replace: parsed.switches.has('--replace') });
+      const out = await transferLayout(env, cmd, dir, { replace: parsed.switches.has('--replace'), bmcPasswords: parsed.switches.has('--bmc-passwords') });
       process.stdout.write(`${JSON.stringify(out)}\n`);
       return 0;
     }
     case 'install-service': {
-      const svc = await import('./install-service');
+      const [svc, { join }] = await Promise.all([import('./install-service'), import('node:path')]);
       try {
         // Flags only: a data dir in the environment of whoever runs this is not the service's.
         const f = parsed.env;
@@ -335,15 +437,18 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
 
 /** Runs one command line; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'master') return masterCommand(argv.slice(1));
   // The API client's commands parse their own options (-o json, --url, --state, …).
   if ((CLIENT_COMMANDS as readonly string[]).includes(argv[0])) {
-    const { runClient } = await import('./client');
+    const [{ runClient }, { readFileSync }] = await Promise.all([import('./client'), import('node:fs')]);
     return runClient(argv[0] as ClientCommand, argv.slice(1), {
       out: (s) => process.stdout.write(s),
       err: (s) => process.stderr.write(s),
       env: process.env,
       readStdin: () => readFileSync(0, 'utf8'),
       commands: Object.keys(COMMAND_USAGE),
+      usage: CLIENT_USAGE,
+      verbs: VERBS,
     });
   }
   let parsed: ParsedArgs;
@@ -389,6 +494,66 @@ export async function main(argv: string[]): Promise<number> {
     return await run(cmd, rest, parsed, { ...process.env, ...parsed.env });
   } catch (err) {
     process.stderr.write(`ironlens ${cmd}: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+/** `ironlens master build …`: its own options (repeatable ones), parsed here. */
+async function masterCommand(argv: string[]): Promise<number> {
+  const usage = COMMAND_USAGE.master;
+  if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
+    (argv.length === 0 ? process.stderr : process.stdout).write(usage);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const [sub, ...rest] = argv;
+  if (sub !== 'build') {
+    process.stderr.write(`ironlens master: unknown subcommand ${sub}\n${usage}`);
+    return 2;
+  }
+  const single: Record<string, string> = {
+    '--os': 'os',
+    '--disk-dir': 'diskDir',
+    '--name': 'name',
+    '--size': 'size',
+    '--control-plane': 'controlPlane',
+    '--mirror': 'mirror',
+    '--security-mirror': 'securityMirror',
+    '--cache-dir': 'cacheDir',
+  };
+  const opts: Record<string, string> = {};
+  const keys: string[] = [];
+  const packages: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    const eq = a.indexOf('=');
+    const [name, inline] = a.startsWith('--') && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined];
+    const known = single[name] || name === '--authorized-key' || name === '--package';
+    if (!known) {
+      process.stderr.write(`ironlens master build: unknown argument ${a}\n${usage}`);
+      return 2;
+    }
+    const v = inline ?? rest[++i];
+    if (v === undefined) {
+      process.stderr.write(`ironlens master build: ${name} needs a value\n${usage}`);
+      return 2;
+    }
+    if (name === '--authorized-key') keys.push(v);
+    else if (name === '--package') packages.push(v);
+    else opts[single[name]] = v;
+  }
+  for (const req of ['--os', '--disk-dir']) {
+    if (!opts[single[req]]) {
+      process.stderr.write(`ironlens master build: ${req} is required\n${usage}`);
+      return 2;
+    }
+  }
+  const { buildMaster } = await import('@ironlens/agent/master');
+  try {
+    const result = await buildMaster({ os: opts.os, diskDir: opts.diskDir, ...opts, authorizedKeys: keys, packages });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`ironlens master build: ${(err as Error).message}\n`);
     return 1;
   }
 }

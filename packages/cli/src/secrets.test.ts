@@ -21,7 +21,11 @@ const CONSOLE_TOKEN = 'console-secret-7a61e';
 const AGENT_TOKEN = 'agent-secret-7a61e';
 const AGENT_ENV_TOKEN = 'agent-env-secret-7a61e';
 const URL_PASSWORD = 'url-secret-7a61e';
-const SECRETS = [CP_TOKEN, CONSOLE_TOKEN, AGENT_TOKEN, AGENT_ENV_TOKEN, URL_PASSWORD];
+/** A device's BMC password (issue 21): sent to the BMC only (HTTP Basic), sealed at rest. */
+const BMC_PASSWORD = 'bmc-secret-7a61e';
+const IPMI_PASSWORD = 'ipmi-secret-7a61e';
+const SECRETS = [CP_TOKEN, CONSOLE_TOKEN, AGENT_TOKEN, AGENT_ENV_TOKEN, URL_PASSWORD, BMC_PASSWORD, IPMI_PASSWORD];
+const BMC_MAC = '02:00:00:5e:c0:02';
 const MAC = '02:00:00:5e:c0:01';
 /** `${NAME}`, as an agent token names an environment variable. */
 const envRef = (name: string) => `$\{${name}}`;
@@ -120,10 +124,20 @@ describe('secrets through ironlens serve', () => {
     // The console token, and a wrong control-plane token, on their listeners.
     expect((await fetch(`${consoleUrl}/kind/api/v1/jobs?limit=1`, { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } })).status).toBe(200);
     expect((await api('GET', '/workers', undefined, `${CP_TOKEN}-wrong`)).status).toBe(401);
+    // A device's BMC: declared with the device, then used (the fake agent's port stands for a BMC
+    // that answers no Redfish: the call fails, and the password went out as HTTP Basic only).
+    const bmcUrl = `http://127.0.0.1:${port}/redfish/v1/Systems/1`;
+    expect((await api('POST', '/devices', { mac: BMC_MAC, bmc: { driver: 'redfish', url: bmcUrl, username: 'admin', password: BMC_PASSWORD } })).status).toBe(201);
+    expect((await api('POST', `/devices/${BMC_MAC}/power`, { action: 'cycle', boot: 'network' })).status).toBe(502);
+    expect((await api('GET', `/devices/${BMC_MAC}/power`)).status).toBe(502);
+    // An IPMI BMC set and shown (no call: the password is only checked, sealed and kept).
+    const ipmi = await api('PUT', `/devices/${MAC}/bmc`, { driver: 'ipmi', host: '127.0.0.1', port: 623, username: 'admin', password: IPMI_PASSWORD });
+    expect(ipmi.status).toBe(200);
+    expect(JSON.parse(ipmi.text)).toMatchObject({ driver: 'ipmi', password_set: true });
     const listed = await api('GET', '/agents');
     const operations = await api('GET', '/operations');
     const otherAnswers = await Promise.all(
-      ['/boot-vars?hostname=w1', `/boot-vars?mac=${MAC}&hostname=w1&format=json`, '/workers', '/workers/w1', '/workers/w1/status', '/agents/ag1/luns', `/devices/${MAC}`, '/devices'].map(
+      ['/boot-vars?hostname=w1', `/boot-vars?mac=${MAC}&hostname=w1&format=json`, '/workers', '/workers/w1', '/workers/w1/status', '/agents/ag1/luns', `/devices/${MAC}`, '/devices', `/devices/${MAC}/bmc`, `/devices/${BMC_MAC}/bmc`, `/devices/${BMC_MAC}`].map(
         async (path) => ({ where: `GET ${path}`, text: (await api('GET', path)).text }),
       ),
     );
@@ -133,6 +147,8 @@ describe('secrets through ironlens serve', () => {
     expect(sent).toContain(`Bearer ${AGENT_ENV_TOKEN}`);
     expect(sent).toContain(`Bearer ${AGENT_TOKEN}`);
     expect(sent).toContain(`Basic ${Buffer.from(`ops:${URL_PASSWORD}`).toString('base64')}`);
+    expect(sent).toContain(`Basic ${Buffer.from(`admin:${BMC_PASSWORD}`).toString('base64')}`);
+    expect(operations.text).toContain('"op":"power.action"');
     const chapSent = agent.calls.filter((c) => JSON.stringify(c.body ?? '').includes(chapSecret)).map((c) => `${c.method} ${c.path}`);
     expect(chapSent).toEqual(['POST /luns/disk', 'POST /luns/scan']);
     // And the places looked at hold what they should, so an empty place cannot pass.
@@ -156,6 +172,24 @@ describe('secrets through ironlens serve', () => {
       ...files.map((f) => ({ where: f.file, text: f.text })),
     ];
     const leaks = places.flatMap((p) => [...SECRETS, chapSecret].filter((s) => p.text.includes(s)).map((s) => `${s} in ${p.where}`));
+    expect(leaks).toEqual([]);
+  });
+});
+
+describe('BMC passwords in ironlens export (issue 21)', () => {
+  it('are left out unless asked, and then written sealed, never in plain text', async () => {
+    const { transferLayout } = await import('./layout');
+    const env = { IRONLENS_DATA_DIR: join(dir, 'data'), IPXE_CP_DNSMASQ_RELOAD: 'false', ...dbEnv };
+    await transferLayout(env, 'export', join(dir, 'export-plain'));
+    const plain = readFileSync(join(dir, 'export-plain', 'state', 'devices.yml'), 'utf8');
+    expect(plain).toContain('driver: redfish');
+    expect(plain).not.toContain('password');
+    await transferLayout(env, 'export', join(dir, 'export-sealed'), { bmcPasswords: true });
+    const sealedFile = join(dir, 'export-sealed', 'state', 'devices.yml');
+    const sealed = readFileSync(sealedFile, 'utf8');
+    expect(sealed).toMatch(/password_sealed: v1:/);
+    expect(statSync(sealedFile).mode & 0o777).toBe(0o600);
+    const leaks = [...filesUnder(join(dir, 'export-plain')), ...filesUnder(join(dir, 'export-sealed'))].flatMap((f) => [BMC_PASSWORD, IPMI_PASSWORD].filter((s) => f.text.includes(s)).map((s) => `${s} in ${f.file}`));
     expect(leaks).toEqual([]);
   });
 });

@@ -112,7 +112,7 @@ describe('ironlens serve /metrics', () => {
     expect((await call(boot, 'GET', `/devices/report?mac=${MAC_2}`)).status).toBe(200);
     expect((await call(boot, 'POST', '/workers', CP_TOKEN, { worker_id: 'w1', mac: MAC_1 })).status).toBe(200);
     expect((await call(boot, 'POST', '/workers', CP_TOKEN, { worker_id: 'w2' })).status).toBe(200);
-    expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${MAC_1},w1\n`);
+    expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${MAC_1},w1,infinite\n`);
 
     // The first /boot-vars after a write reads the store; the next two are answered from the cache.
     const first = await (await call(boot, 'GET', `/boot-vars?mac=${MAC_1}`)).text();
@@ -129,7 +129,7 @@ describe('ironlens serve /metrics', () => {
     await exited;
     const bind = await call(boot, 'POST', `/devices/${MAC_2}/bind?worker_id=w2`, CP_TOKEN);
     expect(bind.status).toBe(500);
-    expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${MAC_1},w1\n${MAC_2},w2\n`);
+    expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${MAC_1},w1,infinite\n${MAC_2},w2,infinite\n`);
 
     const { text, samples } = await scrape(boot, CP_TOKEN);
     const delta = (name: string, labels: Record<string, string> = {}) => sampleValue(samples, name, labels) - sampleValue(before, name, labels);

@@ -96,10 +96,10 @@ describe('ironlens serve as replicas on PostgreSQL', () => {
     const bound = '#!ipxe\n# boot vars for w-01\n# w-01 has no system disk yet\nset menu-default reboot\nset menu-timeout 1\n';
     await waitUntil('A answers the binding', async () => (await (await call('a', 'GET', '/boot-vars?mac=020000000001')).text()) === bound, 2000, 2);
     expect(Date.now() - committed).toBeLessThan(100);
-    await waitUntil("A's file has the binding", () => hosts('a') === '02:00:00:00:00:01,w-01\n', 2000, 5);
+    await waitUntil("A's file has the binding", () => hosts('a') === '02:00:00:00:00:01,w-01,infinite\n', 2000, 5);
     expect(hosts('b')).toBeNull();
 
     await replicas.a.running.close();
-    await waitUntil("B writes the file after A stopped", () => hosts('b') === '02:00:00:00:00:01,w-01\n', 5000, 10);
+    await waitUntil("B writes the file after A stopped", () => hosts('b') === '02:00:00:00:00:01,w-01,infinite\n', 5000, 10);
   });
 });

@@ -36,7 +36,7 @@ describe('ironlens serve', () => {
     writeFileSync(hosts, 'stale\n');
     const running = await serve(env());
     try {
-      expect(readFileSync(hosts, 'utf8')).toBe('02:00:00:00:00:01,w1\n');
+      expect(readFileSync(hosts, 'utf8')).toBe('02:00:00:00:00:01,w1,infinite\n');
       const res = await fetch(`${running.urls.boot}/workers/w1`);
       expect((await res.json()).mac).toBe('02:00:00:00:00:01');
     } finally {
@@ -232,7 +232,7 @@ describe('ironlens import / export', () => {
         [7, 'set_default_os'],
         [8, 'device.register'],
       ]);
-      expect(readFileSync(join(dir, 'data', 'dnsmasq', 'dhcp-hosts.conf'), 'utf8')).toBe('00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
+      expect(readFileSync(join(dir, 'data', 'dnsmasq', 'dhcp-hosts.conf'), 'utf8')).toBe('00:0c:29:00:00:01,worker-01,infinite\n00:0c:29:00:00:02,worker-02,infinite\n');
     } finally {
       await running.close();
     }

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices } from '@ironlens/clusters';
-import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
+import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, type WorkerDirectory } from '@ironlens/clusters';
+import { type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations } from '@ironlens/core';
 import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { buildMetalApp, ChapReconciler, createMetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
@@ -62,7 +62,10 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
  * (`IRONLENS_CONSOLE_LISTEN`, default `127.0.0.1:8080`: the web console at `/`, the provisioning API
  * for it under `/api/metal`, the kind panel under `/kind`; loopback by default because its APIs hand
  * out kubeconfigs; `IRONLENS_CONSOLE_TOKEN`, when set, is the bearer token those APIs require, the
- * pages and docs stay open; `IRONLENS_WEB_DIST`: the built web assets, default `@ironlens/web`'s).
+ * pages and docs stay open; `IRONLENS_CONSOLE_HOSTS`: host names it answers besides the loopback names
+ * and its own addresses, 421 otherwise; writes from other sites are refused; `IRONLENS_WEB_DIST`: the
+ * built web assets, default `@ironlens/web`'s). Both listeners take the `IRONLENS_HTTP_*` timeouts and
+ * connection caps (`httpLimitsFromEnv`).
  * `off` switches a listener off. A start that fails closes what it opened and rejects.
  * Each listener serves the process' Prometheus metrics at `/metrics`, behind its own token
  * (`IPXE_CP_TOKEN`, `IRONLENS_CONSOLE_TOKEN`) when that is set (docs/metrics.md).
@@ -85,16 +88,31 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     throw err;
   });
   metrics.collectJobsFrom(new JobsRepository(store));
+  // Last resort (issue 18): a promise nobody awaited that rejects — from a hostile cluster's
+  // answer, say — is logged and counted, never the end of the process (and with it of /boot-vars).
+  const unhandled = metrics.counter({
+    name: 'ironlens_unhandled_rejections_total',
+    help: 'Promise rejections no code handled; logged and counted instead of stopping the process (each one is a bug to report).',
+  });
+  const onUnhandled = (reason: unknown) => {
+    unhandled.inc();
+    const what = reason instanceof Error ? `${reason.name}: ${reason.message.slice(0, 300)}` : typeof reason;
+    log(`error: an unhandled promise rejection was caught and the process keeps running (${what})`);
+  };
+  process.on('unhandledRejection', onUnhandled);
   const apps: FastifyInstance[] = [];
   let changes: ChangeFeed | undefined;
   let replication: MetalReplication | undefined;
   let chapReconciler: ChapReconciler | undefined;
+  let metalServices: MetalServices | undefined;
   let kindClose: (() => Promise<void>) | undefined;
   let clustersClose: (() => Promise<void>) | undefined;
   let bootstrapClose: (() => Promise<void>) | undefined;
   const close = async () => {
+    process.off('unhandledRejection', onUnhandled);
     for (const app of apps.splice(0)) await app.close();
     chapReconciler?.stop();
+    metalServices?.power.stop();
     if (kindClose) await kindClose();
     kindClose = undefined;
     if (bootstrapClose) await bootstrapClose();
@@ -126,6 +144,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       );
     }
     const metal = createMetalServices({ store, config: metalConfig, reloader, env, metrics, changes });
+    metalServices = metal;
+    // Proofs of boot left pending by an earlier run are watched again (or end at their deadline).
+    await metal.power.resume();
     if (changes?.shared && store.pool) {
       // The elected writer renders at election (the repair below, for one process alone).
       replication = await MetalReplication.start(metal, changes, {
@@ -145,10 +166,12 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
 
     const urls: Record<string, string> = {};
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
+    // Timeouts and connection caps, the same on both listeners (IRONLENS_HTTP_*).
+    const limits = httpLimitsFromEnv(env);
     if (bootListen) {
       const app = await buildMetalApp({
         services: metal,
-        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token } },
+        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot', token: metalConfig.token }, limits },
       });
       apps.push(app);
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
@@ -168,6 +191,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         description: 'The console listener: the kind panel under /kind (seed 001).',
         logger,
         metrics: { metrics, listener: 'console', token },
+        limits,
+        // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
+        browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
       });
       apps.push(app);
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc', token });
@@ -176,7 +202,9 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       clustersClose = clusters.close;
       await app.register(clustersPlugin, { services: clusters, token });
       // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
-      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs });
+      // Bootstrap from workers (issue 24): the booted workers' reported addresses and host keys, from metal.
+      const workers: WorkerDirectory = { find: (id) => metal.hostReports.directoryEntry(id), joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId) };
+      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs, workers });
       bootstrapClose = bootstrap.close;
       await app.register(bootstrapPlugin, { services: bootstrap.services, token });
       const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false } });

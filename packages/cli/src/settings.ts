@@ -39,6 +39,11 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_AGENT_LISTEN', '0.0.0.0:4840', 'the storage agent listener', 'docs/agent.md', 'agent'),
   S('IPXE_CP_TOKEN', '', 'bearer token of the provisioning API (all but /healthz, /boot-vars, /devices/report)', 'docs/metal.md', 'serve', 'secret'),
   S('IRONLENS_CONSOLE_TOKEN', '', 'bearer token of every API on the console listener', 'docs/console.md', 'serve', 'secret'),
+  S('IRONLENS_CONSOLE_HOSTS', '', 'comma-separated host names the console answers besides loopback names and its own addresses (421 otherwise); * for any', 'docs/console.md', 'serve'),
+  S('IRONLENS_HTTP_REQUEST_TIMEOUT_MS', '60000', 'a request must arrive whole within this, or 408 and the connection is closed (every listener)', 'docs/console.md', 'serve', 'agent', 'kind'),
+  S('IRONLENS_HTTP_HEADERS_TIMEOUT_MS', '10000', "a request's headers must arrive within this (every listener)", 'docs/console.md', 'serve', 'agent', 'kind'),
+  S('IRONLENS_HTTP_MAX_CONNECTIONS', '4096', 'connections one listener holds at once; more are closed on arrival', 'docs/console.md', 'serve', 'agent', 'kind'),
+  S('IRONLENS_HTTP_MAX_CONNECTIONS_PER_SOURCE', '512', 'connections one listener holds from one client address (a load balancer is one)', 'docs/console.md', 'serve', 'agent', 'kind'),
   S('IRONLENS_TRUST_PROXY', '', '1: take the client address from X-Forwarded-For (behind a load balancer)', 'docs/metal.md', 'serve'),
   S('IRONLENS_LOG', '', '1: log every request (Fastify logger)', 'docs/metal.md', 'serve'),
   // the boot control plane
@@ -61,6 +66,7 @@ export const SETTINGS: Setting[] = [
   S('IPXE_CP_DNSMASQ_CONTAINER', '', 'reload by docker exec <container> killall -HUP dnsmasq', 'docs/metal.md', 'serve'),
   S('IPXE_CP_DNSMASQ_PID_FILE', '', "reload by SIGHUP to the pid in this file (dnsmasq's --pid-file)", 'docs/metal.md', 'serve'),
   S('IPXE_CP_DNSMASQ_RELOAD_COMMAND', '', 'reload by running this command (split on whitespace, or a JSON array; never a shell)', 'docs/metal.md', 'serve'),
+  S('IRONLENS_DHCP_LEASE', 'infinite', "bound workers' lease in the hosts file: infinite (never runs out) or range (the seed's mac,hostname lines)", 'docs/metal.md', 'serve'),
   S('IRONLENS_DHCP_WRITER_GROUP', '<hostname>:<hosts file>', 'replicas of one group elect one writer of the hosts file', 'docs/deployment.md', 'serve'),
   S('IRONLENS_DHCP_WRITER_RETRY_MS', '2000', 'how often a replica that is not the hosts-file writer tries to become it', 'docs/deployment.md', 'serve'),
   // replicas
@@ -77,6 +83,11 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_CLUSTER_SUMMARY_BUDGET_MS', '500', 'how long an overview waits for kubelet Summaries', 'docs/clusters.md', 'serve'),
   S('IRONLENS_CLUSTER_SUMMARY_TTL_MS', '15000', "how long the overview reuses a node's kubelet Summary", 'docs/clusters.md', 'serve'),
   S('IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS', '120000', 'how long DELETE waits for the gateway namespace to be gone', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_MAX_RESPONSE_BYTES', '4194304', 'cap of one answer from a cluster, enforced while streaming', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_MAX_LIST_BYTES', '67108864', "cap of one list answer (the overview's lists)", 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CLUSTER_ALLOW_LINK_LOCAL', '0', '1: accept kubeconfig servers on link-local and cloud-metadata addresses', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CRD_BUNDLE_MAX_BYTES', '16777216', 'cap of one CRD bundle download, enforced while streaming', 'docs/clusters.md', 'serve'),
+  S('IRONLENS_CRD_BUNDLE_REDIRECT_HOSTS', 'objects.githubusercontent.com,release-assets.githubusercontent.com', "hosts a CRD bundle download may be redirected to besides the mirror's", 'docs/clusters.md', 'serve'),
   S('IRONLENS_BOOTSTRAP_CONCURRENCY', '1', 'bootstrap jobs running at once', 'docs/bootstrap.md', 'serve'),
   S('IRONLENS_BOOTSTRAP_JOBS_KEEP', '200', 'finished bootstrap jobs kept', 'docs/bootstrap.md', 'serve'),
   S('IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S', '10', 'per-host SSH timeout of scans and preflight', 'docs/bootstrap.md', 'serve'),
@@ -85,6 +96,7 @@ export const SETTINGS: Setting[] = [
   S('KIND_K8S_WEB_HOST', '127.0.0.1', 'listen address of ironlens kind', 'docs/kind.md', 'kind'),
   S('KIND_K8S_WEB_PORT', '8080', 'listen port of ironlens kind', 'docs/kind.md', 'kind'),
   S('KIND_K8S_TOKEN', '', 'bearer token of ironlens kind', 'docs/kind.md', 'kind', 'secret'),
+  S('KIND_K8S_HOSTS', '', 'comma-separated host names ironlens kind answers besides loopback names and its own addresses (421 otherwise); * for any', 'docs/kind.md', 'kind'),
   S('KIND_K8S_DB', '<data dir>/kind/kind.sqlite', 'the store of ironlens kind', 'docs/kind.md', 'kind'),
   S('KIND_K8S_CLUSTERS_DIR', '<data dir>/kind/clusters', "each kind cluster's kubeconfig and config", 'docs/kind.md', 'serve', 'kind'),
   S('KIND_K8S_TAGS_URL', "Docker Hub's tags API", 'where the kindest/node tags are read from', 'docs/kind.md', 'serve', 'kind'),
@@ -103,6 +115,9 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_AGENT_MASTER_RESCAN_SECONDS', '30', 'seconds between two master rescans', 'docs/agent.md', 'agent'),
   S('IRONLENS_AGENT_SCAN_OPEN', 'false', 'let a scan export a file with no recorded initiator open to every initiator', 'docs/agent.md', 'agent'),
 ];
+
+/** Settings of the API client's commands (`ironlens devices …`), read where they run: not a service's. */
+export const CLIENT_SETTINGS = new Set(['IRONLENS_URL', 'IRONLENS_TOKEN']);
 
 /** Variables only the tests set: never in an environment file. */
 export const TEST_ONLY_SETTINGS = new Set(['IRONLENS_TEST_POSTGRES_URL', 'IRONLENS_TEST_STORE', 'IRONLENS_FROM_SOURCE']);

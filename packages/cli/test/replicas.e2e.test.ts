@@ -121,10 +121,10 @@ async function bootVars(base: string, m: string, hostname: string): Promise<Reco
 const BOUND_VARS = { menu_default: 'reboot', menu_timeout: 1 };
 const isBound = (v: Record<string, unknown>) => v.menu_default === 'reboot';
 
-/** The hosts file the database says: `mac,hostname` per bound device, by hostname (the renderer's order). */
+/** The hosts file the database says: `mac,hostname,infinite` per bound device, by hostname (the renderer's order). */
 function hostsFromDatabase(): string {
   const rows = sql("SELECT d.mac, w.hostname FROM devices d JOIN workers w ON w.worker_id = d.bound_worker_id WHERE d.state = 'bound' ORDER BY w.hostname");
-  return rows.map(([m, h]) => `${m},${h}\n`).join('');
+  return rows.map(([m, h]) => `${m},${h},infinite\n`).join('');
 }
 
 /** The ledger's one-to-one rule, read from the database. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
@@ -60,7 +61,12 @@ beforeAll(async () => {
   await mirror.start();
   // The suite checks figures, not timing: overviews wait for every kubelet Summary (the budget
   // is tested on its own below).
-  t = await startClustersApp({ env: { IRONLENS_GITHUB_MIRROR: mirror.url, IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS: '60000', IRONLENS_CLUSTER_SUMMARY_BUDGET_MS: '60000' } });
+  // The trimmed test bundles are pinned by their own sha256 (the profile pins the real assets).
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  t = await startClustersApp({
+    env: { IRONLENS_GITHUB_MIRROR: mirror.url, IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS: '60000', IRONLENS_CLUSTER_SUMMARY_BUDGET_MS: '60000' },
+    deps: { bundlePins: { gateway_api: sha(gatewayApiBundle()), gateway_api_inference_extension: sha(inferenceExtensionBundle()) } },
+  });
   id = (await register({ name: 'harness' })).id;
 }, 45 * 60_000);
 

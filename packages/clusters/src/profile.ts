@@ -57,3 +57,24 @@ export function stackProfile(): StackProfile {
   cached ??= loadStackProfile();
   return cached;
 }
+
+/**
+ * The sha256 each CRD bundle of the profile must have (`packages/clusters/profile/crd-bundles.json`).
+ * A bundle whose download does not hash to its pin is not applied; `null` means not pinned yet
+ * (only the kind/name allow-list and the size cap guard it).
+ */
+export type BundlePins = Readonly<Record<'gateway_api' | 'gateway_api_inference_extension', string | null>>;
+
+export const BUNDLE_PINS_PATH = fileURLToPath(new URL('../profile/crd-bundles.json', import.meta.url));
+
+/** Reads and checks the pins (each a 64-hex sha256, or null). */
+export function loadBundlePins(path = BUNDLE_PINS_PATH): BundlePins {
+  const raw = JSON.parse(readFileSync(path, 'utf8')) as Record<string, { sha256?: unknown } | undefined>;
+  const pin = (k: 'gateway_api' | 'gateway_api_inference_extension'): string | null => {
+    const v = raw[k]?.sha256;
+    if (v === null) return null;
+    if (typeof v !== 'string' || !/^[0-9a-f]{64}$/.test(v)) throw new Error(`${path}: ${k}.sha256 must be a sha256 (64 hex digits) or null`);
+    return v;
+  };
+  return Object.freeze({ gateway_api: pin('gateway_api'), gateway_api_inference_extension: pin('gateway_api_inference_extension') });
+}

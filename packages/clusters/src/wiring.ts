@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Env, envInt, envOptional, envString, githubMirrorFrom, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, SecretBox, type Store } from '@ironlens/core';
+import { type Env, envBool, envInt, envOptional, envString, githubMirrorFrom, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, SecretBox, type Store } from '@ironlens/core';
 import { type BundleFetcher, HttpBundleFetcher } from './adapters/bundle-fetch.adapter';
 import { GitCli, type GitClone } from './adapters/git.adapter';
 import { clientNodeConnector, type KubeConnector } from './adapters/kube.adapter';
@@ -7,7 +7,7 @@ import { type LensHosts, SystemLensHosts } from './adapters/lens-hosts.adapter';
 import { GatewayRepository } from './gateway/gateway.repository';
 import { GATEWAY_JOB, GatewayService } from './gateway/gateway.service';
 import { findHelm, type Helm, HelmCli } from './gateway/helm.adapter';
-import { type StackProfile, stackProfile } from './profile';
+import { type BundlePins, loadBundlePins, type StackProfile, stackProfile } from './profile';
 import { ClusterRepository } from './repositories/cluster.repository';
 import { DownloadRepository, PrepullRepository } from './repositories/download.repository';
 import { SessionRepository } from './repositories/session.repository';
@@ -37,6 +37,16 @@ export interface ClustersConfig {
   summaryTtlMs: number;
   /** `IRONLENS_CLUSTER_SUMMARY_BUDGET_MS`: how long an overview waits, from the request's arrival, for kubelet Summaries it does not hold yet; past it the disk figures are `null` and the scrape goes on in the background for the next call. Default is `500`; `0` never waits. */
   summaryBudgetMs: number;
+  /** `IRONLENS_CLUSTER_ALLOW_LINK_LOCAL`: accept kubeconfig servers on link-local (169.254.0.0/16, fe80::/10) and cloud-metadata addresses. Default is `false`. */
+  allowLinkLocal: boolean;
+  /** `IRONLENS_CLUSTER_MAX_RESPONSE_BYTES`: cap of one answer from a cluster, enforced while streaming (502 `cluster_response_too_large` past it). Default is `4194304` (4 MiB). */
+  maxResponseBytes: number;
+  /** `IRONLENS_CLUSTER_MAX_LIST_BYTES`: cap of one list answer (nodes, pods… of the overview). Default is `67108864` (64 MiB). */
+  maxListBytes: number;
+  /** `IRONLENS_CRD_BUNDLE_MAX_BYTES`: cap of a CRD bundle download, enforced while streaming. Default is `16777216` (16 MiB). */
+  bundleMaxBytes: number;
+  /** `IRONLENS_CRD_BUNDLE_REDIRECT_HOSTS`: comma-separated hosts a bundle download may be redirected to, besides the mirror's own host. Default is `objects.githubusercontent.com,release-assets.githubusercontent.com`. */
+  bundleRedirectHosts: string[];
   /** Where downloaded sources are kept: `<dataDir>/clusters/cache`. */
   cacheDir: string;
   /** `IRONLENS_CHART_MIRROR`: the Helm charts of the gateway providers and the IPP (an HTTP Helm repository with `index.yaml`, or an `oci://` prefix), under their upstream names. Default: unset (no chart is installed; a reconcile that needs one fails saying so). */
@@ -67,6 +77,14 @@ export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig
     lensHosts: envOptional(env, 'IRONLENS_LENS_HOSTS'),
     summaryTtlMs: envInt(env, 'IRONLENS_CLUSTER_SUMMARY_TTL_MS', 15_000, 0),
     summaryBudgetMs: envInt(env, 'IRONLENS_CLUSTER_SUMMARY_BUDGET_MS', 500, 0),
+    allowLinkLocal: envBool(env, 'IRONLENS_CLUSTER_ALLOW_LINK_LOCAL', false),
+    maxResponseBytes: envInt(env, 'IRONLENS_CLUSTER_MAX_RESPONSE_BYTES', 4 * 1024 * 1024, 1024),
+    maxListBytes: envInt(env, 'IRONLENS_CLUSTER_MAX_LIST_BYTES', 64 * 1024 * 1024, 1024),
+    bundleMaxBytes: envInt(env, 'IRONLENS_CRD_BUNDLE_MAX_BYTES', 16 * 1024 * 1024, 1024),
+    bundleRedirectHosts: (envOptional(env, 'IRONLENS_CRD_BUNDLE_REDIRECT_HOSTS') ?? 'objects.githubusercontent.com,release-assets.githubusercontent.com')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
     cacheDir: join(dataDir, 'clusters', 'cache'),
     chartMirror: envOptional(env, 'IRONLENS_CHART_MIRROR') ?? null,
     helm: findHelm({ IRONLENS_HELM: envOptional(env, 'IRONLENS_HELM'), PATH: env.PATH ?? process.env.PATH }),
@@ -110,6 +128,8 @@ export interface ClusterServicesDeps {
   profile?: StackProfile;
   /** Runs Helm. Default: the helm CLI (`IRONLENS_HELM` or `PATH`). */
   helm?: Helm;
+  /** The CRD bundles' sha256 pins. Default: `profile/crd-bundles.json`. */
+  bundlePins?: BundlePins;
 }
 
 export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB, GATEWAY_JOB];
@@ -126,15 +146,23 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
   const repo = new ClusterRepository();
   const sessions = new SessionRepository();
   const downloads = new DownloadRepository();
-  const access = new ClusterAccess(store, repo, box, deps.connector ?? clientNodeConnector, { requestTimeoutMs: config.requestTimeoutMs, env });
+  const access = new ClusterAccess(store, repo, box, deps.connector ?? clientNodeConnector, {
+    requestTimeoutMs: config.requestTimeoutMs,
+    env,
+    allowLinkLocal: config.allowLinkLocal,
+    maxResponseBytes: config.maxResponseBytes,
+    maxListBytes: config.maxListBytes,
+  });
   const clusters = new ClusterService(access, repo, sessions, downloads, box, ops, runner, deps.hosts ?? new SystemLensHosts(config.lensHosts), {
     profile,
     readyTimeoutMs: config.readyTimeoutMs,
     gatewayCleanupTimeoutMs: config.gatewayCleanupTimeoutMs,
     helperImage: config.helperImage,
+    allowLinkLocal: config.allowLinkLocal,
   });
-  const fetcher = deps.fetcher ?? new HttpBundleFetcher();
-  const gateway = new GatewayService(access, repo, new GatewayRepository(), runner, ops, deps.helm ?? new HelmCli(config.helm, config.chartMirror, join(dataDir, 'clusters', 'helm')), fetcher, {
+  const fetcher = deps.fetcher ?? new HttpBundleFetcher({ maxBytes: config.bundleMaxBytes, redirectHosts: config.bundleRedirectHosts });
+  const crds = new CrdsService(access, runner, fetcher, ops, profile, config.githubMirror, deps.bundlePins ?? loadBundlePins());
+  const gateway = new GatewayService(access, repo, new GatewayRepository(), runner, ops, deps.helm ?? new HelmCli(config.helm, config.chartMirror, join(dataDir, 'clusters', 'helm')), crds, {
     profile,
     githubMirror: config.githubMirror,
     authzPort: config.authzPort,
@@ -150,7 +178,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     hfToken: new HfTokenService(access, repo, ops),
     software: new SoftwareService(access, downloads, runner, deps.git ?? new GitCli(process.env), ops, profile, config.githubMirror, config.cacheDir),
     prepull: new PrepullService(access, new PrepullRepository(), runner, ops, profile, config.helperImage),
-    crds: new CrdsService(access, runner, fetcher, ops, profile, config.githubMirror),
+    crds,
     overview: new OverviewService(access, clusters, {
       summaryConcurrency: 64,
       summaryTimeoutMs: 5000,

@@ -1,4 +1,4 @@
-import { createHttpApp, type ListenerMetrics } from '@ironlens/core';
+import { type BrowserGuardOptions, createHttpApp, type HttpLimits, type ListenerMetrics } from '@ironlens/core';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { kindPlugin } from './plugin';
 import type { KindServices } from './services/kind-services';
@@ -14,6 +14,10 @@ export interface KindAppDeps {
   token?: string;
   /** Record requests and serve `GET /metrics` (docs/metrics.md). Default: no metrics. */
   metrics?: ListenerMetrics;
+  /** Timeouts and connection caps (`httpLimitsFromEnv`). Default: core's defaults. */
+  limits?: HttpLimits;
+  /** Host names served besides the loopback names and the listener's addresses (`KIND_K8S_HOSTS`). Default: none. */
+  hosts?: readonly string[];
 }
 
 /**
@@ -26,6 +30,8 @@ export async function buildKindApp(deps: KindAppDeps): Promise<FastifyInstance> 
     description: 'Local kind clusters: health, kindest/node versions, clusters (create as a job, details, kubeconfig, workloads, delete) and jobs.',
     logger: deps.logger,
     metrics: deps.metrics,
+    limits: deps.limits,
+    browserGuard: { hosts: deps.hosts } satisfies BrowserGuardOptions,
   });
   await app.register(kindPlugin, { services: deps.services, webDist: deps.webDist, webBuildCommand: deps.webBuildCommand, token: deps.token });
   return app;

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { type Env, envBool, envInt, envOptional, envString } from '@ironlens/core';
+import { type Env, envBool, envInt, envOptional, envString, hostList } from '@ironlens/core';
 
 /** The Docker Hub tags API the original panel reads `kindest/node` tags from. */
 export const DEFAULT_TAGS_URL = 'https://hub.docker.com/v2/repositories/kindest/node/tags?page_size=100';
@@ -31,6 +31,11 @@ export interface KindConfig {
   nodesReadyTimeoutS: number;
   /** `KIND_K8S_CREATE_TIMEOUT`: seconds `kind create cluster` may take. Default is `1200`. */
   createTimeoutS: number;
+  /**
+   * `KIND_K8S_HOSTS`: comma-separated host names the panel answers besides the loopback names and
+   * its own addresses (a request for another `Host` is a 421: DNS rebinding); `*` for any. Default: none.
+   */
+  hosts: string[];
 }
 
 export function readKindConfig(env: Env, cwd = process.cwd()): KindConfig {
@@ -49,5 +54,6 @@ export function readKindConfig(env: Env, cwd = process.cwd()): KindConfig {
     apiServerHost: envOptional(env, 'KIND_K8S_API_SERVER_HOST'),
     nodesReadyTimeoutS: envInt(env, 'KIND_K8S_NODES_READY_TIMEOUT', 180, 1),
     createTimeoutS: envInt(env, 'KIND_K8S_CREATE_TIMEOUT', 1200, 1),
+    hosts: hostList(env.KIND_K8S_HOSTS),
   };
 }

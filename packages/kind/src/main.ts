@@ -1,4 +1,4 @@
-import { type Env, envOptional, jobsMigrations, Metrics, Store } from '@ironlens/core';
+import { type Env, envOptional, httpLimitsFromEnv, jobsMigrations, Metrics, Store } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import { buildKindApp } from './app';
 import { readKindConfig } from './config';
@@ -39,7 +39,7 @@ export async function startKindPanel(env: Env, opts: KindPanelOptions): Promise<
   let app: FastifyInstance | undefined;
   let url: string;
   try {
-    app = await buildKindApp({ services: runtime.services, webDist: opts.webDist, webBuildCommand: opts.webBuildCommand, logger: opts.logger ?? true, token, metrics: { metrics, listener: 'kind', token } });
+    app = await buildKindApp({ services: runtime.services, webDist: opts.webDist, webBuildCommand: opts.webBuildCommand, logger: opts.logger ?? true, token, metrics: { metrics, listener: 'kind', token }, limits: httpLimitsFromEnv(env), hosts: config.hosts });
     url = await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await app?.close().catch(() => {});

@@ -2,6 +2,8 @@ import { createHttpApp, type HttpAppOptions, installBearerGuard, installErrorHan
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { bootRoutes } from './routes/boot.routes';
 import { deviceRoutes } from './routes/device.routes';
+import { hostReportRoutes } from './routes/host-report.routes';
+import { powerRoutes } from './routes/power.routes';
 import { storageRoutes } from './routes/storage.routes';
 import { workerRoutes } from './routes/worker.routes';
 import type { MetalServices } from './wiring';
@@ -13,7 +15,7 @@ export interface MetalPluginOptions {
 }
 
 /** Paths iPXE calls without a token (seed §1.3, §5, §16.6). */
-export const PUBLIC_PATHS = new Set(['/healthz', '/boot-vars', '/devices/report']);
+export const PUBLIC_PATHS = new Set(['/healthz', '/boot-vars', '/devices/report', '/hosts/report']);
 
 /**
  * The boot control plane's API (seed 004) as one Fastify plugin: its own auth hook and
@@ -34,6 +36,8 @@ export const metalPlugin: FastifyPluginAsync<MetalPluginOptions> = async (app, o
   deviceRoutes(app, s);
   workerRoutes(app, s);
   storageRoutes(app, s);
+  hostReportRoutes(app, s);
+  powerRoutes(app, s);
   for (const add of opts.extraRoutes ?? []) add(app, s);
 };
 

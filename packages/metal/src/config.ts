@@ -74,12 +74,24 @@ export interface MetalConfig {
    * from then on; `/boot-vars` hands it to the worker's bound MAC only. Default is `false`.
    */
   iscsiChap: boolean;
+  /** `IRONLENS_DHCP_LEASE` (issue 24): `infinite` (default) gives bound workers a lease that never runs out; `range` keeps the seed's `mac,hostname` lines. */
+  dhcpLease: 'infinite' | 'range';
   /**
    * `IRONLENS_ISCSI_CHAP_RECONCILE_MS`: with CHAP on, how often agents are checked for
    * CHAP-bound targets they lost (a tgtd restart) and re-scanned with the accounts. Default is
    * `30000`; `0` turns it off (then `POST /agents/<id>/luns/scan` brings them back).
    */
   iscsiChapReconcileMs: number;
+  /** `IRONLENS_BMC_CONCURRENCY`: BMC calls in flight at once, over every BMC (calls to one BMC host always go one at a time). Default is `8`. */
+  bmcConcurrency: number;
+  /** `IRONLENS_BMC_STAGGER_MS`: least time between two power-ons (on, cycle) sent by this process, so a rack does not draw its inrush current at once. Default is `0`. */
+  bmcStaggerMs: number;
+  /** `IRONLENS_BMC_TIMEOUT_MS`: deadline of one BMC call (an HTTPS request, an `ipmitool` run). Default is `20000`. */
+  bmcTimeoutMs: number;
+  /** `IRONLENS_BMC_STATE_CACHE_MS`: how long `GET /devices/{mac}/power` answers the state last read from the BMC. Default is `5000`. */
+  bmcStateCacheMs: number;
+  /** `IRONLENS_BOOT_CONFIRM_TIMEOUT_MS`: after a power action with `boot: "network"`, how long to wait for the device report and `/boot-vars` before `no_network_boot`. Default is `300000` (5 minutes). */
+  bootConfirmTimeoutMs: number;
 }
 
 /** Splits a command line on whitespace; no shell, no quoting rules. */
@@ -132,6 +144,17 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     reportMaxPooled: envInt(env, 'IRONLENS_REPORT_MAX_POOLED', 1000),
     autoRegisterWindowMinutes: envInt(env, 'IRONLENS_AUTO_REGISTER_WINDOW_MINUTES', 0),
     iscsiChap: envBool(env, 'IRONLENS_ISCSI_CHAP', false),
+    dhcpLease: dhcpLeaseFrom(envString(env, 'IRONLENS_DHCP_LEASE', 'infinite')),
     iscsiChapReconcileMs: envInt(env, 'IRONLENS_ISCSI_CHAP_RECONCILE_MS', 30_000),
+    bmcConcurrency: Math.max(1, envInt(env, 'IRONLENS_BMC_CONCURRENCY', 8)),
+    bmcStaggerMs: Math.max(0, envInt(env, 'IRONLENS_BMC_STAGGER_MS', 0)),
+    bmcTimeoutMs: Math.max(1, envInt(env, 'IRONLENS_BMC_TIMEOUT_MS', 20_000)),
+    bmcStateCacheMs: Math.max(0, envInt(env, 'IRONLENS_BMC_STATE_CACHE_MS', 5_000)),
+    bootConfirmTimeoutMs: Math.max(1, envInt(env, 'IRONLENS_BOOT_CONFIRM_TIMEOUT_MS', 300_000)),
   };
+}
+
+function dhcpLeaseFrom(value: string): 'infinite' | 'range' {
+  if (value === 'infinite' || value === 'range') return value;
+  throw new Error(`IRONLENS_DHCP_LEASE must be infinite or range, got ${JSON.stringify(value.slice(0, 40))}`);
 }

@@ -12,3 +12,6 @@ export { ChapReconciler } from './services/chap-reconcile.service';
 export { announceEverythingChanged, MetalReplication, type MetalReplicationOptions, type ReplicatedMetal } from './services/replication.service';
 export type { WorkerStorage } from './services/worker.service';
 export { createMetalServices, type MetalDeps, type MetalServices, reloaderFor } from './wiring';
+export { ChapRepository } from './repositories/chap.repository';
+export { checkedHost, primaryAddress, REPORT_MAX_AGE_S, signReport } from './services/host-report.service';
+export type { BootTimeline, HostReportBody, HostView } from './api/schemas';

@@ -1,7 +1,10 @@
-import type { Counter, Gauge, Metrics } from '@ironlens/core';
+import type { Counter, Gauge, Histogram, Metrics } from '@ironlens/core';
 import type { DeviceState, WorkerState } from './domain/types';
 import type { DhcpHostsObserver } from './services/dhcp-hosts.service';
+import type { HostReportObserver } from './services/host-report.service';
 import type { InventoryService } from './services/inventory.service';
+import type { BootProofObserver } from './services/boot-proof.service';
+import type { BmcCallObserver } from './services/power.service';
 
 const DEVICE_STATES: readonly DeviceState[] = ['pooled', 'bound', 'revoked'];
 const WORKER_STATES: readonly WorkerState[] = ['registered', 'ready', 'installing'];
@@ -20,6 +23,11 @@ export class MetalMetrics {
   private readonly entries: Gauge<string>;
   private readonly reloads: Counter<string>;
   private readonly reloadFailures: Counter<string>;
+  private readonly hostReportsTotal: Counter<string>;
+  private readonly bootDurations: Histogram<string>;
+  private readonly bmcDuration: Histogram<string>;
+  private readonly bmcFailures: Counter<string>;
+  private readonly boots: Counter<string>;
 
   constructor(private readonly metrics: Metrics) {
     this.cacheHits = metrics.counter({ name: 'ironlens_boot_vars_cache_hits_total', help: '/boot-vars answers given from the cache, without reading the store or an agent.' });
@@ -29,11 +37,51 @@ export class MetalMetrics {
     this.entries = metrics.gauge({ name: 'ironlens_dnsmasq_hosts_entries', help: 'Lines (bound devices) in the dhcp-hosts.conf this process wrote last.' });
     this.reloads = metrics.counter({ name: 'ironlens_dnsmasq_reloads_total', help: 'dnsmasq reloads that succeeded (the configured IPXE_CP_DNSMASQ_* method; a no-op when reload is off).' });
     this.reloadFailures = metrics.counter({ name: 'ironlens_dnsmasq_reload_failures_total', help: 'dnsmasq reloads that failed (dnsmasq_reload_failed; the file was written).' });
+    this.hostReportsTotal = metrics.counter({
+      name: 'ironlens_host_reports_total',
+      help: 'Host reports (POST /hosts/report), by outcome: accepted, or refused_<reason> (invalid, unknown, signature, replay).',
+      labelNames: ['outcome'],
+    });
+    this.bootDurations = metrics.histogram({
+      name: 'ironlens_boot_duration_seconds',
+      help: "A worker's boot, from the first event the control plane saw (iPXE's device report or /boot-vars) to its host report.",
+      buckets: [10, 20, 30, 45, 60, 90, 120, 180, 240, 300, 600, 1200],
+    });
+    this.bmcDuration = metrics.histogram({
+      name: 'ironlens_bmc_call_duration_seconds',
+      help: 'BMC calls (Redfish requests, ipmitool runs), by driver, operation (status, on, off, cycle, soft-off, boot_network) and outcome (ok or the error code).',
+      labelNames: ['driver', 'op', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 60],
+    });
+    this.bmcFailures = metrics.counter({ name: 'ironlens_bmc_failures_total', help: 'BMC calls that failed, by driver and error code (bmc_unreachable, bmc_auth_failed, bmc_action_failed, bmc_timeout).', labelNames: ['driver', 'code'] });
+    this.boots = metrics.counter({ name: 'ironlens_power_boots_total', help: 'Proofs of boot after a power action with boot: network, by result (booted, no_network_boot).', labelNames: ['result'] });
+    for (const result of ['booted', 'no_network_boot']) this.boots.inc({ result }, 0);
   }
+
+  /** For `PowerService`: one BMC call. */
+  readonly bmcCalls: BmcCallObserver = {
+    call: (driver, op, seconds, code) => {
+      this.bmcDuration.observe({ driver, op, outcome: code ?? 'ok' }, seconds);
+      if (code) this.bmcFailures.inc({ driver, code });
+    },
+  };
+
+  /** For `BootProofService`. */
+  readonly bootProof: BootProofObserver = {
+    confirmed: () => this.boots.inc({ result: 'booted' }),
+    missed: () => this.boots.inc({ result: 'no_network_boot' }),
+  };
 
   /** For `BootVarsService`: one `/boot-vars` answer, from the cache or not. */
   readonly bootVarsLookup = (hit: boolean): void => {
     (hit ? this.cacheHits : this.cacheMisses).inc();
+  };
+
+  /** For `HostReportService` (issue 24). */
+  readonly hostReports: HostReportObserver = {
+    accepted: () => this.hostReportsTotal.inc({ outcome: 'accepted' }),
+    refused: (reason) => this.hostReportsTotal.inc({ outcome: `refused_${reason}` }),
+    bootDuration: (seconds) => this.bootDurations.observe(seconds),
   };
 
   /** For `DhcpHostsService`. */

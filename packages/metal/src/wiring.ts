@@ -23,6 +23,15 @@ import { RenderGuard, type WarnFn } from './services/render-guard.service';
 import { ReportGuard } from './services/report-guard.service';
 import { MetalMetrics } from './metal.metrics';
 import { AGENT_PROBE_BUDGET_MS, InventoryService } from './services/inventory.service';
+import { HostReportRepository } from './repositories/host-report.repository';
+import { HostReportService } from './services/host-report.service';
+import type { BmcConnector } from './adapters/bmc';
+import { IpmitoolBmc } from './adapters/ipmitool.adapter';
+import { RedfishBmc } from './adapters/redfish.adapter';
+import { BmcRepository, PowerRepository } from './repositories/bmc.repository';
+import { BmcScheduler } from './services/bmc-scheduler';
+import { BootProofService } from './services/boot-proof.service';
+import { PowerService } from './services/power.service';
 
 /** What the routes get: services only, never the store (the services own every transaction). */
 export interface MetalServices {
@@ -35,6 +44,10 @@ export interface MetalServices {
   agents: AgentService;
   storage: StorageService;
   layout: LayoutService;
+  /** Booted workers' host reports (issue 24). */
+  hostReports: HostReportService;
+  /** BMCs, power actions and the proof of boot (issue 21). */
+  power: PowerService;
   operations(q: { since?: number; limit?: number; mac?: string }): ReturnType<OperationsLog['list']>;
 }
 
@@ -64,6 +77,16 @@ export interface MetalDeps {
    * elects it. Default is a {@link LocalChangeFeed}: alone, nobody to tell, always the writer.
    */
   changes?: ChangeFeed;
+  /** Opens a BMC for a device's credentials (issue 21). Default: Redfish over HTTP(S), IPMI through `ipmitool` run by `exec`. */
+  bmc?: BmcConnector;
+}
+
+/** The real BMC adapters: Redfish over HTTP(S), IPMI through `ipmitool -I lanplus`. */
+export function bmcConnectorFor(config: MetalConfig, exec: Exec): BmcConnector {
+  return (c) =>
+    c.driver === 'redfish'
+      ? new RedfishBmc({ url: c.url, username: c.username, password: c.password, verifyTls: c.verifyTls, timeoutMs: config.bmcTimeoutMs })
+      : new IpmitoolBmc({ host: c.host, port: c.port, username: c.username, password: c.password, cipherSuite: c.cipherSuite, timeoutMs: config.bmcTimeoutMs, exec });
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -87,7 +110,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const settings = new SettingsService(store, settingsRepo, ops, config.autoRegisterDefault, config.autoRegisterWindowMinutes, deps.now, changes);
   const guard = new RenderGuard(ops, deps.warn);
   const metrics = deps.metrics && new MetalMetrics(deps.metrics);
-  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq, changes);
+  const dhcp = new DhcpHostsService(store, deviceRepo, deps.hostsFile ?? new FileDhcpHosts(config.dnsmasqHostsFile, config.dhcpLease), deps.reloader ?? reloaderFor(config, exec), ops, guard, metrics?.dnsmasq, changes);
   const secrets = deps.secrets ?? SecretBox.fromEnv(deps.env ?? process.env, config.dataDir);
   const agentRepo = new AgentRepository(secrets);
   const chapRepo = new ChapRepository(secrets);
@@ -98,9 +121,28 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo, changes);
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
-  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout });
+  const powerRepo = new PowerRepository();
+  const bmcRepo = new BmcRepository(secrets);
+  const proof = new BootProofService(store, powerRepo, ops, config.bootConfirmTimeoutMs, metrics?.bootProof, deps.warn);
+  const power = new PowerService(
+    store,
+    deviceRepo,
+    bmcRepo,
+    powerRepo,
+    ops,
+    deps.bmc ?? bmcConnectorFor(config, exec),
+    new BmcScheduler(config.bmcConcurrency, config.bmcStaggerMs),
+    proof,
+    { stateCacheMs: config.bmcStateCacheMs },
+    metrics?.bmcCalls,
+  );
+  bootVars.onSighting = (mac) => proof.seen(mac, 'boot_vars');
+  const devices = new DeviceService(store, deviceRepo, workerRepo, settings, dhcp, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout }, power);
   const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, bootVars, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
-  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch);
+  const hostRepo = new HostReportRepository();
+  const hostReports = new HostReportService(store, workerRepo, deviceRepo, chapRepo, hostRepo, ops, metrics?.hostReports, { now: deps.now });
+  bootVars.onBoundAnswer((workerId) => hostReports.noteBootVars(workerId));
+  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, dhcp, bootVars, ops, storage, config.defaultArch, hostRepo);
   return {
     config,
     settings,
@@ -110,7 +152,9 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     dhcp,
     agents,
     storage,
-    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops),
+    hostReports,
+    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets }),
+    power,
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };
 }

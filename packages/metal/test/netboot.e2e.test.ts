@@ -429,7 +429,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
       expect(bind.status, bind.text).toBe(200);
       expect(bind.json()).toMatchObject({ mac: MAC1, state: 'bound', bound_worker_id: WORKER });
       // ironlens rendered the hosts file and sent dnsmasq SIGHUP through the pid file.
-      expect(readFileSync(paths.hosts, 'utf8')).toBe(`${MAC1},${WORKER}\n`);
+      expect(readFileSync(paths.hosts, 'utf8')).toBe(`${MAC1},${WORKER},infinite\n`);
       const reads = await waitFor('dnsmasq to re-read the hosts file after the bind', hostsReads, (n) => n > readsBefore, 5_000);
       say(`operator: agent registered, ${WORKER} created and bound to ${MAC1}; dhcp-hosts.conf "${MAC1},${WORKER}", dnsmasq re-read it (${reads} reads so far)`);
 

@@ -157,6 +157,56 @@ export class Netns {
   }
 }
 
+/**
+ * A private network namespace with a bridge (`br0`, carrying `addr`/24 and `addr6`/64) and one
+ * tap per machine enslaved to it (`tap1`…`tapN`): a tap takes one qemu at a time, so machines
+ * that run together need one each (diskless-linux recipe, pitfall 7).
+ */
+export class BridgedNetns {
+  private created = false;
+  readonly taps: string[];
+  constructor(
+    readonly name: string,
+    readonly addr: string,
+    private readonly addr6: string,
+    tapCount: number,
+  ) {
+    this.taps = Array.from({ length: tapCount }, (_, i) => `tap${i + 1}`);
+  }
+
+  get wrap(): string[] {
+    return ['ip', 'netns', 'exec', this.name];
+  }
+
+  async create(): Promise<void> {
+    await exec(['ip', 'netns', 'del', this.name], { allowFailure: true });
+    await exec(['ip', 'netns', 'add', this.name]);
+    this.created = true;
+    const ipn = (...args: string[]) => exec(['ip', '-n', this.name, ...args]);
+    await ipn('link', 'set', 'lo', 'up');
+    await ipn('link', 'add', 'br0', 'type', 'bridge');
+    await ipn('addr', 'add', `${this.addr}/24`, 'dev', 'br0');
+    await ipn('addr', 'add', `${this.addr6}/64`, 'dev', 'br0', 'nodad');
+    await ipn('link', 'set', 'br0', 'up');
+    for (const t of this.taps) {
+      await ipn('tuntap', 'add', 'dev', t, 'mode', 'tap');
+      await ipn('link', 'set', t, 'master', 'br0');
+      await ipn('link', 'set', t, 'up');
+    }
+  }
+
+  async destroy(): Promise<void> {
+    if (!this.created) return;
+    await exec(['ip', 'netns', 'del', this.name], { allowFailure: true });
+    this.created = false;
+  }
+
+  destroySync(): void {
+    if (this.created) spawnSync('ip', ['netns', 'del', this.name]);
+    this.created = false;
+  }
+}
+
 /** Synchronous SIGKILL of everything still running (for a `process.on('exit')` handler). */
 export function killAllSync(): void {
   for (const d of RUNNING) killGroup(d.pid, 'SIGKILL');

@@ -4,7 +4,7 @@
  * and the web assets built by Vite into a temporary directory. Screenshots and axe-core
  * reports go to `<repo>/.artifacts/console-<run>/`.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -57,7 +57,8 @@ const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.
 
 /** Runs axe-core in the page; returns the serious and critical violations (and writes the full report). */
 async function axe(name: string): Promise<Array<{ id: string; impact: string; nodes: number; help: string }>> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  // Evaluated through the DevTools protocol: the console's CSP (script-src 'self') refuses an injected inline <script>.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
   interface AxeViolation {
     id: string;
     impact: string;

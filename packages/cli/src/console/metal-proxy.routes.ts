@@ -25,6 +25,27 @@ export function isProxiedMetalPath(path: string): boolean {
   );
 }
 
+/**
+ * The path as the metal app will route it, or a `proxy_path_invalid` error: any segment that is
+ * `.` or `..` once percent-decoded (`%2e`, `%2E`, `.%2e`…), a percent-encoded slash or backslash,
+ * a raw backslash (URL parsers read it as `/`), or a malformed escape. Checked on the raw path,
+ * before the allow-list, so `devices/../boot-vars` cannot reach a path the list leaves out
+ * (issue 18, finding 8).
+ */
+export function checkedProxyPath(raw: string): string {
+  if (raw.includes('\\')) throw new AppError('proxy_path_invalid');
+  for (const segment of raw.split('/')) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      throw new AppError('proxy_path_invalid');
+    }
+    if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\')) throw new AppError('proxy_path_invalid');
+  }
+  return raw;
+}
+
 const FORWARDED_HEADERS = ['content-type', 'accept'] as const;
 
 /**
@@ -43,9 +64,13 @@ export async function metalProxyRoutes(app: FastifyInstance, opts: MetalProxyOpt
 
   app.all('/*', { schema: { hide: true } }, async (req, reply) => {
     if (opts.metalToken && !opts.consoleToken) throw new AppError('console_token_required');
-    const rest = `/${(req.params as { '*': string })['*'] ?? ''}`;
-    if (!isProxiedMetalPath(rest)) throw new AppError('route_not_found', 'Not Found');
+    // The raw path after the prefix (the router's `*` is decoded), forwarded as sent once checked.
     const q = req.url.indexOf('?');
+    const rawPath = q === -1 ? req.url : req.url.slice(0, q);
+    const prefix = app.prefix;
+    if (!rawPath.startsWith(prefix)) throw new AppError('route_not_found', 'Not Found');
+    const rest = checkedProxyPath(rawPath.slice(prefix.length) || '/');
+    if (!isProxiedMetalPath(decodeURI(rest))) throw new AppError('route_not_found', 'Not Found');
     const headers: Record<string, string> = {};
     for (const h of FORWARDED_HEADERS) {
       const v = req.headers[h];

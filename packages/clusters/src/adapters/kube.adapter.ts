@@ -14,6 +14,7 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { ProxyConfig } from '../domain';
+import { type KubeconfigCheckOptions, loadCheckedKubeconfig } from './kubeconfig';
 import { proxyUrlFor } from './proxy-settings';
 
 /** The API server answered with an error status. */
@@ -38,6 +39,44 @@ export class KubeUnreachableError extends Error {
     this.name = 'KubeUnreachableError';
   }
 }
+
+/**
+ * The cluster answered, but not with what was asked for: more bytes than allowed (`too_large`,
+ * stopped while streaming) or JSON that is not the expected kind or shape (`invalid`). The
+ * message never holds the body.
+ */
+export class KubeResponseError extends Error {
+  constructor(
+    readonly code: 'cluster_response_too_large' | 'cluster_response_invalid',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeResponseError';
+  }
+}
+
+/** Default cap of one answer from a cluster, bytes (`IRONLENS_CLUSTER_MAX_RESPONSE_BYTES`). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/** Default cap of one list answer (the overview's lists), bytes (`IRONLENS_CLUSTER_MAX_LIST_BYTES`). */
+export const DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024;
+/** Deepest JSON accepted from a cluster (deeper cannot be rendered back, and no Kubernetes object needs it). */
+export const MAX_JSON_DEPTH = 128;
+
+/** Nesting depth of a parsed JSON value, counted without recursion; stops early past `limit`. */
+export function jsonDepth(v: unknown, limit = MAX_JSON_DEPTH): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[v, 1]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (!x || typeof x !== 'object') continue;
+    if (d > max) max = d;
+    if (max > limit) return max;
+    for (const y of Array.isArray(x) ? x : Object.values(x)) if (y && typeof y === 'object') stack.push([y, d + 1]);
+  }
+  return max;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
 export interface KubeObjectRef {
   apiVersion: string;
@@ -72,8 +111,8 @@ export interface Kube {
   /** `GET /readyz` within `timeoutMs`; never throws. */
   readyz(timeoutMs: number): Promise<boolean>;
   version(): Promise<{ major: string; minor: string; gitVersion: string }>;
-  /** Raw JSON of a read-only path (planning discovery); throws on failure. */
-  getJson<T = unknown>(path: string): Promise<T>;
+  /** Raw JSON of a read-only path (planning discovery), a JSON object of `kind` when given; throws on failure. */
+  getJson<T = unknown>(path: string, kind?: string): Promise<T>;
 
   getNamespace(name: string): Promise<V1Namespace | null>;
   createNamespace(name: string, labels: Record<string, string>): Promise<void>;
@@ -142,25 +181,36 @@ export interface KubeConnectOptions {
   timeoutMs: number;
   /** Where `system` proxy settings come from. Default is `process.env`. */
   env?: Record<string, string | undefined>;
+  /** Servers on link-local / metadata addresses are accepted. Default is `false`. */
+  allowLinkLocal?: boolean;
+  /** Cap of one answer, bytes, enforced while streaming. Default is `DEFAULT_MAX_RESPONSE_BYTES` (4 MiB). */
+  maxResponseBytes?: number;
+  /** Cap of one list answer, bytes. Default is `DEFAULT_MAX_LIST_BYTES` (64 MiB). */
+  maxListBytes?: number;
 }
 
 /** Opens one cluster's API from its kubeconfig text. */
 export type KubeConnector = (kubeconfig: string, opts: KubeConnectOptions) => Kube;
 
-/** Parses a kubeconfig the way the client does; throws when it has no usable current cluster. */
-export function parseKubeConfig(text: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromString(text);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('no current context/cluster');
-  if (!cluster.server) throw new Error('the current cluster has no server');
-  const u = new URL(cluster.server);
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('the server must be an http(s) URL');
-  if (!kc.getCurrentUser()) throw new Error('the current context has no user');
-  return kc;
+/**
+ * Loads a kubeconfig for the client through the check of `kubeconfig.ts` (never the client's
+ * own `loadFromString`); throws `KubeconfigRefused` when it is not accepted.
+ */
+export function parseKubeConfig(text: string, opts: KubeconfigCheckOptions = {}): KubeConfig {
+  return loadCheckedKubeconfig(text, opts);
 }
 
 const enc = encodeURIComponent;
+
+interface RequestOpts {
+  body?: unknown;
+  contentType?: string;
+  timeoutMs?: number;
+  /** Cap of this answer, bytes. Default: the connection's `maxResponseBytes`. */
+  maxBytes?: number;
+  /** The `kind` the answer must have (`NodeList`, `Namespace`…). */
+  kind?: string;
+}
 
 /**
  * The real Kube over `@kubernetes/client-node`: the library parses the kubeconfig, runs its
@@ -176,10 +226,12 @@ export class ClientNodeKube implements Kube {
   private readonly kc: KubeConfig;
   private agent?: Agent;
   private readonly timeoutMs: number;
+  private readonly maxBytes: number;
+  private readonly maxListBytes: number;
   private discovery?: Promise<ApiResourceRef[]>;
 
   constructor(kubeconfig: string, opts: KubeConnectOptions) {
-    const kc = parseKubeConfig(kubeconfig);
+    const kc = parseKubeConfig(kubeconfig, { allowLinkLocal: opts.allowLinkLocal });
     const current = kc.getCurrentCluster()!;
     const proxyUrl = proxyUrlFor(current.server, opts.proxy, opts.env ?? process.env);
     // The client honours a cluster's `proxyUrl` (kubeconfig `proxy-url`), nothing else.
@@ -195,17 +247,15 @@ export class ClientNodeKube implements Kube {
     this.kc = kc;
     this.server = current.server.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs;
+    this.maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.maxListBytes = opts.maxListBytes ?? DEFAULT_MAX_LIST_BYTES;
   }
 
   close(): void {
     this.agent?.destroy();
   }
 
-  private async request(
-    method: string,
-    path: string,
-    o: { body?: unknown; contentType?: string; timeoutMs?: number } = {},
-  ): Promise<{ status: number; text: string }> {
+  private async request(method: string, path: string, o: RequestOpts = {}): Promise<{ status: number; text: string }> {
     const opts: RequestOptions & { headers: Record<string, string> } = { headers: {} };
     try {
       await this.kc.applyToHTTPSOptions(opts as never);
@@ -220,30 +270,53 @@ export class ClientNodeKube implements Kube {
       headers['content-length'] = String(Buffer.byteLength(body));
     }
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
+    const maxBytes = o.maxBytes ?? this.maxBytes;
+    const where = `${method} ${path.split('?')[0]}`;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       let done = false;
       let req: ReturnType<typeof send> | undefined;
-      const fail = (e: Error, timedOut: boolean) => {
+      const settle = (e: Error) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
-        reject(new KubeUnreachableError(`${this.server}: ${timedOut ? `no answer within ${timeoutMs} ms` : e.message}`, timedOut));
-      };
-      const timer = setTimeout(() => {
-        fail(new Error('timeout'), true);
+        reject(e);
         req?.destroy();
-      }, timeoutMs);
+      };
+      const fail = (e: Error, timedOut: boolean) =>
+        settle(new KubeUnreachableError(`${this.server}: ${timedOut ? `no answer within ${timeoutMs} ms` : e.message}`, timedOut));
+      const tooLarge = () => settle(new KubeResponseError('cluster_response_too_large', `${where}: the answer is larger than ${maxBytes} bytes`));
+      const timer = setTimeout(() => fail(new Error('timeout'), true), timeoutMs);
       try {
         req = send(url, { ...opts, method, headers, agent: opts.agent }, (res: IncomingMessage) => {
+          // Capped while streaming: a hostile server never makes this process hold more than maxBytes.
+          const declared = Number(res.headers['content-length']);
+          if (Number.isFinite(declared) && declared > maxBytes) {
+            tooLarge();
+            res.destroy();
+            return;
+          }
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
+          let total = 0;
+          res.on('data', (c: Buffer) => {
+            if (done) return;
+            total += c.length;
+            if (total > maxBytes) {
+              chunks.length = 0;
+              tooLarge();
+              res.destroy();
+              return;
+            }
+            chunks.push(c);
+          });
           res.on('end', () => {
+            if (done) return;
             done = true;
             clearTimeout(timer);
             resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
           });
           res.on('error', (e) => fail(e, false));
+          res.on('aborted', () => fail(new Error('the answer was cut off'), false));
         });
         req.on('error', (e) => fail(e, false));
         req.end(body);
@@ -254,25 +327,45 @@ export class ClientNodeKube implements Kube {
     });
   }
 
-  private async json<T>(method: string, path: string, o: { body?: unknown; contentType?: string; timeoutMs?: number } = {}): Promise<T> {
+  /**
+   * A JSON answer, checked: 2xx, JSON, not deeper than `MAX_JSON_DEPTH`, an object, and of
+   * `o.kind` when given. An error status is a `KubeApiError` with the message of a `Status`
+   * object only (never the body of something else).
+   */
+  private async json<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
     const r = await this.request(method, path, o);
-    if (r.status >= 200 && r.status < 300) return (r.text ? JSON.parse(r.text) : {}) as T;
-    let reason = '';
-    let message = r.text.slice(0, 500);
-    try {
-      const s = JSON.parse(r.text) as { reason?: string; message?: string };
-      reason = s.reason ?? '';
-      message = s.message ?? message;
-    } catch {
-      // not a Status object
+    const where = `${method} ${path.split('?')[0]}`;
+    if (r.status >= 200 && r.status < 300) {
+      if (!r.text) return {} as T;
+      let v: unknown;
+      try {
+        v = JSON.parse(r.text);
+      } catch {
+        throw new KubeResponseError('cluster_response_invalid', `${where}: the answer is not JSON`);
+      }
+      if (jsonDepth(v) > MAX_JSON_DEPTH) throw new KubeResponseError('cluster_response_invalid', `${where}: the answer is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      if (!isPlainObject(v)) throw new KubeResponseError('cluster_response_invalid', `${where}: the answer is not a JSON object`);
+      if (o.kind && v.kind !== o.kind) throw new KubeResponseError('cluster_response_invalid', `${where}: the answer is not a ${o.kind}`);
+      return v as T;
     }
-    throw new KubeApiError(r.status, reason, `${method} ${path.split('?')[0]}: ${r.status} ${message}`);
+    let reason = '';
+    let message = `HTTP ${r.status}`;
+    try {
+      const st = JSON.parse(r.text) as unknown;
+      if (isPlainObject(st) && st.kind === 'Status') {
+        if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
+        if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
+      }
+    } catch {
+      // not a Status object: its body is not repeated
+    }
+    throw new KubeApiError(r.status, reason, `${where}: ${message}`);
   }
 
   /** GET that maps 404 to null. */
-  private async getOrNull<T>(path: string): Promise<T | null> {
+  private async getOrNull<T>(path: string, kind?: string): Promise<T | null> {
     try {
-      return await this.json<T>('GET', path);
+      return await this.json<T>('GET', path, { kind });
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 404) return null;
       throw e;
@@ -289,32 +382,40 @@ export class ClientNodeKube implements Kube {
     }
   }
 
-  private async list<T>(path: string, q: Record<string, string | undefined> = {}): Promise<T[]> {
+  /** A list of `kind` (`NodeList`…): items must be objects; capped at the list limit. */
+  private async list<T>(path: string, kind: string, q: Record<string, string | undefined> = {}): Promise<T[]> {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(q)) if (v) params.set(k, v);
     const qs = params.toString();
-    return (await this.json<{ items?: T[] }>('GET', qs ? `${path}?${qs}` : path)).items ?? [];
+    const r = await this.json<{ items?: unknown }>('GET', qs ? `${path}?${qs}` : path, { kind, maxBytes: this.maxListBytes });
+    if (r.items === undefined || r.items === null) return [];
+    if (!Array.isArray(r.items) || !r.items.every(isPlainObject)) throw new KubeResponseError('cluster_response_invalid', `GET ${path}: items is not a list of objects`);
+    return r.items as T[];
   }
 
   async readyz(timeoutMs: number): Promise<boolean> {
     try {
-      const r = await this.request('GET', '/readyz', { timeoutMs });
+      const r = await this.request('GET', '/readyz', { timeoutMs, maxBytes: 64 * 1024 });
       return r.status === 200;
     } catch {
       return false;
     }
   }
 
-  version(): Promise<{ major: string; minor: string; gitVersion: string }> {
-    return this.json('GET', '/version');
+  async version(): Promise<{ major: string; minor: string; gitVersion: string }> {
+    const v = await this.json<Record<string, unknown>>('GET', '/version');
+    if (typeof v.gitVersion !== 'string' || typeof v.major !== 'string' || typeof v.minor !== 'string') {
+      throw new KubeResponseError('cluster_response_invalid', 'GET /version: the answer is not a VersionInfo');
+    }
+    return { major: v.major, minor: v.minor, gitVersion: v.gitVersion };
   }
 
-  getJson<T = unknown>(path: string): Promise<T> {
-    return this.json<T>('GET', path);
+  getJson<T = unknown>(path: string, kind?: string): Promise<T> {
+    return this.json<T>('GET', path, { kind });
   }
 
   getNamespace(name: string): Promise<V1Namespace | null> {
-    return this.getOrNull(`/api/v1/namespaces/${enc(name)}`);
+    return this.getOrNull(`/api/v1/namespaces/${enc(name)}`, 'Namespace');
   }
 
   async createNamespace(name: string, labels: Record<string, string>): Promise<void> {
@@ -328,18 +429,16 @@ export class ClientNodeKube implements Kube {
   private apiResources(): Promise<ApiResourceRef[]> {
     this.discovery ??= (async () => {
       const out: ApiResourceRef[] = [];
-      const core = await this.json<{ resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }> }>('GET', '/api/v1');
-      for (const r of core.resources) if (r.namespaced && r.verbs.includes('list') && !r.name.includes('/')) out.push({ group: '', version: 'v1', resource: r.name, kind: r.kind });
-      const groups = await this.json<{ groups: Array<{ name: string; preferredVersion: { groupVersion: string } }> }>('GET', '/apis');
-      const lists = await Promise.all(
-        groups.groups.map((g) =>
-          this.json<{ resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }> }>('GET', `/apis/${g.preferredVersion.groupVersion}`).then(
-            (l) => ({ g, l }),
-          ),
-        ),
+      const core = await this.resourceList('/api/v1');
+      for (const r of core) if (r.namespaced && r.verbs.includes('list') && !r.name.includes('/')) out.push({ group: '', version: 'v1', resource: r.name, kind: r.kind });
+      const groups = await this.json<{ groups?: unknown }>('GET', '/apis', { kind: 'APIGroupList' });
+      const gs = (Array.isArray(groups.groups) ? groups.groups : []).filter(
+        (g): g is { name: string; preferredVersion: { groupVersion: string } } =>
+          isPlainObject(g) && typeof g.name === 'string' && isPlainObject(g.preferredVersion) && typeof g.preferredVersion.groupVersion === 'string' && /^[a-z0-9.-]+\/[a-z0-9]+$/.test(g.preferredVersion.groupVersion),
       );
+      const lists = await Promise.all(gs.map((g) => this.resourceList(`/apis/${g.preferredVersion.groupVersion}`).then((l) => ({ g, l }))));
       for (const { g, l } of lists) {
-        for (const r of l.resources) {
+        for (const r of l) {
           if (r.namespaced && r.verbs.includes('list') && !r.name.includes('/')) {
             out.push({ group: g.name, version: g.preferredVersion.groupVersion.split('/')[1], resource: r.name, kind: r.kind });
           }
@@ -355,22 +454,43 @@ export class ClientNodeKube implements Kube {
     return p;
   }
 
+  /** An APIResourceList's resources, each checked (name, kind, namespaced, verbs). */
+  private async resourceList(path: string): Promise<Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }>> {
+    const l = await this.json<{ resources?: unknown }>('GET', path, { kind: 'APIResourceList' });
+    if (!Array.isArray(l.resources)) throw new KubeResponseError('cluster_response_invalid', `GET ${path}: resources is not a list`);
+    return l.resources
+      .filter((r): r is Record<string, unknown> => isPlainObject(r) && typeof r.name === 'string' && /^[a-z0-9.\/-]+$/.test(r.name) && typeof r.kind === 'string' && /^[A-Za-z0-9]+$/.test(r.kind))
+      .map((r) => ({
+        name: r.name as string,
+        kind: r.kind as string,
+        namespaced: r.namespaced === true,
+        verbs: Array.isArray(r.verbs) ? r.verbs.filter((v): v is string => typeof v === 'string') : [],
+      }));
+  }
+
   async listNamespaceContents(namespace: string): Promise<NamespacedItem[]> {
     const resources = await this.apiResources();
     const lists = await Promise.all(
       resources.map(async (r) => {
         const base = r.group ? `/apis/${r.group}/${r.version}` : '/api/v1';
-        const items = await this.list<{ metadata: { name: string; annotations?: Record<string, string> }; type?: string }>(
+        const items = await this.list<{ metadata?: { name?: unknown; annotations?: Record<string, string> }; type?: unknown }>(
           `${base}/namespaces/${enc(namespace)}/${r.resource}`,
+          `${r.kind}List`,
         );
-        return items.map((i) => ({ resource: r.resource, group: r.group, name: i.metadata.name, type: i.type, annotations: i.metadata.annotations }));
+        return items.map((i) => ({
+          resource: r.resource,
+          group: r.group,
+          name: String(i.metadata?.name ?? ''),
+          type: typeof i.type === 'string' ? i.type : undefined,
+          annotations: isPlainObject(i.metadata?.annotations) ? i.metadata.annotations : undefined,
+        }));
       }),
     );
     return lists.flat();
   }
 
   getSecret(namespace: string, name: string): Promise<V1Secret | null> {
-    return this.getOrNull(`/api/v1/namespaces/${enc(namespace)}/secrets/${enc(name)}`);
+    return this.getOrNull(`/api/v1/namespaces/${enc(namespace)}/secrets/${enc(name)}`, 'Secret');
   }
 
   async createSecret(secret: V1Secret): Promise<void> {
@@ -382,15 +502,15 @@ export class ClientNodeKube implements Kube {
   }
 
   listSecrets(): Promise<V1Secret[]> {
-    return this.list('/api/v1/secrets');
+    return this.list('/api/v1/secrets', 'SecretList');
   }
 
   listNodes(): Promise<V1Node[]> {
-    return this.list('/api/v1/nodes');
+    return this.list('/api/v1/nodes', 'NodeList');
   }
 
   getNode(name: string): Promise<V1Node | null> {
-    return this.getOrNull(`/api/v1/nodes/${enc(name)}`);
+    return this.getOrNull(`/api/v1/nodes/${enc(name)}`, 'Node');
   }
 
   setUnschedulable(name: string, value: boolean): Promise<V1Node> {
@@ -402,32 +522,32 @@ export class ClientNodeKube implements Kube {
   }
 
   listNamespaces(): Promise<V1Namespace[]> {
-    return this.list('/api/v1/namespaces');
+    return this.list('/api/v1/namespaces', 'NamespaceList');
   }
 
   listDeployments(labelSelector?: string): Promise<V1Deployment[]> {
-    return this.list('/apis/apps/v1/deployments', { labelSelector });
+    return this.list('/apis/apps/v1/deployments', 'DeploymentList', { labelSelector });
   }
 
   listDaemonSets(labelSelector?: string): Promise<V1DaemonSet[]> {
-    return this.list('/apis/apps/v1/daemonsets', { labelSelector });
+    return this.list('/apis/apps/v1/daemonsets', 'DaemonSetList', { labelSelector });
   }
 
   listStatefulSets(): Promise<V1StatefulSet[]> {
-    return this.list('/apis/apps/v1/statefulsets');
+    return this.list('/apis/apps/v1/statefulsets', 'StatefulSetList');
   }
 
   listPods(o: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {}): Promise<V1Pod[]> {
     const path = o.namespace ? `/api/v1/namespaces/${enc(o.namespace)}/pods` : '/api/v1/pods';
-    return this.list(path, { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector });
+    return this.list(path, 'PodList', { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector });
   }
 
   listServices(labelSelector?: string): Promise<V1Service[]> {
-    return this.list('/api/v1/services', { labelSelector });
+    return this.list('/api/v1/services', 'ServiceList', { labelSelector });
   }
 
   listPvcs(labelSelector?: string): Promise<V1PersistentVolumeClaim[]> {
-    return this.list('/api/v1/persistentvolumeclaims', { labelSelector });
+    return this.list('/api/v1/persistentvolumeclaims', 'PersistentVolumeClaimList', { labelSelector });
   }
 
   deletePvc(namespace: string, name: string): Promise<boolean> {
@@ -439,16 +559,16 @@ export class ClientNodeKube implements Kube {
   }
 
   getDaemonSet(namespace: string, name: string): Promise<V1DaemonSet | null> {
-    return this.getOrNull(`/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`);
+    return this.getOrNull(`/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`, 'DaemonSet');
   }
 
   deleteDaemonSet(namespace: string, name: string): Promise<boolean> {
     return this.deleteOrFalse(`/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`, { propagationPolicy: 'Background' });
   }
 
-  private async listOptionalGroup<T>(path: string): Promise<T[]> {
+  private async listOptionalGroup<T>(path: string, kind: string): Promise<T[]> {
     try {
-      return await this.list<T>(path);
+      return await this.list<T>(path, kind);
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 404) return [];
       throw e;
@@ -456,16 +576,17 @@ export class ClientNodeKube implements Kube {
   }
 
   listResourceSlices(): Promise<ResourceSliceLike[]> {
-    return this.listOptionalGroup('/apis/resource.k8s.io/v1/resourceslices');
+    return this.listOptionalGroup('/apis/resource.k8s.io/v1/resourceslices', 'ResourceSliceList');
   }
 
   listResourceClaims(): Promise<ResourceClaimLike[]> {
-    return this.listOptionalGroup('/apis/resource.k8s.io/v1/resourceclaims');
+    return this.listOptionalGroup('/apis/resource.k8s.io/v1/resourceclaims', 'ResourceClaimList');
   }
 
   async crdEstablished(name: string): Promise<boolean> {
     const crd = await this.getOrNull<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(
       `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${enc(name)}`,
+      'CustomResourceDefinition',
     );
     return !!crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
   }
@@ -513,7 +634,7 @@ export class ClientNodeKube implements Kube {
   private gvResources(base: string): Promise<Array<{ name: string; kind: string; namespaced: boolean }>> {
     let p = this.gvCache.get(base);
     if (!p) {
-      p = this.json<{ resources: Array<{ name: string; kind: string; namespaced: boolean }> }>('GET', base).then((r) => r.resources);
+      p = this.resourceList(base);
       this.gvCache.set(base, p);
       p.catch(() => this.gvCache.delete(base));
     }

@@ -9,6 +9,7 @@ import type { ResolvedNode } from './nodes';
 import type { PreflightService } from './preflight.service';
 import type { Redactor, Slots } from './redact';
 import type { ClusterRegistrar } from './registrar';
+import type { WorkerDirectory } from './workers';
 import type { HostKey } from './ssh.adapter';
 
 /** The phases a bootstrap goes through, in order; the last three are where it ends. */
@@ -22,6 +23,8 @@ export interface BootstrapRun {
   proxy?: BootstrapProxy;
   register?: { name: string; description?: string };
   redactor: Redactor;
+  /** The nodes given as workers (issue 24): they are told the cluster they joined once it is registered. */
+  workerIds?: string[];
 }
 
 export interface BootstrapJobDeps {
@@ -31,6 +34,8 @@ export interface BootstrapJobDeps {
   key: IronlensKey;
   box: SecretBox;
   registrar?: ClusterRegistrar;
+  /** Where the workers are told the cluster they joined (issue 24). Default: nowhere. */
+  workers?: WorkerDirectory;
   slots: Slots;
   /** `<dataDir>/bootstrap/jobs`: one directory per job, deleted when it ends. */
   jobsDir: string;
@@ -115,6 +120,13 @@ export class BootstrapJob {
         }
         await this.deps.repo.setClusterId(run.id, clusterId);
         log(`registered as cluster ${clusterId}`);
+        if (run.workerIds?.length && this.deps.workers) {
+          // The cluster exists and is registered: a failure here is logged, not the job's failure.
+          await this.deps.workers.joined(run.workerIds, clusterId).then(
+            () => log(`workers ${run.workerIds?.join(', ')} joined cluster ${clusterId}`),
+            (err: Error) => log(`warning: recording the workers' cluster failed: ${run.redactor.line(err.message)}`),
+          );
+        }
       } else {
         await this.deps.repo.holdKubeconfig(run.id, this.deps.box.seal(kubeconfig, kubeconfigPurpose(run.id)));
         log('admin kubeconfig held (encrypted) for its one hand-out');

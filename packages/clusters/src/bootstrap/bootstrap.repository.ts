@@ -11,6 +11,8 @@ export interface StoredNode {
   port: number;
   roles: NodeRole[];
   username: string;
+  /** The worker the node was given as (issue 24), when it was. */
+  workerId?: string;
   auth: NodeAuth;
 }
 

@@ -3,9 +3,16 @@ import { type Static, Type } from '@sinclair/typebox';
 /** One source for every shape of the bootstrap API: validation, OpenAPI and the route types. */
 const HostSpec = Type.String({ minLength: 1, maxLength: 4096, description: '`10.0.0.5`, a comma list, `10.0.0.10-12`, `10.0.0.250-10.0.1.5` or a host name' });
 const Port = Type.Integer({ minimum: 1, maximum: 65535, default: 22 });
+/** The same port, for a node inside a union of node forms (issue 24): ajv applies no default under anyOf (the service reads a missing port as 22). */
+const NodePort = Type.Integer({ minimum: 1, maximum: 65535, description: 'default 22' });
 const Fingerprint = Type.String({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$', description: 'as `ssh-keygen -lf` prints it' });
 
-export const HostKeysRequest = Type.Object({ nodes: Type.Array(Type.Object({ host: HostSpec, port: Type.Optional(Port) }), { minItems: 1, maxItems: 64 }) });
+/** A worker of the boot control plane (issue 24): ironlens uses its reported address and host keys. */
+const WorkerId = Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$', description: 'a worker id of the boot control plane (`GET /workers`)' });
+
+export const HostKeysRequest = Type.Object({
+  nodes: Type.Array(Type.Union([Type.Object({ host: HostSpec, port: Type.Optional(NodePort) }), Type.Object({ workerId: WorkerId })]), { minItems: 1, maxItems: 64 }),
+});
 export type HostKeysRequest = Static<typeof HostKeysRequest>;
 
 export const HostKeysResponse = Type.Object({
@@ -16,22 +23,31 @@ export const HostKeysResponse = Type.Object({
       algorithm: Type.Optional(Type.String()),
       fingerprint: Type.Optional(Type.String()),
       error: Type.Optional(Type.String()),
+      workerId: Type.Optional(Type.String()),
     }),
   ),
 });
 
 const NodeInput = Type.Object({
   host: HostSpec,
-  port: Type.Optional(Port),
+  port: Type.Optional(NodePort),
   roles: Type.Array(Type.Union([Type.Literal('control-plane'), Type.Literal('worker')]), { minItems: 1, maxItems: 2 }),
-  username: Type.Optional(Type.String({ default: 'root', maxLength: 32 })),
+  username: Type.Optional(Type.String({ maxLength: 32, description: 'default root' })),
   privateKey: Type.Optional(Type.String({ maxLength: 65536, description: 'never stored, never returned' })),
   password: Type.Optional(Type.String({ maxLength: 1024, description: 'never stored, never returned' })),
 });
 
+/** `{workerId, roles, username?}`: a booted worker, at its reported address, pinned to its reported host key, logged in with ironlens' own key. */
+const WorkerNodeInput = Type.Object({
+  workerId: WorkerId,
+  roles: Type.Array(Type.Union([Type.Literal('control-plane'), Type.Literal('worker')]), { minItems: 1, maxItems: 2 }),
+  username: Type.Optional(Type.String({ maxLength: 32 })),
+});
+const AnyNode = Type.Union([NodeInput, WorkerNodeInput]);
+
 const Pin = Type.Object({ host: Type.String({ minLength: 1, maxLength: 253 }), port: Type.Optional(Port), fingerprint: Fingerprint });
 
-export const PreflightRequest = Type.Object({ nodes: Type.Array(NodeInput, { minItems: 1, maxItems: 64 }), hostKeys: Type.Array(Pin, { maxItems: 256 }) });
+export const PreflightRequest = Type.Object({ nodes: Type.Array(AnyNode, { minItems: 1, maxItems: 64 }), hostKeys: Type.Array(Pin, { maxItems: 256 }) });
 export type PreflightRequest = Static<typeof PreflightRequest>;
 
 const Check = Type.Object({
@@ -45,6 +61,7 @@ export const PreflightResponse = Type.Object({
   items: Type.Array(
     Type.Object({
       host: Type.String(),
+      workerId: Type.Optional(Type.String()),
       roles: Type.Array(Type.String()),
       state: Type.Union([Type.Literal('passed'), Type.Literal('failed')]),
       error: Type.Optional(Type.String()),
@@ -62,7 +79,7 @@ const ProxyConfig = Type.Object({
 });
 
 export const StartRequest = Type.Object({
-  nodes: Type.Array(NodeInput, { minItems: 1, maxItems: 64 }),
+  nodes: Type.Array(AnyNode, { minItems: 1, maxItems: 64 }),
   hostKeys: Type.Array(Pin, { maxItems: 256 }),
   proxy: Type.Optional(ProxyConfig),
   register: Type.Optional(Type.Object({ name: Type.String({ maxLength: 253 }), description: Type.Optional(Type.String({ maxLength: 4096 })) })),
@@ -88,7 +105,7 @@ export const ListResponse = Type.Object({
       id: Type.String(),
       phase: Phase,
       error: Type.Union([Type.String(), Type.Null()]),
-      nodes: Type.Array(Type.Object({ host: Type.String(), port: Type.Integer(), roles: Type.Array(Type.String()), username: Type.String() })),
+      nodes: Type.Array(Type.Object({ host: Type.String(), port: Type.Integer(), roles: Type.Array(Type.String()), username: Type.String(), workerId: Type.Optional(Type.String()) })),
       register: Type.Union([Type.Object({ name: Type.String(), description: Type.Optional(Type.String()) }), Type.Null()]),
       clusterId: Type.Union([Type.String(), Type.Null()]),
       kubeconfigDelivered: Type.Boolean(),

@@ -8,11 +8,12 @@ import { expandTargets, MAX_EXPANDED_HOSTS } from './host-spec';
 import { type BootstrapProxy, NO_PROXY, PROXY_URL } from './inventory';
 import type { IronlensKey } from './ironlens-key';
 import type { Kubespray } from './kubespray.adapter';
-import { type BootstrapNodeInput, type HostKeyPin, resolveNodes } from './nodes';
+import { type HostKeyPin, resolveNodes } from './nodes';
 import type { PreflightResult, PreflightService } from './preflight.service';
 import { Redactor } from './redact';
 import type { ClusterRegistrar } from './registrar';
 import { mapLimit, type SshHosts } from './ssh.adapter';
+import { type AnyNodeInput, expandWorkerNodes, type WorkerDirectory } from './workers';
 
 /** The core job kind of a bootstrap. */
 export const BOOTSTRAP_JOB_KIND = 'clusters.bootstrap';
@@ -21,10 +22,10 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by a restart';
 /** The log tail a status read returns. */
 export const LOG_TAIL_BYTES = 32 * 1024;
 
-export type HostKeyItem = { host: string; port: number; algorithm: string; fingerprint: string } | { host: string; port: number; error: string };
+export type HostKeyItem = ({ host: string; port: number; algorithm: string; fingerprint: string } | { host: string; port: number; error: string }) & { workerId?: string };
 
 export interface BootstrapStartRequest {
-  nodes: BootstrapNodeInput[];
+  nodes: AnyNodeInput[];
   hostKeys: HostKeyPin[];
   proxy?: BootstrapProxy;
   register?: { name: string; description?: string };
@@ -45,7 +46,7 @@ export interface BootstrapSummary {
   id: string;
   phase: BootstrapPhase;
   error: string | null;
-  nodes: Array<{ host: string; port: number; roles: string[]; username: string }>;
+  nodes: Array<{ host: string; port: number; roles: string[]; username: string; workerId?: string }>;
   register: { name: string; description?: string } | null;
   clusterId: string | null;
   kubeconfigDelivered: boolean;
@@ -64,6 +65,8 @@ export interface BootstrapServiceDeps {
   box: SecretBox;
   registrar?: ClusterRegistrar;
   operations?: OperationsLog;
+  /** The boot control plane's workers (issue 24): nodes given as `{workerId}`. Default: none (such nodes are 422). */
+  workers?: WorkerDirectory;
   sshTimeoutMs: number;
   /** `<dataDir>/bootstrap/jobs`. */
   jobsDir: string;
@@ -101,23 +104,42 @@ function checkProxy(proxy: BootstrapProxy | undefined): void {
 export class BootstrapService {
   constructor(private readonly deps: BootstrapServiceDeps) {}
 
-  /** Reads every expanded host's key without authenticating, 16 at once, in input order. */
-  async hostKeys(nodes: Array<{ host: string; port?: number }>): Promise<{ items: HostKeyItem[] }> {
-    const targets = expandTargets(nodes, MAX_EXPANDED_HOSTS);
+  /**
+   * Reads every expanded host's key without authenticating, 16 at once, in input order. A node
+   * given as `{workerId}` is read at its reported address, and its key must be one it reported.
+   */
+  async hostKeys(nodes: Array<{ host: string; port?: number } | { workerId: string }>): Promise<{ items: HostKeyItem[] }> {
+    // Roles do not matter for reading keys; the expansion wants them on every row.
+    const given: AnyNodeInput[] = nodes.map((n) => ({ ...n, roles: ['worker' as const] }));
+    const expanded = await expandWorkerNodes(given, [], this.deps.workers);
+    const targets = expandTargets(expanded.nodes, MAX_EXPANDED_HOSTS);
     const items = await mapLimit(targets, 16, async (t): Promise<HostKeyItem> => {
+      const workerId = expanded.workers.get(`${t.host}:${t.port}`);
+      const tag = workerId ? { workerId } : {};
       try {
         const key = await this.deps.ssh.scanHostKey(t.host, t.port, { timeoutMs: this.deps.sshTimeoutMs });
-        return { host: t.host, port: t.port, algorithm: key.algorithm, fingerprint: key.fingerprint };
+        const reported = expanded.reported.get(`${t.host}:${t.port}`);
+        if (reported && !reported.some((k) => k.fingerprint === key.fingerprint)) {
+          return { host: t.host, port: t.port, error: `host key ${key.fingerprint} (${key.algorithm}) is not one worker ${workerId} reported`, ...tag };
+        }
+        return { host: t.host, port: t.port, algorithm: key.algorithm, fingerprint: key.fingerprint, ...tag };
       } catch (err) {
-        return { host: t.host, port: t.port, error: (err as Error).message };
+        return { host: t.host, port: t.port, error: (err as Error).message, ...tag };
       }
     });
     return { items };
   }
 
-  async preflight(req: { nodes: BootstrapNodeInput[]; hostKeys: HostKeyPin[] }): Promise<PreflightResult> {
-    const nodes = resolveNodes(req.nodes, req.hostKeys);
-    return this.deps.preflight.run(nodes, { timeoutMs: this.deps.sshTimeoutMs });
+  async preflight(req: { nodes: AnyNodeInput[]; hostKeys: HostKeyPin[] }): Promise<PreflightResult> {
+    const expanded = await expandWorkerNodes(req.nodes, req.hostKeys, this.deps.workers);
+    const nodes = resolveNodes(expanded.nodes, expanded.pins);
+    const result = await this.deps.preflight.run(nodes, { timeoutMs: this.deps.sshTimeoutMs });
+    for (const item of result.items) {
+      const node = nodes.find((n) => n.host === item.host);
+      const workerId = node && expanded.workers.get(`${node.host}:${node.port}`);
+      if (workerId) (item as { workerId?: string }).workerId = workerId;
+    }
+    return result;
   }
 
   publicKey(): { publicKey: string } {
@@ -126,7 +148,8 @@ export class BootstrapService {
 
   /** Validates like preflight (422s before anything connects), records the job, starts it in the background. */
   async start(req: BootstrapStartRequest): Promise<{ bootstrapId: string }> {
-    const nodes = resolveNodes(req.nodes, req.hostKeys);
+    const expanded = await expandWorkerNodes(req.nodes, req.hostKeys, this.deps.workers);
+    const nodes = resolveNodes(expanded.nodes, expanded.pins);
     checkProxy(req.proxy);
     let register: { name: string; description?: string } | undefined;
     if (req.register) {
@@ -141,11 +164,13 @@ export class BootstrapService {
       port: n.port,
       roles: n.roles,
       username: n.username,
+      ...(expanded.workers.has(`${n.host}:${n.port}`) ? { workerId: expanded.workers.get(`${n.host}:${n.port}`) } : {}),
       auth: (n.privateKey ? 'private_key' : n.password ? 'password' : 'ironlens_key') satisfies NodeAuth,
     }));
     const proxyUrls = [req.proxy?.httpProxy, req.proxy?.httpsProxy].map((u) => (u ? /:\/\/([^@/]*)@/.exec(u)?.[1] : undefined));
     const redactor = new Redactor([...nodes.flatMap((n) => [n.privateKey, n.password]), ...proxyUrls]);
-    const run = { id, nodes, proxy: req.proxy, register, redactor };
+    const workerIds = [...new Set(expanded.workers.values())];
+    const run = { id, nodes, proxy: req.proxy, register, redactor, workerIds };
     // The job row holds no credential: the input is the stored nodes only.
     const job = await this.deps.runner.start({ kind: BOOTSTRAP_JOB_KIND, subject: id, input: { id, nodes: stored } }, async (ctx) => {
       await this.deps.job.run(ctx, run);
@@ -205,7 +230,7 @@ export class BootstrapService {
         id: rec.id,
         phase: phaseOf(job),
         error: job ? job.error : 'the job record was pruned',
-        nodes: rec.nodes.map((n) => ({ host: n.host, port: n.port, roles: n.roles, username: n.username })),
+        nodes: rec.nodes.map((n) => ({ host: n.host, port: n.port, roles: n.roles, username: n.username, ...(n.workerId ? { workerId: n.workerId } : {}) })),
         register: rec.register,
         clusterId: rec.clusterId,
         kubeconfigDelivered: rec.kubeconfigState === 'delivered',

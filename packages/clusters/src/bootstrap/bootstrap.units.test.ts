@@ -27,6 +27,17 @@ describe('host specs', () => {
     expect(() => expandTargets([{ host: '10.0.0.0-255' }, { host: '10.0.1.0' }])).toThrow(expect.objectContaining({ code: 'bootstrap_too_many_hosts' }));
   });
 
+  it('refuses unspecified, broadcast, multicast and link-local addresses and numeric-looking names (issue 18)', () => {
+    for (const bad of ['169.254.169.254', '0.0.0.0', '255.255.255.255', '224.0.0.1', '239.255.255.250', '240.0.0.1', '0.1.2.3', '169.254.0.1-3', '10.0.0.1,169.254.1.1', '0x7f000001', '0x7f.1', 'node.0x1', 'host.123']) {
+      expect(() => expandHostSpec(bad), bad).toThrow(expect.objectContaining({ code: 'bootstrap_host_not_allowed', status: 422 }));
+    }
+    expect(() => expandHostSpec('2130706433')).toThrow(expect.objectContaining({ code: 'bootstrap_host_invalid' }));
+    // A range that crosses into link-local is refused as a whole.
+    expect(() => expandHostSpec('169.253.255.254-169.254.0.1')).toThrow(expect.objectContaining({ code: 'bootstrap_host_not_allowed' }));
+    // Loopback, private addresses and ordinary names stay allowed.
+    expect(expandHostSpec('127.0.0.2,10.0.0.1,192.168.1.1,node-0x1.lab,n1.example')).toEqual(['127.0.0.2', '10.0.0.1', '192.168.1.1', 'node-0x1.lab', 'n1.example']);
+  });
+
   it('removes duplicates of the same host and port, keeps the same host on another port', () => {
     expect(expandTargets([{ host: '10.0.0.1,10.0.0.1-2' }, { host: '10.0.0.2', port: 22 }, { host: '10.0.0.2', port: 2222 }]).map((t) => `${t.host}:${t.port}`)).toEqual([
       '10.0.0.1:22',

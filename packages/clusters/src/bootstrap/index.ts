@@ -11,6 +11,7 @@ import { PreflightService } from './preflight.service';
 import { Slots } from './redact';
 import type { ClusterRegistrar } from './registrar';
 import { Ssh2Hosts, type SshHosts } from './ssh.adapter';
+import type { WorkerDirectory } from './workers';
 
 export { type BootstrapPhase, PHASES } from './bootstrap.job';
 export { type BootstrapRecord, bootstrapMigrations, type StoredNode } from './bootstrap.repository';
@@ -20,6 +21,7 @@ export { expandHostSpec, MAX_EXPANDED_HOSTS } from './host-spec';
 export { KUBESPRAY_VERSION, type Kubespray, KubesprayCli } from './kubespray.adapter';
 export type { ClusterRegistrar } from './registrar';
 export { fingerprintOf, type HostKey, Ssh2Hosts, type SshHosts } from './ssh.adapter';
+export { expandWorkerNodes, preferredKey, type WorkerDirectory, type WorkerHost, type WorkerNodeInput } from './workers';
 
 export interface BootstrapWiring {
   store: Store;
@@ -38,6 +40,8 @@ export interface BootstrapWiring {
   box?: SecretBox;
   /** Told about bootstrap jobs (the process' job metrics). Default: nothing. */
   jobObserver?: JobObserver;
+  /** The boot control plane's workers (issue 24), for nodes given as `{workerId}`. Default: none. */
+  workers?: WorkerDirectory;
 }
 
 export interface BootstrapRuntime {
@@ -79,8 +83,8 @@ export async function createBootstrapServices(w: BootstrapWiring): Promise<Boots
   const repo = new BootstrapRepository(w.store);
   const preflight = new PreflightService(ssh, key);
   const jobsDir = join(root, 'jobs');
-  const job = new BootstrapJob({ repo, preflight, kubespray, key, box, registrar: w.registrar, slots: new Slots(concurrency), jobsDir, timeoutMs, sshTimeoutMs });
-  const bootstrap = new BootstrapService({ repo, runner, preflight, ssh, job, kubespray, key, box, registrar: w.registrar, operations: w.operations, sshTimeoutMs, jobsDir });
+  const job = new BootstrapJob({ repo, preflight, kubespray, key, box, registrar: w.registrar, workers: w.workers, slots: new Slots(concurrency), jobsDir, timeoutMs, sshTimeoutMs });
+  const bootstrap = new BootstrapService({ repo, runner, preflight, ssh, job, kubespray, key, box, registrar: w.registrar, operations: w.operations, workers: w.workers, sshTimeoutMs, jobsDir });
   await bootstrap.recover();
   // Replicas: a job of this data dir's previous process fails when its lease runs out, later.
   const stopJanitor = w.store.dialect === 'postgres' ? bootstrap.startJanitor(jobLeaseFromEnv(w.env).heartbeatMs ?? 5000) : () => {};

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackProfile } from '../profile';
 import { type ClustersTestApp, multipart, startClustersApp } from '../testing/app';
 import { EnvoyGatewayController } from '../testing/envoy-gateway.controller';
-import { CountingChartMirror, packageCharts, realGatewayApiBundle, realInferenceExtensionBundle, testHelm } from '../testing/gateway-upstream';
+import { CountingChartMirror, packageCharts, realInferenceExtensionBundle, testHelm } from '../testing/gateway-upstream';
+import { upstreamGatewayApiBundle } from '../testing/upstream-crd-bundles';
 import { LocalGithubMirror } from '../testing/github-mirror';
 
 // The shared inference gateway against a real control plane with the REAL upstream CRDs at the
@@ -105,7 +106,7 @@ beforeAll(async () => {
   apps = h.kubeConfig().makeApiClient(AppsV1Api);
   custom = h.kubeConfig().makeApiClient(CustomObjectsApi);
   gh = new LocalGithubMirror();
-  gh.addReleaseAsset(`/kubernetes-sigs/gateway-api/releases/download/${p.k8s_gateway_api}/standard-install.yaml`, realGatewayApiBundle(p));
+  gh.addReleaseAsset(`/kubernetes-sigs/gateway-api/releases/download/${p.k8s_gateway_api}/standard-install.yaml`, upstreamGatewayApiBundle(p.k8s_gateway_api));
   gh.addReleaseAsset(`/kubernetes-sigs/gateway-api-inference-extension/releases/download/${p.k8s_gateway_api_inference_extension}/v1-manifests.yaml`, realInferenceExtensionBundle(p));
   await gh.start();
   charts = new CountingChartMirror(packageCharts(p).dir);

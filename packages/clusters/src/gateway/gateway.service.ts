@@ -1,13 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { AppError, type Job, type JobContext, type JobRunner, type OperationsLog } from '@ironlens/core';
-import type { BundleFetcher } from '../adapters/bundle-fetch.adapter';
 import { type Kube, KubeApiError, type KubeObjectRef } from '../adapters/kube.adapter';
 import type { GatewayProvider } from '../domain';
 import type { StackProfile } from '../profile';
 import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
 import type { ClusterAccess } from '../services/cluster-access';
-import { bundleObjects, bundleUrls } from '../services/crds.service';
+import { type BundleId, bundleUrls, type CrdsService } from '../services/crds.service';
 import { FIELD_MANAGER } from '../services/manifests';
 import type { GatewayKeyRow, GatewayRepository, GatewayStateRow, ObjectKey } from './gateway.repository';
 import {
@@ -107,7 +106,8 @@ export class GatewayService {
     private readonly runner: JobRunner,
     private readonly ops: OperationsLog,
     private readonly helm: Helm,
-    private readonly fetcher: BundleFetcher,
+    /** The pinned CRD bundles, fetched and checked (sha256 pin, allow-list) as `POST …/crds` does. */
+    private readonly crds: Pick<CrdsService, 'checkedBundle'>,
     private readonly opts: GatewayServiceOptions,
   ) {}
 
@@ -269,9 +269,8 @@ export class GatewayService {
 
     ctx.stage('apply the Gateway API and Inference Extension CRDs', 5);
     const urls = bundleUrls(this.opts.githubMirror, this.opts.profile);
-    for (const [id, url] of Object.entries(urls)) {
-      const objects = bundleObjects(await this.fetcher.fetchText(url, ctx.signal));
-      if (objects.length === 0) throw new Error(`${url} holds no objects`);
+    for (const id of Object.keys(urls) as BundleId[]) {
+      const objects = await this.crds.checkedBundle(id, ctx.signal);
       for (const o of objects) {
         ctx.throwIfCancelled();
         // A bundle object a provider chart also ships (Envoy Gateway's chart carries the Gateway

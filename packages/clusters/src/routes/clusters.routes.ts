@@ -1,6 +1,7 @@
 import { AppError } from '@ironlens/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RegisterClusterInput } from '../services/cluster.service';
+import { PLANNING_RESOURCES } from '../services/platform.service';
 import type { ClusterServices } from '../wiring';
 import {
   ClusterIdParams,
@@ -18,31 +19,47 @@ import {
   PrepullSchema,
   type PrepullBody,
   RegisterFormDoc,
+  PlanningParams,
   SessionIdParams,
 } from './schemas';
 
 const security = [{ bearer: [] }];
 const MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024;
+const MAX_FIELD_BYTES = 1024 * 1024;
+const MAX_FIELDS = 32;
+/** @fastify/multipart's limit errors; a limit hit while a part streams ends that stream early. */
+const LIMIT_ERRORS = new Set(['FST_PARTS_LIMIT', 'FST_FILES_LIMIT', 'FST_FIELDS_LIMIT', 'FST_REQ_FILE_TOO_LARGE', 'ERR_STREAM_PREMATURE_CLOSE']);
 
-/** Reads POST /api/cluster/clusters' multipart form: text fields and the `file` upload. */
+/**
+ * Reads POST /api/cluster/clusters' multipart form: text fields and the `file` upload. The
+ * kubeconfig comes only as a file part (a text field `file` is what an HTML form of another site
+ * can post without a file picker: refused). More than 32 fields, a second file, a field over 1 MiB
+ * or a kubeconfig over 4 MiB is a 413 `form_too_large`, never cut (issue 18, finding 12).
+ */
 async function readRegisterForm(req: FastifyRequest): Promise<RegisterClusterInput> {
   if (!req.isMultipart()) throw new AppError('validation_failed', 'the request must be multipart/form-data (fields name, file, …)');
   const fields: Record<string, string> = {};
   let file: Buffer | undefined;
-  for await (const part of req.parts({ limits: { fileSize: MAX_KUBECONFIG_BYTES, files: 1, fields: 32 } })) {
-    if (part.type === 'file') {
-      const buf = await part.toBuffer();
-      if (part.file.truncated) throw new AppError('invalid_kubeconfig', `the kubeconfig is larger than ${MAX_KUBECONFIG_BYTES} bytes`);
-      if (part.fieldname === 'file') file = buf;
-    } else {
-      fields[part.fieldname] = String(part.value ?? '');
+  const tooLarge = (what: string) => new AppError('form_too_large', what);
+  try {
+    for await (const part of req.parts({ limits: { fileSize: MAX_KUBECONFIG_BYTES, files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES } })) {
+      if (part.type === 'file') {
+        const buf = await part.toBuffer();
+        if (part.file.truncated) throw tooLarge(`the kubeconfig is larger than ${MAX_KUBECONFIG_BYTES} bytes`);
+        if (part.fieldname === 'file') file = buf;
+      } else {
+        if (part.valueTruncated || part.fieldnameTruncated) throw tooLarge(`form field ${part.fieldname.slice(0, 64)} is larger than ${MAX_FIELD_BYTES} bytes`);
+        if (part.fieldname === 'file') throw new AppError('validation_failed', 'form field file must be a file upload (the kubeconfig), not a text field');
+        fields[part.fieldname] = String(part.value ?? '');
+      }
     }
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== undefined && LIMIT_ERRORS.has(code)) throw tooLarge(`the form is over its limits: at most ${MAX_FIELDS} fields, one file of at most ${MAX_KUBECONFIG_BYTES} bytes, fields of at most ${MAX_FIELD_BYTES} bytes`);
+    throw err;
   }
   if (fields.name === undefined) throw new AppError('validation_failed', 'form field name is required');
-  if (file === undefined) {
-    if (fields.file === undefined) throw new AppError('validation_failed', 'form field file (the kubeconfig upload) is required');
-    file = Buffer.from(fields.file, 'utf8');
-  }
+  if (file === undefined) throw new AppError('validation_failed', 'form field file (the kubeconfig upload) is required');
   return {
     name: fields.name,
     description: fields.description,
@@ -207,10 +224,17 @@ export function clusterRoutes(app: FastifyInstance, s: ClusterServices): void {
     async (req) => s.clusters.sessionInfo(req.params.session_id),
   );
 
-  app.get<{ Params: SessionIdParams & { resource: string } }>(
+  app.get<{ Params: PlanningParams }>(
     '/api/cluster/sessions/:session_id/planning-discovery/:resource',
-    { schema: { tags, security, summary: 'Allow-listed planning discovery read ({"result": null} when it fails)' } },
-    async (req) => s.platform.planningDiscovery(req.params.session_id, req.params.resource),
+    {
+      // A resource outside the enum keeps the seed's 422 invalid_planning_resource (the service says so).
+      attachValidation: true,
+      schema: { tags, security, params: PlanningParams, summary: 'Allow-listed planning discovery read ({"result": null} when it fails)' },
+    },
+    async (req) => {
+      if (req.validationError && Object.hasOwn(PLANNING_RESOURCES, String(req.params.resource))) throw req.validationError;
+      return s.platform.planningDiscovery(req.params.session_id, req.params.resource);
+    },
   );
 
   // Legacy overview session routes (Lens' older front end).

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { PLANNING_RESOURCES, type PlanningResource } from '../services/platform.service';
 
 /** TypeBox schemas of the cluster manager's requests: validation, OpenAPI and types from one place. */
 
@@ -20,6 +21,19 @@ export type ClusterIdParams = Static<typeof ClusterIdParams>;
 export const SessionIdParams = Type.Object({ session_id: Type.String({ minLength: 1, maxLength: 128 }) });
 export type SessionIdParams = Static<typeof SessionIdParams>;
 
+/**
+ * Planning discovery's path parameters: `resource` is an enum generated from the allow-list
+ * (`PLANNING_RESOURCES`), so the OpenAPI document and docs/clusters.md name exactly what is read.
+ */
+export const PlanningParams = Type.Object({
+  session_id: Type.String({ minLength: 1, maxLength: 128 }),
+  resource: Type.Union(
+    (Object.keys(PLANNING_RESOURCES) as PlanningResource[]).map((k) => Type.Literal(k)),
+    { description: `one of ${Object.keys(PLANNING_RESOURCES).join(', ')} (others: 422 invalid_planning_resource)` },
+  ),
+});
+export type PlanningParams = Static<typeof PlanningParams>;
+
 export const ClusterIdQuery = Type.Object({ clusterId: Type.String({ minLength: 1, maxLength: 64 }) });
 export type ClusterIdQuery = Static<typeof ClusterIdQuery>;
 
@@ -33,7 +47,7 @@ export type PortQuery = Static<typeof PortQuery>;
 export const ClusterSettingsUpdateSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 253 })),
-    description: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String({ description: 'at most 4096 characters (422 invalid_cluster_description past it)' })),
     proxy: Type.Optional(ProxyConfigSchema),
     llmDRef: Type.Optional(Type.Unknown()),
     llmDBenchmarkRef: Type.Optional(Type.Unknown()),

@@ -1,5 +1,6 @@
 import { AppError, type SecretBox, type Store } from '@ironlens/core';
-import { type Kube, KubeApiError, type KubeConnector, KubeUnreachableError } from '../adapters/kube.adapter';
+import { type Kube, KubeApiError, type KubeConnector, KubeResponseError, KubeUnreachableError } from '../adapters/kube.adapter';
+import { KubeconfigRefused } from '../adapters/kubeconfig';
 import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
 import type { ClustersDb } from '../repositories/tables';
 
@@ -9,12 +10,14 @@ export const kubeconfigPurpose = (id: string) => `cluster:${id}:kubeconfig`;
 /**
  * Turns a failure talking to a cluster into the API's error: unreachable → 502
  * `cluster_request_failed` (504 when it timed out); an API server error status → 502 with its
- * message. Anything else is passed through.
+ * Status message; an answer too large or not of the kind asked for → 502
+ * `cluster_response_too_large` / `cluster_response_invalid`. Anything else is passed through.
  */
 export function clusterFailure(e: unknown): unknown {
   if (e instanceof AppError) return e;
   if (e instanceof KubeUnreachableError) return new AppError('cluster_request_failed', e.message, {}, e.timedOut ? 504 : 502);
   if (e instanceof KubeApiError) return new AppError('cluster_request_failed', e.message);
+  if (e instanceof KubeResponseError) return new AppError(e.code, e.message);
   return e;
 }
 
@@ -30,7 +33,13 @@ export async function onCluster<T>(fn: () => Promise<T>): Promise<T> {
 export interface ClusterAccessOptions {
   /** Per-request timeout towards a cluster. */
   requestTimeoutMs: number;
+  /** Cap of one answer from a cluster, bytes. Default: the adapter's (4 MiB). */
+  maxResponseBytes?: number;
+  /** Cap of one list answer, bytes. Default: the adapter's (64 MiB). */
+  maxListBytes?: number;
   env: Record<string, string | undefined>;
+  /** Kubeconfig servers on link-local / metadata addresses are accepted. Default is `false`. */
+  allowLinkLocal?: boolean;
 }
 
 /**
@@ -70,7 +79,21 @@ export class ClusterAccess {
     if (hit && hit.version === version) return hit.kube;
     hit?.kube.close();
     const kubeconfig = this.box.openText(row.kubeconfigSealed, kubeconfigPurpose(row.id));
-    const kube = this.connector(kubeconfig, { proxy: row.proxy, timeoutMs: this.opts.requestTimeoutMs, env: this.opts.env });
+    let kube: Kube;
+    try {
+      kube = this.connector(kubeconfig, {
+        proxy: row.proxy,
+        timeoutMs: this.opts.requestTimeoutMs,
+        env: this.opts.env,
+        allowLinkLocal: this.opts.allowLinkLocal,
+        maxResponseBytes: this.opts.maxResponseBytes,
+        maxListBytes: this.opts.maxListBytes,
+      });
+    } catch (e) {
+      // A record stored before today's kubeconfig rules (or written around them) is never opened.
+      if (e instanceof KubeconfigRefused) throw new AppError('invalid_kubeconfig', `the stored kubeconfig of cluster ${row.id} is not accepted: ${e.message}; register the cluster again`);
+      throw e;
+    }
     this.connections.set(row.id, { version, kube });
     return kube;
   }

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError, isUniqueViolation, type JobContext, type JobRunner, type OperationsLog, type SecretBox } from '@ironlens/core';
-import { parse as parseYaml } from 'yaml';
 import { type Kube, KubeApiError, parseKubeConfig } from '../adapters/kube.adapter';
+import { type KubeconfigCheckOptions, KubeconfigRefused } from '../adapters/kubeconfig';
 import type { LensHosts } from '../adapters/lens-hosts.adapter';
 import { proxyConfigProblem } from '../adapters/proxy-settings';
 import {
@@ -69,7 +69,14 @@ export interface ClusterServiceOptions {
   gatewayCleanupTimeoutMs: number;
   /** Image of the node-tuning DaemonSet (needs `sysctl` and `sleep`). */
   helperImage: string;
+  /** Kubeconfig servers on link-local / metadata addresses are accepted (`IRONLENS_CLUSTER_ALLOW_LINK_LOCAL`). Default is `false`. */
+  allowLinkLocal?: boolean;
+  /** Longest `description`, characters (registration and PATCH; 422 `invalid_cluster_description` past it). Default is `4096`. */
+  descriptionMaxLength?: number;
 }
+
+/** Longest cluster description (registration, PATCH, the bootstrap's register), characters. */
+export const DESCRIPTION_MAX_LENGTH = 4096;
 
 export const NODE_TUNING_JOB = 'clusters.node_tuning';
 /** DELETE's checks and cleanup, one job per request. */
@@ -203,7 +210,7 @@ export class ClusterService {
     const name = typeof input.name === 'string' ? input.name.trim() : '';
     if (!name) throw new AppError('invalid_cluster_name', 'name must not be blank');
     if (name.length > 253) throw new AppError('invalid_cluster_name', 'name is longer than 253 characters');
-    const kubeconfig = checkKubeconfig(input.kubeconfig);
+    const kubeconfig = checkKubeconfig(input.kubeconfig, { allowLinkLocal: this.opts.allowLinkLocal });
     const proxy = parseProxy(input.proxy);
     const draft = parseBool(input.draft, 'draft') ?? false;
     const gatewayProvider = parseProvider(input.gatewayProvider);
@@ -218,7 +225,7 @@ export class ClusterService {
       const row: ClusterRow = {
         id,
         name,
-        description: (input.description ?? '').toString(),
+        description: this.description(input.description),
         createdAt: now,
         updatedAt: new Date().toISOString(),
         draft,
@@ -251,6 +258,14 @@ export class ClusterService {
     }
   }
 
+  /** A description within `descriptionMaxLength` (422 `invalid_cluster_description` past it). */
+  private description(v: unknown): string {
+    const text = v === undefined || v === null ? '' : String(v);
+    const max = this.opts.descriptionMaxLength ?? DESCRIPTION_MAX_LENGTH;
+    if (text.length > max) throw new AppError('invalid_cluster_description', `description is ${text.length} characters long; at most ${max}`);
+    return text;
+  }
+
   /** PATCH: editable settings; version fields are the profile's and ignored here. */
   async update(id: string, patch: ClusterSettingsUpdate): Promise<ClusterWithSession> {
     const row = await this.access.record(id);
@@ -260,7 +275,7 @@ export class ClusterService {
       if (!name) throw new AppError('invalid_cluster_name', 'name must not be blank');
       next.name = name;
     }
-    if (patch.description !== undefined) next.description = String(patch.description ?? '');
+    if (patch.description !== undefined) next.description = this.description(patch.description);
     if (patch.proxy !== undefined) next.proxy = parseProxy(patch.proxy);
     if (patch.gatewayProvider !== undefined) next.gatewayProvider = parseProvider(patch.gatewayProvider);
     if (patch.gatewayNamespace !== undefined) {
@@ -530,7 +545,12 @@ export async function ensureNamespace(kube: Kube, name: string): Promise<'create
   }
 }
 
-function checkKubeconfig(input: string | Buffer): string {
+/**
+ * The registration's kubeconfig check: UTF-8, then `loadCheckedKubeconfig` (what the client will
+ * load, checked: no merge keys, no exec/auth-provider, no file paths, no forbidden server).
+ * Exported for the tests that make the check and the client agree.
+ */
+export function checkKubeconfig(input: string | Buffer, opts: KubeconfigCheckOptions = {}): string {
   let text: string;
   if (Buffer.isBuffer(input)) {
     try {
@@ -544,37 +564,10 @@ function checkKubeconfig(input: string | Buffer): string {
     throw new AppError('invalid_kubeconfig', 'no kubeconfig file was uploaded');
   }
   if (!text.trim()) throw new AppError('invalid_kubeconfig', 'the kubeconfig is empty');
-  let doc: unknown;
   try {
-    doc = parseYaml(text);
+    parseKubeConfig(text, opts);
   } catch (e) {
-    throw new AppError('invalid_kubeconfig', `the kubeconfig is not YAML: ${(e as Error).message.split('\n')[0]}`);
-  }
-  const d = doc as { clusters?: unknown; contexts?: unknown; users?: unknown; kind?: unknown };
-  if (!d || typeof d !== 'object' || !Array.isArray(d.clusters) || d.clusters.length === 0 || !Array.isArray(d.contexts) || !Array.isArray(d.users)) {
-    throw new AppError('invalid_kubeconfig', 'the file is not a kubeconfig (clusters, contexts and users are required)');
-  }
-  if (d.kind !== undefined && d.kind !== 'Config') throw new AppError('invalid_kubeconfig', `the file is a ${String(d.kind)}, not a kubeconfig`);
-  // A kubeconfig is data from a client: it may not make ironlens run a command (exec and
-  // auth-provider plugins) or read one of this host's files (key, certificate, CA, token files).
-  for (const u of d.users as Array<{ name?: string; user?: Record<string, unknown> }>) {
-    const user = u?.user ?? {};
-    for (const key of ['exec', 'auth-provider', 'tokenFile', 'client-certificate', 'client-key']) {
-      if (user[key] !== undefined && user[key] !== null && user[key] !== '') {
-        throw new AppError('invalid_kubeconfig', `user ${JSON.stringify(u?.name ?? '')}: ${key} is not accepted; embed credentials (client-certificate-data, client-key-data or token)`);
-      }
-    }
-  }
-  for (const c of d.clusters as Array<{ name?: string; cluster?: Record<string, unknown> }>) {
-    const cluster = c?.cluster ?? {};
-    if (cluster['certificate-authority']) {
-      throw new AppError('invalid_kubeconfig', `cluster ${JSON.stringify(c?.name ?? '')}: certificate-authority (a file) is not accepted; embed certificate-authority-data`);
-    }
-  }
-  try {
-    parseKubeConfig(text);
-  } catch (e) {
-    throw new AppError('invalid_kubeconfig', `the kubeconfig cannot be used: ${(e as Error).message}`);
+    throw new AppError('invalid_kubeconfig', e instanceof KubeconfigRefused ? e.message : `the kubeconfig cannot be used: ${(e as Error).message}`);
   }
   return text;
 }

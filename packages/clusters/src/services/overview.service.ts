@@ -1,3 +1,4 @@
+import { AppError } from '@ironlens/core';
 import type { V1DaemonSet, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { Kube, ResourceClaimLike, ResourceSliceLike } from '../adapters/kube.adapter';
 import { type ClusterRecord, isoUtc } from '../domain';
@@ -144,30 +145,68 @@ export class OverviewService {
     private readonly opts: OverviewOptions,
   ) {}
 
+  /**
+   * One read per connection (cluster record version) and object kind in flight: overviews that
+   * arrive while a read is on its way share its answer instead of sending their own (200
+   * concurrent overviews make one list of each kind, not 200). Nothing is cached past the answer.
+   */
+  private readonly inflightReads = new WeakMap<Kube, Map<string, Promise<unknown>>>();
+
+  private shared<T>(kube: Kube, kind: string, read: () => Promise<T>): Promise<T> {
+    let m = this.inflightReads.get(kube);
+    if (!m) {
+      m = new Map();
+      this.inflightReads.set(kube, m);
+    }
+    const hit = m.get(kind);
+    if (hit) return hit as Promise<T>;
+    const map = m;
+    const p = read().finally(() => {
+      if (map.get(kind) === p) map.delete(kind);
+    });
+    map.set(kind, p);
+    // Every caller awaits (or catches) it; this keeps a rejection nobody waits for from being unhandled.
+    p.catch(() => {});
+    return p;
+  }
+
   async overview(clusterId: string): Promise<OverviewResponse> {
+    try {
+      return await this.build(clusterId);
+    } catch (e) {
+      // A cluster's objects of a shape no Kubernetes API server sends (`"ports": "x"`, a string
+      // where a list belongs): a 502 of its own, never a crash and never a stack trace.
+      if (e instanceof TypeError || e instanceof RangeError) {
+        throw new AppError('cluster_response_invalid', 'the cluster answered with objects of an unexpected shape');
+      }
+      throw e;
+    }
+  }
+
+  private async build(clusterId: string): Promise<OverviewResponse> {
     const deadline = Date.now() + this.opts.summaryBudgetMs;
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
-    const serviceList = kube.listServices();
+    const serviceList = this.shared(kube, 'services', () => kube.listServices());
     // The Prometheus queries start as soon as the Services are listed, beside the other lists
-    // (a failed list is reported below).
-    const memoryP = serviceList.then(
-      (services) => {
+    // (a failed list is reported below). The chain never rejects: it is awaited only when the
+    // lists succeed.
+    const memoryP = serviceList
+      .then((services) => {
         const p = findPrometheus(services);
-        return p ? this.memoryPercent(kube, p) : null;
-      },
-      () => null,
-    );
+        return p ? this.shared(kube, `prometheus:${p.namespace}/${p.name}:${p.port}`, () => this.memoryPercent(kube, p)) : null;
+      })
+      .catch(() => null);
     const [nodes, namespaces, deployments, daemonSets, statefulSets, pods, slices, claims, services] = await onCluster(() =>
       Promise.all([
-        kube.listNodes(),
-        kube.listNamespaces(),
-        kube.listDeployments(),
-        kube.listDaemonSets(),
-        kube.listStatefulSets(),
-        kube.listPods({ fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' }),
-        kube.listResourceSlices().catch(() => [] as ResourceSliceLike[]),
-        kube.listResourceClaims().catch(() => [] as ResourceClaimLike[]),
+        this.shared(kube, 'nodes', () => kube.listNodes()),
+        this.shared(kube, 'namespaces', () => kube.listNamespaces()),
+        this.shared(kube, 'deployments', () => kube.listDeployments()),
+        this.shared(kube, 'daemonsets', () => kube.listDaemonSets()),
+        this.shared(kube, 'statefulsets', () => kube.listStatefulSets()),
+        this.shared(kube, 'pods', () => kube.listPods({ fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' })),
+        this.shared(kube, 'resourceslices', () => kube.listResourceSlices().catch(() => [] as ResourceSliceLike[])),
+        this.shared(kube, 'resourceclaims', () => kube.listResourceClaims().catch(() => [] as ResourceClaimLike[])),
         serviceList,
       ]),
     );
@@ -432,18 +471,36 @@ export class OverviewService {
   }
 }
 
-/** The cluster's Prometheus Service: the first matching one, on its `web`/`http-web`/9090 port. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const PORT_NAME = /^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/;
+
+/**
+ * The cluster's Prometheus Service: the first matching one, on its `web`/`http-web`/9090 port.
+ * The Services are a cluster's answer, so every field is checked before use (a `ports` that is
+ * not a list, a name that is not a DNS label): such a Service is skipped, never a throw.
+ */
 export function findPrometheus(services: V1Service[]): { namespace: string; name: string; port: string } | null {
+  if (!Array.isArray(services)) return null;
+  const candidates = services.filter((x): x is V1Service => {
+    const md = (x as { metadata?: unknown })?.metadata as { namespace?: unknown; name?: unknown; labels?: unknown } | undefined;
+    return !!md && typeof md.namespace === 'string' && DNS_LABEL.test(md.namespace) && typeof md.name === 'string' && DNS_LABEL.test(md.name) && !!md.labels && typeof md.labels === 'object';
+  });
   for (const sel of PROMETHEUS_SELECTORS) {
     const [k, v] = sel.split('=');
-    const s = services
-      .filter((x) => x.metadata?.labels?.[k] === v)
-      .sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`))[0];
-    if (!s) continue;
-    const ports = s.spec?.ports ?? [];
-    const port = ports.find((p) => p.name === 'web' || p.name === 'http-web') ?? ports.find((p) => p.port === 9090) ?? ports[0];
-    if (!port) continue;
-    return { namespace: s.metadata!.namespace!, name: s.metadata!.name!, port: port.name || String(port.port) };
+    const matching = candidates
+      .filter((x) => (x.metadata?.labels as Record<string, unknown> | undefined)?.[k] === v)
+      .sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`));
+    for (const s of matching) {
+      const raw = (s.spec as { ports?: unknown } | undefined)?.ports;
+      if (!Array.isArray(raw)) continue;
+      const ports = raw.filter(
+        (p): p is { name?: string; port: number } =>
+          !!p && typeof p === 'object' && Number.isInteger(p.port) && p.port > 0 && p.port < 65536 && (p.name === undefined || (typeof p.name === 'string' && (p.name === '' || PORT_NAME.test(p.name)))),
+      );
+      const port = ports.find((p) => p.name === 'web' || p.name === 'http-web') ?? ports.find((p) => p.port === 9090) ?? ports[0];
+      if (!port) continue;
+      return { namespace: s.metadata!.namespace!, name: s.metadata!.name!, port: port.name || String(port.port) };
+    }
   }
   return null;
 }

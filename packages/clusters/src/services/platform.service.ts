@@ -4,6 +4,11 @@ import type { StackProfile } from '../profile';
 import { type ClusterAccess, clusterFailure, onCluster } from './cluster-access';
 import type { ClusterService } from './cluster.service';
 
+/**
+ * Planning discovery's allow-list: the only reads a session may ask for, with the kind each
+ * answer must be (anything else, a body of another service included, answers `{result: null}`).
+ * The route's `resource` enum and docs/clusters.md are generated from / checked against it.
+ */
 export const PLANNING_RESOURCES = {
   version: '/version',
   nodes: '/api/v1/nodes',
@@ -11,6 +16,16 @@ export const PLANNING_RESOURCES = {
   resourceslices: '/apis/resource.k8s.io/v1/resourceslices',
   runtimeclasses: '/apis/node.k8s.io/v1/runtimeclasses',
 } as const;
+export type PlanningResource = keyof typeof PLANNING_RESOURCES;
+
+/** The kind of each allow-listed answer (`version` is a VersionInfo, which has no `kind`). */
+export const PLANNING_KINDS: Record<PlanningResource, string | null> = {
+  version: null,
+  nodes: 'NodeList',
+  deviceclasses: 'DeviceClassList',
+  resourceslices: 'ResourceSliceList',
+  runtimeclasses: 'RuntimeClassList',
+};
 
 export type KubernetesVersionCheck =
   | { reachable: true; version: string; min_k8s_version: string; supported: boolean }
@@ -73,9 +88,14 @@ export class PlatformService {
       throw new AppError('invalid_planning_resource', `resource must be one of ${Object.keys(PLANNING_RESOURCES).join(', ')}`);
     }
     const { row } = await this.clusters.activeSession(sessionId);
+    const key = resource as PlanningResource;
     try {
-      const result = await this.access.kube(row).getJson(PLANNING_RESOURCES[resource as keyof typeof PLANNING_RESOURCES]);
-      return { result: result && typeof result === 'object' ? result : null };
+      const kube = this.access.kube(row);
+      if (key === 'version') return { result: await kube.version() };
+      // The adapter checks the kind, the size and the depth: another service's JSON, a body too
+      // deep to render back, or anything not a list of objects is `{result: null}`.
+      const result = await kube.getJson<{ kind?: unknown; items?: unknown }>(PLANNING_RESOURCES[key], PLANNING_KINDS[key] ?? undefined);
+      return { result: Array.isArray(result.items) || result.items === undefined ? result : null };
     } catch {
       return { result: null };
     }

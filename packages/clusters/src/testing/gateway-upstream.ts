@@ -34,12 +34,6 @@ const yamlFiles = (dir: string) =>
     .sort()
     .map((f) => readFileSync(join(dir, f), 'utf8'));
 
-/** gateway-api's `standard-install.yaml`: the standard channel's CRDs (and its upgrade policy) of that version. */
-export function realGatewayApiBundle(p: StackProfile): string {
-  const dir = join(upstreamDir('sigs.k8s.io/gateway-api', p.k8s_gateway_api), 'config', 'crd', 'standard');
-  return yamlFiles(dir).join('\n---\n');
-}
-
 /** gateway-api-inference-extension's `v1-manifests.yaml`: the `inference.networking.k8s.io` (v1) CRDs. */
 export function realInferenceExtensionBundle(p: StackProfile): string {
   const dir = join(upstreamDir('sigs.k8s.io/gateway-api-inference-extension', p.k8s_gateway_api_inference_extension), 'config', 'crd', 'bases');

@@ -140,6 +140,36 @@ export const errorCatalog = {
 
   // ---- iSCSI CHAP (issue 13, iSCSI credentials) ----
   chap_invalid: { status: 400, message: 'invalid CHAP credential: an initiator, a user name and a secret of 12-16 letters and digits' },
+
+  // issue 18 (h18a): the cluster manager's edges
+  invalid_cluster_description: { status: 422, message: 'description is longer than 4096 characters' },
+  cluster_response_too_large: { status: 502, message: 'the cluster answered with more bytes than IRONLENS_CLUSTER_MAX_RESPONSE_BYTES allows' },
+  cluster_response_invalid: { status: 502, message: 'the cluster answered with JSON that is not the kind of object asked for' },
+  bootstrap_host_not_allowed: { status: 422, message: 'a host is an unspecified, broadcast, multicast or link-local address, or a numeric-looking host name' },
+  // issue 18 (h18b): browsers, proxies and listeners
+  host_not_allowed: { status: 421, message: 'this listener does not serve that host name (IRONLENS_CONSOLE_HOSTS, KIND_K8S_HOSTS add names)' },
+  cross_site_request_refused: { status: 403, message: 'a write from another site (Origin or Sec-Fetch-Site) is refused' },
+  request_header_required: { status: 403, message: 'a write from a browser needs a JSON body or the X-Ironlens-Request header' },
+  proxy_path_invalid: { status: 400, message: 'the path has a dot segment, an encoded slash or a backslash' },
+  form_too_large: { status: 413, message: 'the form has too many fields, or a part over its size limit' },
+  // issue 24 (h24b): host reports, bootstrap from workers, fixed addresses
+  host_report_invalid: { status: 422, message: 'the host report is invalid (a value outside its grammar, or no X-Ironlens-Timestamp)' },
+  host_report_refused: { status: 403, message: "the host report does not come from a worker's bound device and hostname" },
+  host_report_signature_invalid: { status: 401, message: "the host report's X-Ironlens-Signature is missing or does not match the worker's CHAP secret" },
+  host_report_replayed: { status: 401, message: "the host report's timestamp is more than 300 s old, in the future, or not newer than the last accepted one" },
+  bootstrap_worker_unknown: { status: 422, message: 'a node names a worker that does not exist' },
+  bootstrap_worker_unreported: { status: 422, message: 'a node names a worker that has not reported (no address or host keys known)' },
+  worker_address_invalid: { status: 400, message: 'fixed_address must be a unicast IPv4 address, or null' },
+  worker_address_taken: { status: 409, message: 'another worker has that fixed address' },
+
+  // issue 21: power
+  bmc_invalid: { status: 400, message: 'invalid BMC settings: driver redfish (url, username, password, verify_tls) or ipmi (host, port, username, password)' },
+  bmc_not_configured: { status: 409, message: 'the device has no BMC configured' },
+  power_device_revoked: { status: 409, message: 'the device is revoked: no power actions' },
+  bmc_unreachable: { status: 502, message: 'the BMC cannot be reached' },
+  bmc_auth_failed: { status: 502, message: 'the BMC refused the credentials' },
+  bmc_action_failed: { status: 502, message: 'the BMC refused the action' },
+  bmc_timeout: { status: 504, message: 'the BMC did not answer in time' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalog;

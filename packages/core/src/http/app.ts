@@ -6,6 +6,9 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { bearerMatches } from '../auth';
 import { AppError, clipStrings, isAppError } from '../errors';
 import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from '../metrics/http-metrics';
+import { type BrowserGuardOptions, installBrowserGuard } from './browser-guard';
+import { capConnections, DEFAULT_HTTP_LIMITS, type HttpLimits, serverTimeouts } from './limits';
+import { installSecurityHeaders } from './security-headers';
 
 /** How an API renders an error: its seed's own shape. */
 export type ErrorRenderer = (err: AppError) => unknown;
@@ -35,6 +38,14 @@ export interface HttpAppOptions {
   renderError?: ErrorRenderer;
   /** Record this listener's requests in the process' metrics and serve them at `GET /metrics`. Default: no metrics. */
   metrics?: ListenerMetrics;
+  /** Timeouts and connection caps of the listener (`httpLimitsFromEnv`). Default is {@link DEFAULT_HTTP_LIMITS}. */
+  limits?: HttpLimits;
+  /**
+   * A listener browsers reach (the console, the kind panel): `Host`, `Origin` and form checks on
+   * every route ({@link installBrowserGuard}). Default: none (the provisioning and agent listeners,
+   * reached by machines under any name).
+   */
+  browserGuard?: BrowserGuardOptions;
 }
 
 const require = createRequire(import.meta.url);
@@ -69,7 +80,11 @@ function bodyStrictValidators(): ValidatorFactory {
  * It does not listen; `main` does.
  */
 export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstance> {
+  const limits = opts.limits ?? DEFAULT_HTTP_LIMITS;
+  const timeouts = serverTimeouts(limits);
   const app = Fastify({
+    requestTimeout: timeouts.requestTimeout,
+    http: { headersTimeout: timeouts.headersTimeout, requestTimeout: timeouts.requestTimeout, connectionsCheckingInterval: timeouts.connectionsCheckingInterval },
     logger: opts.logger ?? false,
     trustProxy: opts.trustProxy ?? false,
     ajv: { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } },
@@ -77,8 +92,11 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     bodyLimit: 16 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   } as FastifyServerOptions);
+  capConnections(app.server, limits);
   // First, so that every route of every plugin registered later is recorded.
   if (opts.metrics) recordHttpMetrics(app, opts.metrics);
+  installSecurityHeaders(app);
+  if (opts.browserGuard) installBrowserGuard(app, opts.browserGuard);
 
   if (opts.docs !== false) {
     await app.register(swagger, {

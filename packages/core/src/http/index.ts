@@ -1,2 +1,5 @@
 export { type BearerGuardOptions, createHttpApp, type ErrorHandlingOptions, type ErrorRenderer, type HttpAppOptions, installBearerGuard, installErrorHandling, isDocsPath, renderDetail, type ValidationDetail } from './app';
 export * from './web-assets';
+export * from './browser-guard';
+export * from './limits';
+export * from './security-headers';

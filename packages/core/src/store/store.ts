@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -76,9 +76,11 @@ export class Store<DB = any> {
       store = new Store<DB>(new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log }), 'postgres', pool);
     } else {
       const file = opts.file ?? ':memory:';
-      if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+      if (file !== ':memory:') prepareSqliteFiles(file);
       const sqlite = new Database(file);
       sqlite.pragma('journal_mode = WAL');
+      // SQLite gives the -wal and -shm files the database file's mode; these are older ones.
+      if (file !== ':memory:') tightenSqliteFiles(file);
       sqlite.pragma('synchronous = NORMAL');
       sqlite.pragma('foreign_keys = ON');
       sqlite.pragma('busy_timeout = 5000');
@@ -211,4 +213,27 @@ export async function lockInTransaction(trx: KyselyType<any>, name: string): Pro
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
+/**
+ * The SQLite file's directory is created 0700 and the file itself 0600 before SQLite opens it
+ * (issue 18, finding 6: the jobs table holds log tails, the WAL file was 0644), so its -wal and
+ * -shm files, which SQLite creates with the database file's mode, are 0600 too. A directory that
+ * already exists keeps its mode (it may be shared); the database's own files are tightened.
+ */
+function prepareSqliteFiles(file: string): void {
+  const dir = dirname(file);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  closeSync(openSync(file, 'a', 0o600));
+  tightenSqliteFiles(file);
+}
+
+function tightenSqliteFiles(file: string): void {
+  for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    try {
+      chmodSync(f, 0o600);
+    } catch {
+      // not there
+    }
+  }
 }

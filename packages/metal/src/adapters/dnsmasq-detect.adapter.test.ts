@@ -97,7 +97,7 @@ describe('dnsmasq detection', () => {
       await f.services.devices.register({ mac: '52:54:00:00:00:21' }, ctx);
       await f.services.workers.create({ worker_id: 'w21' }, ctx);
       await f.services.devices.bind('52:54:00:00:00:21', 'w21', false, ctx);
-      expect(readFileSync(join(dir, 'bind-hosts.conf'), 'utf8')).toBe('52:54:00:00:00:21,w21\n');
+      expect(readFileSync(join(dir, 'bind-hosts.conf'), 'utf8')).toBe('52:54:00:00:00:21,w21,infinite\n');
     } finally {
       await f.close();
     }

@@ -61,6 +61,22 @@ export class NoReloader implements DnsmasqReloader {
 export interface DhcpHost {
   mac: string;
   hostname: string;
+  /** The worker's fixed IPv4 address (issue 24), when the operator set one. */
+  ipv4?: string | null;
+}
+
+/**
+ * The lease a bound worker gets (issue 24): `infinite` (default) never runs out, because no
+ * DHCP client runs on a diskless node after its initramfs; `range` keeps the seed's exact
+ * `mac,hostname` lines (the dhcp-range's lease time applies).
+ */
+export type DhcpLease = 'infinite' | 'range';
+
+/** A unicast IPv4 address a host can be given: dotted quad, not 0/8, 127/8, 169.254/16, multicast or above. */
+export function isFixedIpv4(value: unknown): value is string {
+  if (typeof value !== 'string' || !/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(value)) return false;
+  const [a, b] = value.split('.').map(Number);
+  return a !== 0 && a !== 127 && a < 224 && !(a === 169 && b === 254) && value !== '255.255.255.255';
 }
 
 /** A record the renderer left out, and which of its fields are outside their grammar. */
@@ -75,13 +91,15 @@ export interface RefusedHost {
  * left out and returned in `refused`: no value can add a line, a field or a tag
  * (`set:`/`tag:`), whatever got into the store.
  */
-export function renderDhcpHosts(entries: DhcpHost[]): { text: string; refused: RefusedHost[] } {
+export function renderDhcpHosts(entries: DhcpHost[], lease: DhcpLease = 'infinite'): { text: string; refused: RefusedHost[] } {
   const lines: string[] = [];
   const refused: RefusedHost[] = [];
   for (const e of entries) {
-    const fields = [...(isValidMac(e.mac) ? [] : ['mac']), ...(isValidHostname(e.hostname) ? [] : ['hostname'])];
+    const ip = e.ipv4 ?? null;
+    const fields = [...(isValidMac(e.mac) ? [] : ['mac']), ...(ip === null || isFixedIpv4(ip) ? [] : ['ipv4']), ...(isValidHostname(e.hostname) ? [] : ['hostname'])];
     if (fields.length) refused.push({ subject: clip(`${String(e.mac)},${String(e.hostname)}`), fields });
-    else lines.push(`${e.mac},${e.hostname}\n`);
+    // dnsmasq's dhcp-host fields: hwaddr, [ipaddr], hostname, [lease time].
+    else lines.push(`${[e.mac, ...(ip ? [ip] : []), e.hostname, ...(lease === 'infinite' ? ['infinite'] : [])].join(',')}\n`);
   }
   return { text: lines.join(''), refused };
 }
@@ -99,17 +117,20 @@ export interface DhcpHostsFile {
 }
 
 export class FileDhcpHosts implements DhcpHostsFile {
-  constructor(readonly path: string) {}
+  constructor(
+    readonly path: string,
+    private readonly lease: DhcpLease = 'infinite',
+  ) {}
 
   async write(entries: DhcpHost[]): Promise<RefusedHost[]> {
-    const { text, refused } = renderDhcpHosts(entries);
+    const { text, refused } = renderDhcpHosts(entries, this.lease);
     await writeFileAtomic(this.path, text);
     return refused;
   }
 
   async holds(entries: DhcpHost[]): Promise<boolean> {
     try {
-      return (await readFile(this.path, 'utf8')) === renderDhcpHosts(entries).text;
+      return (await readFile(this.path, 'utf8')) === renderDhcpHosts(entries, this.lease).text;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw err;
@@ -152,14 +173,16 @@ export class FileDhcpHosts implements DhcpHostsFile {
   }
 }
 
-/** Parses `mac,hostname` lines; comments and blank lines are skipped. */
+/** Parses `mac,[ipv4,]hostname[,lease]` lines; comments and blank lines are skipped. */
 export function parseDhcpHosts(text: string): DhcpHost[] {
   const out: DhcpHost[] = [];
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (!line || line.startsWith('#')) continue;
-    const [mac, hostname] = line.split(',').map((s) => s.trim());
-    if (mac && hostname) out.push({ mac: mac.toLowerCase(), hostname });
+    const [mac, ...rest] = line.split(',').map((s) => s.trim());
+    const ipv4 = rest.length > 1 && isFixedIpv4(rest[0]) ? (rest.shift() as string) : undefined;
+    const hostname = rest[0];
+    if (mac && hostname) out.push({ mac: mac.toLowerCase(), hostname, ...(ipv4 ? { ipv4 } : {}) });
   }
   return out;
 }

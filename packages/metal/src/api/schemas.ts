@@ -46,6 +46,169 @@ export const diskSchema = Type.Object({
 export type DiskView = Static<typeof diskSchema>;
 
 
+// ---- host reports (issue 24) ----------------------------------------------------------------
+
+/** Printable text as a host reports it: no control characters, capped. */
+const HostText = (maxLength = 200) => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
+const Count = (maximum: number) => Type.Integer({ minimum: 0, maximum });
+const MacText = Type.String({ pattern: '^[0-9a-fA-F]{2}([:-]?[0-9a-fA-F]{2}){5}$|^$', maxLength: 17 });
+const IfName = Type.String({ pattern: '^[A-Za-z0-9_.:@-]{1,15}$' });
+const IpText = Type.String({ pattern: '^[0-9a-fA-F:.]{2,45}$', description: 'an IPv4 or IPv6 address, without prefix length' });
+const REPORT_ITEMS = 64;
+
+export const hostAddressSchema = Type.Object({
+  interface: IfName,
+  mac: MacText,
+  ipv4: Type.Array(IpText, { maxItems: REPORT_ITEMS }),
+  ipv6: Type.Array(IpText, { maxItems: REPORT_ITEMS }),
+});
+export const sshHostKeySchema = Type.Object({
+  algorithm: Type.String({ pattern: '^[a-z0-9][a-z0-9@.-]{0,63}$' }),
+  fingerprint: Type.String({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$', description: 'as `ssh-keygen -lf` prints it' }),
+});
+export const hostOsSchema = Type.Object({ id: HostText(64), version_id: HostText(64), pretty_name: HostText() });
+export const hostDiskSchema = Type.Object({ name: Type.String({ pattern: '^[A-Za-z0-9_.:!-]{1,32}$' }), size_bytes: Count(2 ** 53), model: Type.Optional(HostText()) });
+export const hostNicSchema = Type.Object({
+  name: IfName,
+  mac: MacText,
+  speed_mbps: Type.Optional(Type.Union([Count(10_000_000), Type.Null()])),
+  driver: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{0,64}$' })),
+});
+export const acceleratorSchema = Type.Object({
+  vendor: HostText(),
+  model: HostText(),
+  pci_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{4}:[0-9a-f]{4}$' })),
+  count: Count(4096),
+  memory_bytes: Type.Optional(Type.Union([Count(2 ** 53), Type.Null()])),
+});
+export const hardwareSchema = Type.Object({
+  cpu_model: HostText(),
+  cpus: Count(65536),
+  memory_bytes: Count(2 ** 53),
+  disks: Type.Array(hostDiskSchema, { maxItems: REPORT_ITEMS }),
+  nics: Type.Array(hostNicSchema, { maxItems: REPORT_ITEMS }),
+  accelerators: Type.Array(acceleratorSchema, { maxItems: REPORT_ITEMS }),
+});
+
+/** `POST /hosts/report`: what the host reporter in the master image sends (docs/metal.md). */
+export const hostReportBody = Type.Object({
+  mac: Type.String({ maxLength: 64 }),
+  hostname: Type.String({ maxLength: 64 }),
+  addresses: Type.Array(hostAddressSchema, { maxItems: REPORT_ITEMS }),
+  ssh_host_keys: Type.Array(sshHostKeySchema, { maxItems: 16 }),
+  os: hostOsSchema,
+  kernel: Type.String({ pattern: '^[A-Za-z0-9._+~-]{1,128}$' }),
+  hardware: hardwareSchema,
+});
+export type HostReportBody = Static<typeof hostReportBody>;
+
+/** What ironlens knows about a booted worker (`host` in the worker view), or null before its first report. */
+export const hostSchema = Type.Object({
+  addresses: Type.Array(hostAddressSchema),
+  ssh_host_keys: Type.Array(sshHostKeySchema),
+  os: hostOsSchema,
+  kernel: Type.String(),
+  hardware: hardwareSchema,
+  reported_at: Type.String({ description: 'ISO time the control plane accepted the report' }),
+});
+export type HostView = Static<typeof hostSchema>;
+
+/** The last boot's timeline (`boot_timeline` in the worker view); `seconds` from the first to the last event known. */
+export const bootTimelineSchema = Type.Object({
+  report_at: OrNull(Type.String({ description: "iPXE's device report (the device's last_seen)" })),
+  boot_vars_at: OrNull(Type.String({ description: 'the bound /boot-vars answer (this replica)' })),
+  iscsi_login_at: OrNull(Type.String({ description: "the first iSCSI login seen by the agent, when it can tell (not yet: null)" })),
+  host_report_at: OrNull(Type.String()),
+  seconds: OrNull(Type.Number()),
+});
+export type BootTimeline = Static<typeof bootTimelineSchema>;
+
+export const hostReportAnswer = Type.Object({ worker_id: Type.String(), accepted: Type.Boolean(), changed: Type.Boolean() });
+// ---- power (issue 21) -----------------------------------------------------------------------
+
+/** One of `values`, or `null` (`enum` lists `null` too, or a validator refuses it). */
+const EnumOrNull = <const T extends readonly string[]>(values: T) => Type.Unsafe<T[number] | null>({ type: ['string', 'null'], enum: [...values, null] });
+
+/** A device's last power action and its proof of boot. */
+export const lastPowerSchema = Type.Object({
+  action: Type.Optional(StringEnum(['on', 'off', 'cycle', 'soft-off'] as const)),
+  boot: Type.Optional(EnumOrNull(['network'] as const)),
+  requested_at: Type.Optional(Type.String()),
+  bmc_ok: Type.Optional(Type.Boolean()),
+  network_boot_seen_at: Type.Optional(OrNull(Type.String())),
+  result: Type.Optional(EnumOrNull(['pending', 'booted', 'no_network_boot'] as const)),
+  detail: Type.Optional(OrNull(Type.String())),
+});
+
+/** `PUT /devices/{mac}/bmc`, and `bmc` in `POST /devices` and the import: checked by the service (`bmc_invalid`). */
+export const bmcBody = Type.Object(
+  {
+    driver: StringEnum(['redfish', 'ipmi'] as const),
+    url: Type.Optional(Type.String({ description: 'redfish: the system, https://bmc/redfish/v1/Systems/<id>' })),
+    verify_tls: Type.Optional(Type.Boolean({ description: 'redfish: verify the BMC certificate. Default is true.' })),
+    host: Type.Optional(Type.String({ description: 'ipmi: host name or address' })),
+    port: Type.Optional(Type.Integer({ description: 'ipmi: UDP port. Default is 623.' })),
+    cipher_suite: Type.Optional(Type.Integer({ description: 'ipmi: RMCP+ cipher suite (ipmitool -C). Default is 3.' })),
+    username: Type.String(),
+    password: Type.Optional(OrNull(Type.String({ description: 'write-only; omitted on an update: the stored one is kept' }))),
+  },
+  { additionalProperties: false },
+);
+export type BmcRequest = Static<typeof bmcBody>;
+
+/** A BMC as the API shows it: never the password. */
+export const bmcSchema = Type.Object({
+  driver: Type.Optional(StringEnum(['redfish', 'ipmi'] as const)),
+  url: Type.Optional(Type.String()),
+  verify_tls: Type.Optional(Type.Boolean()),
+  host: Type.Optional(Type.String()),
+  port: Type.Optional(Type.Integer()),
+  cipher_suite: Type.Optional(Type.Integer()),
+  username: Type.Optional(Type.String()),
+  password_set: Type.Optional(Type.Boolean()),
+  updated_at: Type.Optional(Type.String()),
+});
+
+export const bmcDeletedSchema = Type.Object({ mac: Type.Optional(Type.String()), deleted: Type.Optional(Type.Boolean()) });
+
+export const powerStateSchema = Type.Object({
+  state: Type.Optional(StringEnum(['on', 'off', 'unknown'] as const)),
+  checked_at: Type.Optional(Type.String()),
+});
+
+export const powerActionBody = Type.Object(
+  {
+    action: StringEnum(['on', 'off', 'cycle', 'soft-off'] as const),
+    boot: Type.Optional(EnumOrNull(['network'] as const)),
+  },
+  { additionalProperties: false },
+);
+export type PowerActionRequest = Static<typeof powerActionBody>;
+
+export const powerAnswerSchema = Type.Object({
+  mac: Type.Optional(Type.String()),
+  action: Type.Optional(Type.String()),
+  boot: Type.Optional(OrNull(Type.String())),
+  state: Type.Optional(StringEnum(['on', 'off', 'unknown'] as const)),
+  checked_at: Type.Optional(Type.String()),
+  last_power: Type.Optional(lastPowerSchema),
+});
+
+export const powerBatchBody = Type.Object(
+  {
+    macs: Type.Array(Type.Unknown(), { maxItems: 1000 }),
+    action: StringEnum(['on', 'off', 'cycle', 'soft-off'] as const),
+    boot: Type.Optional(EnumOrNull(['network'] as const)),
+  },
+  { additionalProperties: false },
+);
+export type PowerBatchRequest = Static<typeof powerBatchBody>;
+
+export const powerBatchSchema = Type.Object({
+  succeeded: Type.Optional(Type.Array(powerAnswerSchema)),
+  failed: Type.Optional(Type.Array(Type.Object({ mac: Type.Optional(Type.Unknown()), status: Type.Optional(Type.Integer()), code: Type.Optional(Type.String()), detail: Type.Optional(Type.String()) }))),
+});
+
 export const workerSchema = Type.Object({
   hostname: Type.Optional(Type.String()),
   arch: Type.Optional(Type.String()),
@@ -59,6 +222,13 @@ export const workerSchema = Type.Object({
   default_os: Type.Optional(Type.String()),
   boot: Type.Optional(AnyObject()),
   changed: Type.Optional(Type.Boolean()),
+  // issue 24: what the worker reported at its last boot, and that boot's timeline (additive).
+  host: Type.Optional(OrNull(hostSchema)),
+  boot_timeline: Type.Optional(OrNull(bootTimelineSchema)),
+  address: Type.Optional(OrNull(Type.String({ description: "the reported address ironlens uses for SSH: the boot NIC's first IPv4, else the first reported" }))),
+  fixed_address: Type.Optional(OrNull(Type.String({ description: 'the IPv4 address the hosts file gives this worker, when the operator set one' }))),
+  cluster_id: Type.Optional(OrNull(Type.String({ description: 'the Kubernetes cluster a bootstrap by worker registered this worker into' }))),
+  last_power: Type.Optional(lastPowerSchema),
 });
 export type WorkerView = Static<typeof workerSchema>;
 
@@ -72,6 +242,7 @@ export const deviceSchema = Type.Object({
   fingerprint: Type.Optional(AnyObject()),
   first_seen: Type.Optional(OrNull(Type.String())),
   last_seen: Type.Optional(OrNull(Type.String())),
+  last_power: Type.Optional(lastPowerSchema),
 });
 export type DeviceView = Static<typeof deviceSchema>;
 
@@ -87,6 +258,9 @@ export const errorResponses = {
   422: detailSchema,
   500: detailSchema,
 } as const;
+
+/** What a BMC error answers: the seed's `detail`, and the catalog's code. */
+export const bmcErrorResponses = { 502: detailSchema, 504: detailSchema } as const;
 
 export const security = [{ bearer: [] }];
 
@@ -141,8 +315,8 @@ export type OperationsQuery = Static<typeof operationsQuery>;
 
 const declarationFields = { mac: Type.String(), uuid: Type.Optional(nullableString), manufacturer: Type.Optional(nullableString), product: Type.Optional(nullableString), serial: Type.Optional(nullableString) };
 
-/** `POST /devices`: a device declared by hand. */
-export const deviceDeclaration = Type.Object(declarationFields);
+/** `POST /devices`: a device declared by hand (with its BMC, issue 21). */
+export const deviceDeclaration = Type.Object({ ...declarationFields, bmc: Type.Optional(OrNull(bmcBody)) });
 export type DeviceDeclaration = Static<typeof deviceDeclaration>;
 
 export const deviceListQuery = Type.Object({ state: Type.Optional(StringEnum(['all', 'pooled', 'bound', 'revoked'] as const, { default: 'all' })) });
@@ -152,7 +326,7 @@ export type DeviceListQuery = Static<typeof deviceListQuery>;
 export const deviceImportBody = Type.Object({ entries: Type.Array(AnyObject()) });
 export type DeviceImportRequest = { entries: DeviceDeclaration[] };
 
-export const deviceBindQuery = Type.Object({ worker_id: Type.String(), force: flag() });
+export const deviceBindQuery = Type.Object({ worker_id: Type.String(), force: flag(), reboot: Type.Optional(Type.Boolean({ default: false, description: 'power-cycle the device into a one-time network boot after the bind (issue 21)' })) });
 export type DeviceBindQuery = Static<typeof deviceBindQuery>;
 
 export const batchBindBody = Type.Object({
@@ -229,8 +403,8 @@ const diskFields = {
   disk_agent: Type.Optional(nullableString),
 };
 
-/** `POST /workers/<id>/luns/disk`: a system disk from a master, or empty. */
-export const diskBody = Type.Object(diskFields);
+/** `POST /workers/<id>/luns/disk`: a system disk from a master, or empty (`reboot`: power-cycle the bound device into it, issue 21). */
+export const diskBody = Type.Object({ ...diskFields, reboot: Type.Optional(Type.Boolean({ default: false })) });
 export type DiskRequest = Static<typeof diskBody>;
 
 export const diskBatchBody = Type.Object({
@@ -291,3 +465,9 @@ export type WorkerDeleteBatchRequest = Static<typeof workerDeleteBatchBody>;
 export type { Agent, Boot, Cd, Device, DeviceState, Disk, Fingerprint, WorkerState, WorkerView as Worker } from '../domain/types';
 export type { Os } from '../domain/identifiers';
 export type { AgentView, Capabilities } from '../services/agent.service';
+
+/** `PUT /workers/{worker_id}/address` (issue 24): the worker's fixed IPv4 address, or null to remove it. */
+export const workerAddressBody = Type.Object({ fixed_address: OrNull(Type.String({ maxLength: 15, description: 'a unicast IPv4 address' })) });
+export type WorkerAddressRequest = Static<typeof workerAddressBody>;
+export type { BmcView, LastPower, PowerAction, PowerState } from '../domain/power';
+export type { BatchPowerResult, PowerAnswer, PowerStateView } from '../services/power.service';

@@ -103,7 +103,7 @@ describe('identifier grammars', () => {
 });
 
 describe('dhcp-hosts.conf renderer', () => {
-  it('writes only mac,hostname lines in grammar, one per valid record, and refuses the rest', () => {
+  it('writes only mac,hostname,infinite lines in grammar, one per valid record, and refuses the rest', () => {
     const host = fc.record({ mac: fc.oneof(validMac, anyText), hostname: fc.oneof(validId, anyText) });
     fc.assert(
       fc.property(fc.array(host, { maxLength: 20 }), (entries) => {
@@ -112,7 +112,7 @@ describe('dhcp-hosts.conf renderer', () => {
         if (text !== '') expect(text.endsWith('\n')).toBe(true);
         for (const line of lines) {
           const [mac, hostname, ...rest] = line.split(',');
-          expect(rest).toEqual([]);
+          expect(rest).toEqual(['infinite']);
           expect(mac).toMatch(MAC_LINE);
           expect(hostname).toMatch(ID_LINE);
         }

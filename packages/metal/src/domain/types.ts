@@ -1,4 +1,6 @@
+import type { BootTimeline, HostView } from '../api/schemas';
 import type { Os } from './identifiers';
+import type { LastPower } from './power';
 
 export type DeviceState = 'pooled' | 'bound' | 'revoked';
 export type WorkerState = 'registered' | 'ready' | 'installing';
@@ -26,6 +28,8 @@ export interface Device {
   fingerprint: Fingerprint;
   first_seen: string | null;
   last_seen: string | null;
+  /** The last power action and its proof of boot (issue 21); only on devices that had one. */
+  last_power?: LastPower;
 }
 
 export interface DiskSource {
@@ -80,6 +84,12 @@ export interface WorkerView {
   readiness: 'ready' | 'partial' | 'idle';
   default_os?: Os;
   boot?: Boot;
+  /** Issue 24: the last host report, its boot's timeline, the address ironlens reaches it at, the operator's fixed address. */
+  host?: HostView | null;
+  boot_timeline?: BootTimeline | null;
+  address?: string | null;
+  fixed_address?: string | null;
+  cluster_id?: string | null;
 }
 
 export interface Agent {

@@ -35,7 +35,7 @@ async function checkInvariants() {
   const expected = devices
     .map((d) => ({ mac: d.mac, hostname: d.bound_worker_id! }))
     .sort((a, b) => a.hostname.localeCompare(b.hostname))
-    .map((e) => `${e.mac},${e.hostname}\n`)
+    .map((e) => `${e.mac},${e.hostname},infinite\n`)
     .join('');
   expect(readFileSync(f.config.dnsmasqHostsFile, 'utf8')).toBe(expected);
   const workers = await f.services.workers.list();

@@ -106,7 +106,7 @@ async function bindClientTo(worker: string): Promise<void> {
   await f.services.devices.register({ mac: CLIENT_MAC }, ctx);
   await f.services.workers.create({ worker_id: worker }, ctx);
   await f.services.devices.bind(CLIENT_MAC, worker, false, ctx);
-  expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${CLIENT_MAC},${worker}\n`);
+  expect(readFileSync(join(dir, 'dhcp-hosts.conf'), 'utf8')).toBe(`${CLIENT_MAC},${worker},infinite\n`);
   await waitUntil('dnsmasq to re-read the hosts file', () => readsOfHostsFile() > before);
 }
 

@@ -98,7 +98,7 @@ describe('replicas on one database', () => {
 
     expect((await b.inject('POST', '/workers', { worker_id: 'w-01', mac: '020000000001' })).statusCode).toBe(200);
     const committed = Date.now();
-    await waitUntil("the writer's file has B's bind", () => a.hosts() === '02:00:00:00:00:01,w-01\n', 2000, 5);
+    await waitUntil("the writer's file has B's bind", () => a.hosts() === '02:00:00:00:00:01,w-01,infinite\n', 2000, 5);
     expect(Date.now() - committed).toBeLessThan(500);
     expect(a.reloader.count).toBeGreaterThanOrEqual(2);
     expect(b.hosts()).toBeNull();
@@ -107,11 +107,11 @@ describe('replicas on one database', () => {
     await a.close();
     await waitUntil('B becomes the writer', () => b.replication.dhcpWriter, 3000, 10);
     // The file is written, then dnsmasq reloaded: wait for both.
-    await waitUntil("B's file equals the database and dnsmasq was reloaded", () => b.hosts() === '02:00:00:00:00:01,w-01\n' && b.reloader.count > 0, 2000, 10);
+    await waitUntil("B's file equals the database and dnsmasq was reloaded", () => b.hosts() === '02:00:00:00:00:01,w-01,infinite\n' && b.reloader.count > 0, 2000, 10);
     expect(b.reloader.count).toBe(1);
     expect((await b.inject('POST', '/workers', { worker_id: 'w-02', mac: '020000000002' })).statusCode).toBe(200);
-    expect(b.hosts()).toBe('02:00:00:00:00:01,w-01\n02:00:00:00:00:02,w-02\n');
-    expect(a.hosts()).toBe('02:00:00:00:00:01,w-01\n');
+    expect(b.hosts()).toBe('02:00:00:00:00:01,w-01,infinite\n02:00:00:00:00:02,w-02,infinite\n');
+    expect(a.hosts()).toBe('02:00:00:00:00:01,w-01,infinite\n');
   });
 
   it('catches up with a change whose notice never came (its sender died after the commit) within IRONLENS_REPLICA_RESYNC_MS', async () => {
@@ -132,7 +132,7 @@ describe('replicas on one database', () => {
     const committed = Date.now();
     const bound = '#!ipxe\n# boot vars for w-01\n# w-01 has no system disk yet\nset menu-default reboot\nset menu-timeout 1\n';
     await waitUntil('B answers the binding', async () => (await b.bootVars('mac=020000000001')) === bound, 3000, 20);
-    await waitUntil("the writer's file has the binding", () => a.hosts() === '02:00:00:00:00:01,w-01\n', 3000, 20);
+    await waitUntil("the writer's file has the binding", () => a.hosts() === '02:00:00:00:00:01,w-01,infinite\n', 3000, 20);
     expect(Date.now() - committed).toBeLessThan(1500);
     // An unchanged file is not rewritten: the writer's reloads stop once it holds the store.
     const reloads = a.reloader.count;
@@ -167,7 +167,7 @@ describe('replicas on one database', () => {
     const bound = '#!ipxe\n# boot vars for w-01\n# w-01 has no system disk yet\nset menu-default reboot\nset menu-timeout 1\n';
     await waitUntil('B reloads after the restart', async () => (await b.bootVars('mac=020000000001').catch(() => '')) === bound, 15_000, 50);
     // Both lost the lock with their connections; whichever took it again writes its file.
-    await waitUntil("the writer's file equals the database again", () => [a, b].filter((r) => r.replication.dhcpWriter && r.hosts() === '02:00:00:00:00:01,w-01\n').length === 1, 15_000, 50);
+    await waitUntil("the writer's file equals the database again", () => [a, b].filter((r) => r.replication.dhcpWriter && r.hosts() === '02:00:00:00:00:01,w-01,infinite\n').length === 1, 15_000, 50);
     expect([a, b].filter((r) => r.replication.dhcpWriter)).toHaveLength(1);
   });
 });

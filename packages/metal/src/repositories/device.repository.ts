@@ -65,11 +65,12 @@ export class DeviceRepository {
   }
 
   /** `mac,hostname` for every bound device, in hostname order: what dnsmasq reads. */
-  async dhcpHosts(db: MetalDb): Promise<Array<{ mac: string; hostname: string }>> {
+  async dhcpHosts(db: MetalDb): Promise<Array<{ mac: string; hostname: string; ipv4: string | null }>> {
     return db
       .selectFrom('devices')
       .innerJoin('workers', 'workers.worker_id', 'devices.bound_worker_id')
-      .select(['devices.mac as mac', 'workers.hostname as hostname'])
+      .leftJoin('worker_addresses', 'worker_addresses.worker_id', 'workers.worker_id')
+      .select(['devices.mac as mac', 'workers.hostname as hostname', 'worker_addresses.ipv4 as ipv4'])
       .where('devices.state', '=', 'bound')
       .orderBy('workers.hostname')
       .execute();

@@ -79,4 +79,72 @@ export const metalMigrations: NamedMigration[] = [
         .execute();
     },
   },
+  {
+    // What a booted worker reported (issue 24), its last boot's timeline, and the operator's
+    // fixed address per worker. No foreign key (as worker_chap): the worker's delete removes them.
+    name: 'metal-0004-host-reports',
+    async up(db) {
+      await db.schema
+        .createTable('host_reports')
+        .addColumn('worker_id', 'text', (c) => c.primaryKey())
+        .addColumn('mac', 'text', (c) => c.notNull())
+        // The validated report (JSON), never the raw body.
+        .addColumn('report', 'text', (c) => c.notNull())
+        .addColumn('reported_at', 'text', (c) => c.notNull())
+        // The reporter's X-Ironlens-Timestamp of the last accepted report (replay guard).
+        .addColumn('report_ts', 'bigint', (c) => c.notNull())
+        .addColumn('boot', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('worker_addresses')
+        .addColumn('worker_id', 'text', (c) => c.primaryKey())
+        .addColumn('ipv4', 'text', (c) => c.notNull().unique())
+        .execute();
+      // The Kubernetes cluster a bootstrap by worker registered the worker into.
+      await db.schema
+        .createTable('worker_clusters')
+        .addColumn('worker_id', 'text', (c) => c.primaryKey())
+        .addColumn('cluster_id', 'text', (c) => c.notNull())
+        .addColumn('joined_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+  {
+    // A BMC per device and the last power action with its proof of boot (issue 21). No foreign
+    // key (the device may be declared in the same import); a device's BMC goes with `DELETE
+    // /devices/{mac}/bmc` and `ironlens import --replace`.
+    name: 'metal-0003-bmc',
+    async up(db) {
+      await db.schema
+        .createTable('device_bmc')
+        .addColumn('mac', 'text', (c) => c.primaryKey())
+        .addColumn('driver', 'text', (c) => c.notNull())
+        // Redfish: the system's URL; IPMI: the host name or address.
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('port', 'integer')
+        .addColumn('username', 'text', (c) => c.notNull())
+        // Sealed with the store's SecretBox (`v1:…`), bound to the MAC: never plain text.
+        .addColumn('password_sealed', 'text', (c) => c.notNull())
+        .addColumn('verify_tls', 'integer', (c) => c.notNull())
+        .addColumn('cipher_suite', 'integer')
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('device_power')
+        .addColumn('mac', 'text', (c) => c.primaryKey())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('boot', 'text')
+        .addColumn('requested_at', 'text', (c) => c.notNull())
+        .addColumn('bmc_ok', 'integer', (c) => c.notNull())
+        .addColumn('report_seen_at', 'text')
+        .addColumn('boot_vars_seen_at', 'text')
+        .addColumn('network_boot_seen_at', 'text')
+        .addColumn('result', 'text')
+        .addColumn('detail', 'text')
+        // Epoch milliseconds after which a pending proof of boot becomes no_network_boot.
+        .addColumn('deadline_ms', 'bigint')
+        .execute();
+      await db.schema.createIndex('device_power_result').on('device_power').column('result').execute();
+    },
+  },
 ];

@@ -51,6 +51,52 @@ export interface WorkerChapTable {
   secret_sealed: string;
   created_at: string;
 }
+/** A booted worker's last accepted host report (issue 24). */
+export interface HostReportsTable {
+  worker_id: string;
+  mac: string;
+  report: string;
+  reported_at: string;
+  report_ts: number;
+  boot: string;
+}
+/** The operator's fixed IPv4 address per worker (issue 24), rendered into the hosts file. */
+export interface WorkerAddressesTable {
+  worker_id: string;
+  ipv4: string;
+}
+/** The cluster a worker joined through a bootstrap by worker (issue 24). */
+export interface WorkerClustersTable {
+  worker_id: string;
+  cluster_id: string;
+  joined_at: string;
+}
+/** A device's BMC (issue 21); the password is sealed, never stored as plain text. */
+export interface DeviceBmcTable {
+  mac: string;
+  driver: string;
+  address: string;
+  port: number | null;
+  username: string;
+  password_sealed: string;
+  verify_tls: number;
+  cipher_suite: number | null;
+  updated_at: string;
+}
+/** A device's last power action and its proof of boot (issue 21). */
+export interface DevicePowerTable {
+  mac: string;
+  action: string;
+  boot: string | null;
+  requested_at: string;
+  bmc_ok: number;
+  report_seen_at: string | null;
+  boot_vars_seen_at: string | null;
+  network_boot_seen_at: string | null;
+  result: string | null;
+  detail: string | null;
+  deadline_ms: number | string | null;
+}
 export interface SettingsTable {
   key: string;
   value: string;
@@ -62,6 +108,11 @@ export interface MetalTables {
   agents: AgentsTable;
   settings: SettingsTable;
   worker_chap: WorkerChapTable;
+  host_reports: HostReportsTable;
+  worker_addresses: WorkerAddressesTable;
+  worker_clusters: WorkerClustersTable;
+  device_bmc: DeviceBmcTable;
+  device_power: DevicePowerTable;
 }
 
 /** Every table the boot control plane's store holds: its own and the operations log. */

@@ -111,12 +111,19 @@ export class WorkerRepository {
     await db.deleteFrom('disks').where('worker_id', '=', workerId).execute();
     // The worker's CHAP account goes with it (its targets are gone by now).
     await db.deleteFrom('worker_chap').where('worker_id', '=', workerId).execute();
+    // What it reported and its fixed address too (issue 24).
+    await db.deleteFrom('host_reports').where('worker_id', '=', workerId).execute();
+    await db.deleteFrom('worker_addresses').where('worker_id', '=', workerId).execute();
+    await db.deleteFrom('worker_clusters').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('workers').where('worker_id', '=', workerId).execute();
   }
 
   /** Every worker and its disks (`ironlens import --replace`). */
   async deleteAll(db: MetalDb): Promise<void> {
     await db.deleteFrom('disks').execute();
+    await db.deleteFrom('host_reports').execute();
+    await db.deleteFrom('worker_addresses').execute();
+    await db.deleteFrom('worker_clusters').execute();
     await db.deleteFrom('workers').execute();
   }
 

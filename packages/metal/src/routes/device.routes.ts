@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import {
   type BatchBindRequest,
   batchBindBody,
+  bmcErrorResponses,
   type DeviceBindQuery,
   type DeviceDeclaration,
   type DeviceImportRequest,
@@ -35,8 +36,12 @@ export function deviceRoutes(app: FastifyInstance, s: MetalServices): void {
   );
   app.post<{ Params: { mac: string }; Querystring: DeviceBindQuery }>(
     '/devices/:mac/bind',
-    { schema: { tags, security, querystring: deviceBindQuery, response: { 200: deviceSchema, ...errorResponses } } },
-    async (req) => s.devices.bind(req.params.mac, req.query.worker_id, req.query.force === true, { client: req.ip }),
+    { schema: { tags, security, querystring: deviceBindQuery, response: { 200: deviceSchema, ...errorResponses, ...bmcErrorResponses } } },
+    async (req) => {
+      const bind = () => s.devices.bind(req.params.mac, req.query.worker_id, req.query.force === true, { client: req.ip });
+      // ?reboot=true (issue 21): power-cycle into a one-time network boot, to come up as the new identity.
+      return req.query.reboot === true ? s.power.withReboot(req.params.mac, { client: req.ip }, bind) : bind();
+    },
   );
   app.delete<{ Params: { mac: string } }>('/devices/:mac/bind', { schema: { tags, security, response: { 200: deviceSchema, ...errorResponses } } }, async (req) =>
     s.devices.unbind(req.params.mac, { client: req.ip }),

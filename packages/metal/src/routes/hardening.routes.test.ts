@@ -147,7 +147,7 @@ describe('records outside their grammar that reached the store some other way', 
     await plant('evil\nhost,set:x');
     expect((await inject('POST', '/devices', { mac: '52:54:00:00:00:02' })).statusCode).toBe(201);
     expect((await inject('POST', '/workers', { worker_id: 'good', mac: '52:54:00:00:00:02' })).statusCode).toBe(200);
-    expect(readFileSync(f.config.dnsmasqHostsFile, 'utf8')).toBe('52:54:00:00:00:02,good\n');
+    expect(readFileSync(f.config.dnsmasqHostsFile, 'utf8')).toBe('52:54:00:00:00:02,good,infinite\n');
     const refused = await ops('render.refused');
     expect(refused.at(-1)).toMatchObject({ renderer: 'dhcp-hosts', skipped: 1, records: [{ subject: '52:54:00:00:00:01,evil\nhost,set:x', fields: ['hostname'] }] });
     expect(warnings.join('\n')).toContain('dhcp-hosts: skipped 1 record');

@@ -107,7 +107,7 @@ describe('workers and binding (§7, §16.7–16.8)', () => {
     const r = await inject('POST', '/workers', { worker_id: 'Worker-01', mac: '00:0C:29:B9:8B:2D' });
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({ worker_id: 'worker-01', hostname: 'worker-01', arch: 'x86_64', state: 'registered', disks: [], cd: null, mac: '00:0c:29:b9:8b:2d', readiness: 'partial' });
-    expect(hosts()).toBe('00:0c:29:b9:8b:2d,worker-01\n');
+    expect(hosts()).toBe('00:0c:29:b9:8b:2d,worker-01,infinite\n');
     expect(f.reloader.count).toBe(1);
     expect((await inject('GET', '/devices/000c29b98b2d')).json()).toMatchObject({ state: 'bound', bound_worker_id: 'worker-01' });
   });
@@ -139,7 +139,7 @@ describe('workers and binding (§7, §16.7–16.8)', () => {
     expect((await inject('POST', '/devices/000c29000002/bind?worker_id=w1')).statusCode).toBe(409);
     expect((await inject('POST', '/devices/000c29000002/bind?worker_id=w1&force=true')).json().bound_worker_id).toBe('w1');
     expect((await inject('GET', '/devices/000c29000001')).json()).toMatchObject({ state: 'pooled', bound_worker_id: null });
-    expect(hosts()).toBe('00:0c:29:00:00:02,w1\n');
+    expect(hosts()).toBe('00:0c:29:00:00:02,w1,infinite\n');
     const binds = (await inject('GET', '/operations?mac=00:0c:29:00:00:02')).json().entries;
     expect(binds.at(-1)).toMatchObject({ op: 'device.bind', worker_id: 'w1', old_device_mac: '00:0c:29:00:00:01' });
     expect((await inject('DELETE', '/devices/000c29000002/bind')).json().state).toBe('pooled');
@@ -156,7 +156,7 @@ describe('workers and binding (§7, §16.7–16.8)', () => {
     const r = await inject('POST', '/devices/000c29000001/bind?worker_id=w1');
     expect(r.statusCode).toBe(500);
     expect(r.json().detail).toContain(f.config.dnsmasqHostsFile);
-    expect(hosts()).toBe('00:0c:29:00:00:01,w1\n');
+    expect(hosts()).toBe('00:0c:29:00:00:01,w1,infinite\n');
   });
 
   it('changes a worker MAC (§7.5) with changed:false when it is the same', async () => {
@@ -253,7 +253,7 @@ describe('batch bind (§16.9–16.10)', () => {
     const ops = (await inject('GET', '/operations')).json().entries.map((e: { op: string }) => e.op);
     expect(ops.filter((o: string) => o === 'device.bind')).toHaveLength(2);
     expect(ops.filter((o: string) => o === 'device.bind.batch')).toHaveLength(2);
-    expect(hosts()).toBe('00:0c:29:00:00:01,worker-01\n00:0c:29:00:00:02,worker-02\n');
+    expect(hosts()).toBe('00:0c:29:00:00:01,worker-01,infinite\n00:0c:29:00:00:02,worker-02,infinite\n');
     expect((await inject('POST', '/devices/bind/batch/preview', { mode: 'sequential', macs: ['a'], worker_ids: [] })).statusCode).toBe(400);
   });
 });

@@ -14,6 +14,7 @@ import {
   type DiskBatchRequest,
   type DiskDeleteQuery,
   type DiskRequest,
+  bmcErrorResponses,
   diskBatchBody,
   diskBody,
   diskDeleteQuery,
@@ -88,8 +89,13 @@ function workerDiskRoutes(app: FastifyInstance, s: MetalServices): void {
   const tags = ['workers'];
   app.post<{ Params: { worker_id: string }; Body: DiskRequest }>(
     '/workers/:worker_id/luns/disk',
-    { schema: { tags, security, body: diskBody, response: { 200: workerSchema, ...errorResponses } } },
-    async (req) => st.createWorkerDisk(req.params.worker_id, req.body, { client: req.ip }),
+    { schema: { tags, security, body: diskBody, response: { 200: workerSchema, ...errorResponses, ...bmcErrorResponses } } },
+    async (req) => {
+      const { reboot, ...disk } = req.body;
+      const create = () => st.createWorkerDisk(req.params.worker_id, disk, { client: req.ip });
+      // reboot: true (issue 21): power-cycle the worker's bound device into its new disk.
+      return reboot === true ? s.power.withReboot(await s.power.boundMac(req.params.worker_id), { client: req.ip }, create) : create();
+    },
   );
   app.post<{ Body: DiskBatchRequest }>(
     '/workers/luns/disk/batch',

@@ -11,7 +11,9 @@ import {
   security,
   type WorkerDeleteBatchRequest,
   type WorkerDeleteQuery,
+  type WorkerAddressRequest,
   type WorkerMacRequest,
+  workerAddressBody,
   workerDeleteBatchBody,
   workerDeletedSchema,
   workerDeleteQuery,
@@ -63,6 +65,15 @@ export function workerRoutes(app: FastifyInstance, s: MetalServices): void {
     '/workers/:worker_id/default-os',
     { schema: { tags, security, body: defaultOsBody, response: one } },
     async (req) => s.workers.setDefaultOs(req.params.worker_id, req.body ?? {}, { client: req.ip }),
+  );
+
+  app.put<{ Params: { worker_id: string }; Body: WorkerAddressRequest }>(
+    '/workers/:worker_id/address',
+    {
+      config: { permission: 'metal:worker:write' },
+      schema: { tags, security, summary: "Set or remove the worker's fixed IPv4 address (the hosts file gives it to the bound MAC)", body: workerAddressBody, response: one },
+    },
+    async (req) => s.workers.setFixedAddress(req.params.worker_id, req.body.fixed_address, { client: req.ip }),
   );
 
   app.delete<{ Params: { worker_id: string }; Querystring: WorkerDeleteQuery }>(

@@ -141,6 +141,8 @@ export class BootVarsService {
   private readonly dataPlaneByAgent = new Map<string, DataPlaneMemo>();
   private readonly macBySpelling = new Map<string, string | null>();
   private generation = 0;
+  /** Told when a worker's bound device got its answer (issue 24: the boot timeline). */
+  private boundListener: ((workerId: string) => void) | null = null;
 
   constructor(
     private readonly store: MetalStore,
@@ -177,6 +179,11 @@ export class BootVarsService {
     const bound = chapFields.length ? NOTHING : Object.freeze({ vars: frozen, subject, script: renderBootVarsScript({ vars, subject, chap, why }) });
     if (chapFields.length) this.onRefused({ subject: String(subject ?? 'unknown').slice(0, 200), fields: chapFields });
     return Object.freeze({ vars: frozen, subject, script, bound });
+  }
+
+  /** Sets who is told, per answer to a worker's bound device, the worker's id (one listener). */
+  onBoundAnswer(listener: (workerId: string) => void): void {
+    this.boundListener = listener;
   }
 
   /** Forget every cached lookup; called after each write of the ledger (and told to the other replicas). */
@@ -313,7 +320,17 @@ export class BootVarsService {
     return then(this.answer(q), (a) => a.script);
   }
 
+  /**
+   * Told the MAC of every `/boot-vars` request that names one (the proof of boot, issue 21,
+   * looks it up in its set of pending MACs). Set once by the wiring. Default: nobody.
+   */
+  onSighting: ((mac: string) => void) | undefined;
+
   private answer(q: { hostname?: string; mac?: string }): Rendered | Promise<Rendered> {
+    if (this.onSighting && q.mac) {
+      const m = this.normalizedMac(q.mac);
+      if (m) this.onSighting(m);
+    }
     const a = this.lookup(q);
     this.onLookup(!(a instanceof Promise));
     return a;
@@ -355,6 +372,7 @@ export class BootVarsService {
    */
   private project(entry: WorkerEntry, boundMac: boolean): Rendered | Promise<Rendered> {
     const w = entry.worker as WorkerRecord;
+    if (boundMac) this.boundListener?.(w.worker_id);
     const pick = (r: Rendered) => (boundMac && r.bound ? r.bound : r);
     const disk = (w.default_os && w.disks.find((d) => d.os === w.default_os)) || w.disks[0];
     if (!disk) return pick(this.projectWith(entry, undefined, null));

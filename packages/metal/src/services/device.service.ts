@@ -2,6 +2,7 @@ import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInpu
 import type { BatchBindRequest, BatchMode, DeviceDeclaration } from '../api/schemas';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
 import type { BatchBindResult, BatchPreview } from '../domain/responses';
+import { type BmcCredentials, type BmcInput, checkBmcInput, type LastPower } from '../domain/power';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
@@ -13,6 +14,15 @@ import type { ReportGuard, ReportRefusal } from './report-guard.service';
 import type { RequestContext, SettingsService } from './settings.service';
 
 export type { BatchBindRequest, BatchMode, DeviceDeclaration };
+
+/** What the device pool asks of the power side (issue 21). */
+export interface DevicePowerHooks {
+  lastPower(mac: string): Promise<LastPower | null>;
+  lastPowers(): Promise<Map<string, LastPower>>;
+  putBmcInTrx(db: MetalDb, mac: string, c: BmcCredentials): Promise<void>;
+  /** The device report of `mac` came (a sighting of a network boot). */
+  sighting(mac: string): void;
+}
 
 export interface BindOutcome {
   device: Device;
@@ -76,7 +86,19 @@ export class DeviceService {
     private readonly ops: OperationsLog,
     private readonly reportGuard: ReportGuard,
     private readonly limits: { maxPooled: number; autoBootTimeout: number },
+    /** Where the power side (issue 21) plugs in: `last_power` on the device view, the report as a sighting of a network boot, BMCs declared with devices. Default: none. */
+    private readonly power?: DevicePowerHooks,
   ) {}
+
+  /** `last_power` on the device (issue 21), only where a power action was recorded: the seed's shape is unchanged otherwise. */
+  private async withPower(list: Device[]): Promise<Device[]> {
+    if (!this.power || list.length === 0) return list;
+    const all = list.length === 1 ? new Map([[list[0].mac, await this.power.lastPower(list[0].mac)]]) : await this.power.lastPowers();
+    return list.map((d) => {
+      const lp = all.get(d.mac);
+      return lp ? { ...d, last_power: lp } : d;
+    });
+  }
 
   private get db(): MetalDb {
     return this.store.db;
@@ -91,12 +113,12 @@ export class DeviceService {
   async list(state?: string): Promise<Device[]> {
     const s = state && state !== 'all' ? state : undefined;
     if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${echo(state)}; use all, pooled, bound or revoked`);
-    return this.devices.list(this.db, s as DeviceState | undefined);
+    return this.withPower(await this.devices.list(this.db, s as DeviceState | undefined));
   }
 
   async get(macInput: string): Promise<Device> {
     const mac = requireMac(macInput);
-    return this.requireDevice(this.db, mac);
+    return (await this.withPower([await this.requireDevice(this.db, mac)]))[0];
   }
 
   private newDevice(decl: DeviceDeclaration, mac: string, source: Device['source'], fingerprint: Fingerprint = {}): Device {
@@ -122,6 +144,8 @@ export class DeviceService {
   async register(decl: DeviceDeclaration, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(decl.mac);
     const device = this.newDevice(decl, mac, 'manual');
+    // Checked before anything is written: a bad BMC refuses the whole declaration.
+    const bmc = decl.bmc !== undefined && decl.bmc !== null ? checkBmcInput(decl.bmc as BmcInput) : null;
     await this.store.transaction(async (trx) => {
       await lockLedger(trx);
       const existing = await this.devices.get(trx, mac);
@@ -130,7 +154,8 @@ export class DeviceService {
       await this.devices.insert(trx, device).catch((err) => {
         throw isUniqueViolation(err) ? new AppError('device_exists', `device already exists: ${mac}`) : err;
       });
-      await this.ops.append({ op: 'device.register', mac, source: 'manual', client: ctx.client }, trx);
+      if (bmc) await this.power?.putBmcInTrx(trx, mac, bmc);
+      await this.ops.append({ op: 'device.register', mac, source: 'manual', client: ctx.client, ...(bmc ? { bmc_driver: bmc.driver } : {}) }, trx);
     });
     this.bootVars.invalidate();
     return device;
@@ -160,7 +185,17 @@ export class DeviceService {
           skipped.push({ mac, reason: `device already exists (${existing.state})` });
           continue;
         }
+        let bmc: BmcCredentials | null = null;
+        if (e.bmc !== undefined && e.bmc !== null) {
+          try {
+            bmc = checkBmcInput(e.bmc as BmcInput);
+          } catch (err) {
+            failed.push({ mac, error: (err as Error).message });
+            continue;
+          }
+        }
         await this.devices.insert(db, this.newDevice(e, mac, 'manual'));
+        if (bmc) await this.power?.putBmcInTrx(db, mac, bmc);
         seen.add(mac);
         created.push(mac);
       }
@@ -244,6 +279,7 @@ export class DeviceService {
       return { result: 'limited', script: renderBootVarsScript({ vars: { menu_default: 'reboot', menu_timeout: this.limits.autoBootTimeout }, subject: mac }) };
     }
     if (result === 'registered') this.bootVars.forgetDevice(mac);
+    if (result === 'updated') this.power?.sighting(mac);
     return { result, script: REPORT_OK_SCRIPT };
   }
 

@@ -1,3 +1,4 @@
+import { checkBmcInput } from '../domain/power';
 import { AppError, echo, isAppError } from '@ironlens/core';
 import YAML from 'yaml';
 import {
@@ -227,6 +228,15 @@ function devicesOf(texts: LayoutTexts, workers: Map<string, string>): Set<string
     if (!absent(d.key_hash)) text(place, 'key_hash', d.key_hash);
     if (!absent(d.source) && d.source !== 'ipxe' && d.source !== 'manual') place.fail('source', `expected ipxe or manual, got ${echo(d.source)}`);
     for (const t of ['first_seen', 'last_seen']) if (!absent(d[t])) text(place, t, d[t] instanceof Date ? d[t].toISOString() : d[t], TIMESTAMP);
+    if (!absent(d.bmc)) {
+      // The API's own check (issue 21); a sealed password is opened (and refused) by the import itself.
+      const b = d.bmc;
+      if (!isObject(b)) place.fail('bmc', 'expected a mapping');
+      onlyKeys(place, b, ['driver', 'url', 'verify_tls', 'host', 'port', 'cipher_suite', 'username', 'password', 'password_sealed']);
+      if (!absent(b.password_sealed) && (typeof b.password_sealed !== 'string' || !b.password_sealed.startsWith('v1:'))) place.fail('bmc.password_sealed', 'expected a sealed value (v1:…)');
+      const { password_sealed: _sealed, ...plain } = b;
+      place.check('bmc', () => checkBmcInput(plain, null, { allowNoPassword: true }));
+    }
     if (!absent(d.fingerprint)) {
       const fp = d.fingerprint;
       if (!isObject(fp)) place.fail('fingerprint', 'expected a mapping');

@@ -1,11 +1,13 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppError, type OperationEntry, type OperationsLog, writeFileAtomic } from '@ironlens/core';
+import { AppError, type OperationEntry, type OperationsLog, type SecretBox, writeFileAtomic } from '@ironlens/core';
 import YAML from 'yaml';
 import { parseDhcpHosts } from '../adapters/dnsmasq.adapter';
 import { isValidId, normalizeMac } from '../domain/identifiers';
 import type { Agent, Device, WorkerRecord } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
+import type { BmcRepository, PowerRepository } from '../repositories/bmc.repository';
+import { type BmcCredentials, checkBmcInput } from '../domain/power';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { SettingsRepository } from '../repositories/settings.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
@@ -45,16 +47,24 @@ export class LayoutService {
     private readonly agents: AgentRepository,
     private readonly settings: SettingsRepository,
     private readonly ops: OperationsLog,
+    /** Devices' BMCs (issue 21): exported without passwords, unless asked (then sealed). */
+    private readonly power?: { bmcs: BmcRepository; records: PowerRepository; secrets: SecretBox },
   ) {}
 
-  async export(root: string): Promise<Record<string, number>> {
+  /**
+   * `bmcPasswords`: also write each BMC's password, sealed with this store's secret key (purpose
+   * `export:<mac>:bmc`): only a store with the same `IRONLENS_SECRET_KEY` can import it. Without
+   * it, BMCs are exported without a password (imported with `password_set: false`).
+   */
+  async export(root: string, opts: { bmcPasswords?: boolean } = {}): Promise<Record<string, number>> {
     const db = this.store.db;
-    const [agents, workers, devices, settings, hosts] = await Promise.all([
+    const [agents, workers, devices, settings, hosts, bmcs] = await Promise.all([
       this.agents.list(db),
       this.workers.list(db),
       this.devices.list(db),
       this.settings.all(db),
       this.devices.dhcpHosts(db),
+      this.power ? this.power.bmcs.all(db) : Promise.resolve(new Map()),
     ]);
     const agentsDoc = {
       agents: Object.fromEntries(agents.map((a) => [a.id, { base_url: a.base_url, ...(a.token ? { token: a.token } : {}), ...(a.iscsi_server ? { iscsi_server: a.iscsi_server } : {}), role: a.role, tags: a.tags, enabled: a.enabled }])),
@@ -75,10 +85,17 @@ export class LayoutService {
         ]),
       ),
     };
-    const devicesDoc = { devices: Object.fromEntries(devices.map((d) => [d.mac, d])) };
+    const bmcOf = (mac: string) => {
+      const b = bmcs.get(mac)?.credentials as BmcCredentials | undefined;
+      if (!b) return {};
+      const where = b.driver === 'redfish' ? { url: b.url, verify_tls: b.verifyTls } : { host: b.host, port: b.port, cipher_suite: b.cipherSuite };
+      const sealed = opts.bmcPasswords && b.password && this.power ? { password_sealed: this.power.secrets.seal(b.password, `export:${mac}:bmc`) } : {};
+      return { bmc: { driver: b.driver, ...where, username: b.username, ...sealed } };
+    };
+    const devicesDoc = { devices: Object.fromEntries(devices.map((d) => [d.mac, { ...d, ...bmcOf(d.mac) }])) };
     await writeFileAtomic(join(root, LAYOUT.agents), YAML.stringify(agentsDoc), 0o600);
     await writeFileAtomic(join(root, LAYOUT.workers), YAML.stringify(workersDoc));
-    await writeFileAtomic(join(root, LAYOUT.devices), YAML.stringify(devicesDoc));
+    await writeFileAtomic(join(root, LAYOUT.devices), YAML.stringify(devicesDoc), opts.bmcPasswords ? 0o600 : undefined);
     await writeFileAtomic(join(root, LAYOUT.settings), `${JSON.stringify(settings, null, 2)}\n`);
     let ops = 0;
     const lines: string[] = [];
@@ -92,7 +109,7 @@ export class LayoutService {
     await writeFileAtomic(join(root, LAYOUT.operations), lines.length ? `${lines.join('\n')}\n` : '');
     await writeFileAtomic(join(root, LAYOUT.dhcpHosts), hosts.map((h) => `${h.mac},${h.hostname}\n`).join(''));
     mkdirSync(root, { recursive: true });
-    return { agents: agents.length, workers: workers.length, devices: devices.length, operations: ops, bindings: hosts.length };
+    return { agents: agents.length, workers: workers.length, devices: devices.length, operations: ops, bindings: hosts.length, bmcs: bmcs.size };
   }
 
   private read(root: string, rel: string): string | null {
@@ -113,6 +130,7 @@ export class LayoutService {
       for (const a of layout.agents) await this.agents.insert(db, a);
       for (const w of layout.workers) await this.workers.insert(db, w);
       for (const d of devices) await this.devices.insert(db, d);
+      for (const [mac, b] of layout.bmcs) await this.power?.bmcs.put(db, mac, b);
       for (const [k, v] of Object.entries(layout.settings)) await this.settings.set(db, k, v);
       await this.ops.importRaw(layout.operations, db);
     });
@@ -137,14 +155,39 @@ export class LayoutService {
       agents: Object.entries(doc<'agents'>(LAYOUT.agents).agents ?? {}).map(([id, a]) => agentFromLayout(id, a)),
       workers: Object.entries(doc<'workers'>(LAYOUT.workers).workers ?? {}).map(([id, w]) => workerFromLayout(id, w)),
       devices: Object.entries(doc<'devices'>(LAYOUT.devices).devices ?? {}).map(([key, d]) => deviceFromLayout(key, d)),
+      bmcs: this.bmcsOf(doc<'devices'>(LAYOUT.devices).devices ?? {}),
       settings: settingsText ? (JSON.parse(settingsText) as Record<string, unknown>) : {},
       hosts: parseDhcpHosts(this.read(root, LAYOUT.dhcpHosts) ?? ''),
       operations: operationsFromJsonl(this.read(root, LAYOUT.operations) ?? ''),
     };
   }
 
+  /** The devices' BMCs of `state/devices.yml` (shapes checked by the import validation already). */
+  private bmcsOf(devices: Record<string, Record<string, unknown>>): Map<string, BmcCredentials> {
+    const out = new Map<string, BmcCredentials>();
+    for (const [key, d] of Object.entries(devices)) {
+      const b = d.bmc as Record<string, unknown> | undefined;
+      if (!b) continue;
+      const mac = normalizeMac(d.mac ?? key) as string;
+      const { password_sealed, ...plain } = b;
+      let password = plain.password;
+      if (typeof password_sealed === 'string') {
+        if (!this.power) throw new AppError('import_invalid', `${LAYOUT.devices}: device ${mac}: bmc.password_sealed: no secret key to open it`);
+        try {
+          password = this.power.secrets.openText(password_sealed, `export:${mac}:bmc`);
+        } catch {
+          throw new AppError('import_invalid', `${LAYOUT.devices}: device ${mac}: bmc.password_sealed: cannot be opened with this store's secret key (IRONLENS_SECRET_KEY of the exporting store)`, { field: 'bmc.password_sealed' });
+        }
+      }
+      out.set(mac, checkBmcInput({ ...plain, password }, null, { allowNoPassword: true }));
+    }
+    return out;
+  }
+
   /** `--replace`: empties every table the import fills. */
   private async clear(db: MetalDb): Promise<void> {
+    await this.power?.bmcs.deleteAll(db);
+    await this.power?.records.deleteAll(db);
     await this.devices.deleteAll(db);
     await this.workers.deleteAll(db);
     await this.agents.deleteAll(db);
@@ -158,6 +201,7 @@ interface ParsedLayout {
   agents: Agent[];
   workers: WorkerRecord[];
   devices: Device[];
+  bmcs: Map<string, BmcCredentials>;
   settings: Record<string, unknown>;
   hosts: ReturnType<typeof parseDhcpHosts>;
   operations: OperationEntry[];

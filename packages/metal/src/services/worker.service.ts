@@ -3,14 +3,27 @@ import type { BatchCreateInput, CreateWorkerInput } from '../api/schemas';
 import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
+import { isFixedIpv4 } from '../adapters/dnsmasq.adapter';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
+import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
 import type { WorkerRepository } from '../repositories/worker.repository';
+import { primaryAddress } from './host-report.service';
 import type { BootVarsService } from './boot-vars.service';
 import type { DeviceService } from './device.service';
 import type { DhcpHostsService } from './dhcp-hosts.service';
 import type { RequestContext } from './settings.service';
 
 export type { BatchCreateInput, CreateWorkerInput };
+
+/** The view with what the worker reported (issue 24): additive fields, `null` before the first report. */
+function withHost(v: WorkerView, report: HostReportRecord | null, fixed: string | null, clusterId: string | null): WorkerView {
+  v.host = report?.host ?? null;
+  v.boot_timeline = report?.boot ?? null;
+  v.address = report ? primaryAddress(report.host, (v.mac as string | null) ?? null) : null;
+  v.fixed_address = fixed;
+  v.cluster_id = clusterId;
+  return v;
+}
 
 export interface DeleteOptions {
   deleteDisk: boolean;
@@ -47,6 +60,8 @@ export class WorkerService {
     private readonly ops: OperationsLog,
     private readonly storage: WorkerStorage,
     private readonly defaultArch: string,
+    /** Booted workers' reports and fixed addresses (issue 24). Default: none (views carry `host: null`). */
+    private readonly hosts?: HostReportRepository,
   ) {}
 
   private get db(): MetalDb {
@@ -57,12 +72,22 @@ export class WorkerService {
     const w = await this.workers.get(db, workerId);
     if (!w) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
     const d = await this.devices.boundTo(db, workerId);
-    return workerView(w, d?.mac ?? null);
+    const [report, fixed, clusters] = this.hosts ? await Promise.all([this.hosts.get(db, workerId), this.hosts.fixedAddress(db, workerId), this.hosts.clusters(db)]) : [null, null, new Map()];
+    return withHost(workerView(w, d?.mac ?? null), report, fixed, clusters.get(workerId) ?? null);
   }
 
   async list(): Promise<WorkerView[]> {
-    const [all, bindings] = await Promise.all([this.workers.list(this.db), this.devices.bindings(this.db)]);
-    return all.map((w) => workerView(w, bindings.get(w.worker_id) ?? null));
+    const none = new Map();
+    const [all, bindings, reports, fixed, clusters] = await Promise.all([
+      this.workers.list(this.db),
+      this.devices.bindings(this.db),
+      this.hosts ? this.hosts.all(this.db) : none,
+      this.hosts ? this.hosts.fixedAddresses(this.db) : none,
+      this.hosts ? this.hosts.clusters(this.db) : none,
+    ]);
+    return all.map((w) =>
+      withHost(workerView(w, bindings.get(w.worker_id) ?? null), reports.get(w.worker_id) ?? null, fixed.get(w.worker_id) ?? null, clusters.get(w.worker_id) ?? null),
+    );
   }
 
   async get(workerIdInput: string): Promise<WorkerView> {
@@ -252,6 +277,31 @@ export class WorkerService {
       await this.ops.append({ op: 'worker.default_os', worker_id: workerId, os, menu_default: menuDefault, menu_timeout: menuTimeout, client: ctx.client }, trx);
     });
     this.bootVars.invalidate();
+    return this.view(this.db, workerId);
+  }
+
+  /**
+   * Issue 24: the worker's fixed IPv4 address (`null` removes it), rendered into the hosts
+   * file (`mac,ipv4,hostname,infinite`), so machines that DHCP at the same moment are never
+   * offered one address twice. Unique across workers.
+   */
+  async setFixedAddress(workerIdInput: string, input: unknown, ctx: RequestContext): Promise<WorkerView> {
+    const workerId = requireWorkerId(workerIdInput);
+    if (!this.hosts) throw new AppError('worker_address_invalid', 'fixed addresses are not available here');
+    const hosts = this.hosts;
+    const ipv4 = input === null || input === '' ? null : typeof input === 'string' && isFixedIpv4(input.trim()) ? input.trim() : null;
+    if (ipv4 === null && !(input === null || input === '')) throw new AppError('worker_address_invalid', `fixed_address must be a unicast IPv4 address or null, got ${echo(input)}`);
+    await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
+      if (!(await this.workers.get(trx, workerId))) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+      if (ipv4) {
+        const holder = [...(await hosts.fixedAddresses(trx)).entries()].find(([id, ip]) => ip === ipv4 && id !== workerId);
+        if (holder) throw new AppError('worker_address_taken', `${ipv4} is the fixed address of worker ${holder[0]}`, { worker_id: holder[0] });
+      }
+      await hosts.setFixedAddress(trx, workerId, ipv4);
+      await this.ops.append({ op: 'worker.address', worker_id: workerId, fixed_address: ipv4, client: ctx.client }, trx);
+    });
+    await this.dhcp.sync();
     return this.view(this.db, workerId);
   }
 

@@ -25,9 +25,11 @@ import type {
   ProxyConfig,
   SoftwareDownloadStatus,
   StackProfile,
+  WorkerNodeInput,
 } from '@ironlens/clusters';
 import { type Http, query } from './http';
 
+export type { WorkerNodeInput };
 export type { BootstrapNodeInput, BootstrapPhase, BootstrapStatus, ClusterRecord, CordonResult, HfTokenSecretRef, HostKeyItem, HostKeyPin, PrepullStatus, ProxyConfig };
 export type ClusterPatch = ClusterSettingsUpdateBody;
 export type BootstrapRole = BootstrapNodeInput['roles'][number];
@@ -134,9 +136,9 @@ export function createClustersApi(http: Http) {
     uncordon: (id: string, names: string[]) => c<{ items: CordonResult[] }>('POST', `${cl(id)}/nodes/uncordon`, { names }),
 
     bootstraps: () => c<{ items: BootstrapListItem[] }>('GET', '/api/cluster/bootstrap'),
-    hostKeys: (nodes: Array<{ host: string; port?: number }>) => c<{ items: HostKeyItem[] }>('POST', '/api/cluster/bootstrap/host-keys', { nodes }),
-    preflight: (nodes: BootstrapNodeInput[], hostKeys: HostKeyPin[]) => c<PreflightResponse>('POST', '/api/cluster/bootstrap/preflight', { nodes, hostKeys }),
-    startBootstrap: (body: { nodes: BootstrapNodeInput[]; hostKeys: HostKeyPin[]; proxy?: BootstrapProxy; register?: { name: string; description?: string } }) =>
+    hostKeys: (nodes: Array<{ host: string; port?: number } | { workerId: string }>) => c<{ items: HostKeyItem[] }>('POST', '/api/cluster/bootstrap/host-keys', { nodes }),
+    preflight: (nodes: Array<BootstrapNodeInput | WorkerNodeInput>, hostKeys: HostKeyPin[]) => c<PreflightResponse>('POST', '/api/cluster/bootstrap/preflight', { nodes, hostKeys }),
+    startBootstrap: (body: { nodes: Array<BootstrapNodeInput | WorkerNodeInput>; hostKeys: HostKeyPin[]; proxy?: BootstrapProxy; register?: { name: string; description?: string } }) =>
       c<{ bootstrapId: string }>('POST', '/api/cluster/bootstrap', body),
     bootstrap: (id: string) => c<BootstrapStatus>('GET', `/api/cluster/bootstrap/${enc(id)}`),
     cancelBootstrap: (id: string) => c<null>('POST', `/api/cluster/bootstrap/${enc(id)}/cancel`),

@@ -54,6 +54,8 @@ export function createHttp(base: string, auth: ApiAuth): Http {
     const isForm = typeof FormData !== 'undefined' && body instanceof FormData;
     if (body !== undefined && !isForm) headers['content-type'] = 'application/json';
     if (token) headers.authorization = `Bearer ${token}`;
+    // The listener refuses browser writes with a form body (multipart here) without it: an HTML form of another site cannot send it.
+    if (method !== 'GET' && method !== 'HEAD') headers['x-ironlens-request'] = 'console';
     let res: Response;
     try {
       res = await fetch(`${root}${path}`, { method, headers, body: body === undefined ? undefined : isForm ? body : JSON.stringify(body), cache: 'no-store' });

@@ -17,7 +17,22 @@ import type {
   WorkerStatus,
   WorkerView,
 } from '@ironlens/metal';
-import type { AgentInput, AgentView, BatchBindRequest, CreateWorkerInput, DeviceDeclaration, DiskBatchRequest, DiskRequest } from '@ironlens/metal/api';
+import type {
+  AgentInput,
+  AgentView,
+  BatchBindRequest,
+  BatchPowerResult,
+  BmcRequest,
+  BmcView,
+  CreateWorkerInput,
+  DeviceDeclaration,
+  DiskBatchRequest,
+  DiskRequest,
+  LastPower,
+  PowerAction,
+  PowerAnswer,
+  PowerStateView,
+} from '@ironlens/metal/api';
 import { type Http, query } from './http';
 
 export type {
@@ -25,12 +40,19 @@ export type {
   AgentProbe,
   AgentView,
   BatchBindResult,
+  BatchPowerResult,
   BatchPreview,
+  BmcRequest,
+  BmcView,
   Device,
   DiskBatchResult,
+  LastPower,
   MastersListing,
   OperationsPage,
   Os,
+  PowerAction,
+  PowerAnswer,
+  PowerStateView,
   WorkerStatus,
   WorkerView,
 };
@@ -67,6 +89,7 @@ export function createMetalApi(http: Http) {
     worker: (id: string) => c<WorkerView>('GET', `/workers/${enc(id)}`),
     workerStatus: (id: string) => c<WorkerStatus>('GET', `/workers/${enc(id)}/status`),
     createWorker: (w: CreateWorkerInput) => c<WorkerView>('POST', '/workers', w),
+    setWorkerAddress: (id: string, fixedAddress: string | null) => c<WorkerView>('PUT', `/workers/${enc(id)}/address`, { fixed_address: fixedAddress }),
     setWorkerMac: (id: string, mac: string) => c<WorkerView & { changed: boolean }>('PUT', `/workers/${enc(id)}/mac`, { mac }),
     setDefaultOs: (id: string, body: { os?: string | null; menu_default?: string | null; menu_timeout?: number | null }) => c<WorkerView>('PUT', `/workers/${enc(id)}/default-os`, body),
     deleteWorker: (id: string, deleteDisk: boolean) => c<WorkerDeleted>('DELETE', `/workers/${enc(id)}${query({ delete_disk: deleteDisk ? 'true' : undefined })}`),
@@ -86,6 +109,14 @@ export function createMetalApi(http: Http) {
     masters: () => c<MastersListing>('GET', '/masters'),
 
     operations: (q: { since?: number; limit?: number; mac?: string }) => c<OperationsPage>('GET', `/operations${query(q)}`),
+
+    // power through the BMC (issue 21)
+    bmc: (mac: string) => c<BmcView>('GET', `/devices/${enc(mac)}/bmc`),
+    setBmc: (mac: string, b: BmcRequest) => c<BmcView>('PUT', `/devices/${enc(mac)}/bmc`, b),
+    deleteBmc: (mac: string) => c<{ mac: string; deleted: boolean }>('DELETE', `/devices/${enc(mac)}/bmc`),
+    powerState: (mac: string) => c<PowerStateView>('GET', `/devices/${enc(mac)}/power`),
+    power: (mac: string, action: PowerAction, network: boolean) => c<PowerAnswer>('POST', `/devices/${enc(mac)}/power`, { action, boot: network ? 'network' : null }),
+    powerBatch: (macs: string[], action: PowerAction, network: boolean) => c<BatchPowerResult>('POST', '/devices/power', { macs, action, boot: network ? 'network' : null }),
   };
 }
 

@@ -44,7 +44,10 @@ export function createKindApi(base: string, auth?: ApiAuth) {
   /** fetch with the bearer header when a token is set; a 401 is reported to `auth` and thrown. */
   async function send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
     const token = auth?.get() ?? null;
-    const res = await fetch(`${root}${path}`, { method, headers: token ? { ...headers, authorization: `Bearer ${token}` } : headers, body });
+    // Writes carry the header the listener asks of browser writes (an HTML form of another site cannot send it).
+    const sent: Record<string, string> = method === 'GET' || method === 'HEAD' ? { ...headers } : { ...headers, 'x-ironlens-request': 'kind' };
+    if (token) sent.authorization = `Bearer ${token}`;
+    const res = await fetch(`${root}${path}`, { method, headers: sent, body });
     if (res.status === 401) auth?.unauthorized(token);
     return res;
   }

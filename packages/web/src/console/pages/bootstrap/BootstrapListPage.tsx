@@ -2,8 +2,9 @@ import { type FormEvent, useMemo, useState } from 'react';
 import { Badge, ErrorNote, PageHeader, when, ScrollBox } from '../../components/ui';
 import { type BootstrapListItem, type BootstrapNodeInput, type BootstrapRole, fingerprintOf, type HostKeyItem, type HostKeyPin, type PreflightResponse } from '../../clusters-api';
 import { useConsole } from '../../context';
-import { Link, navigate } from '../../router';
+import { Link, navigate, useLocation } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
+import { WorkerWizard } from './WorkerWizard';
 
 interface NodeRow {
   key: number;
@@ -30,10 +31,12 @@ export function BootstrapListPage() {
   const { clusters } = useConsole();
   const jobs = usePoll(() => clusters.bootstraps(), 10_000);
   const list: BootstrapListItem[] = jobs.data?.items ?? [];
+  // Issue 24: `?workers=a,b` (from the workers list) opens the wizard for those workers.
+  const workerIds = (useLocation().search.get('workers') ?? '').split(',').filter(Boolean);
   return (
     <>
       <PageHeader title="Bootstrap" lead="Turn booted machines into a Kubernetes cluster with Kubespray, over SSH with pinned host keys." />
-      <Wizard />
+      {workerIds.length ? <WorkerWizard key={workerIds.join(',')} ids={workerIds} /> : <Wizard />}
       <section className="card" aria-labelledby="jobs-title">
         <h2 id="jobs-title">Bootstrap jobs</h2>
         <ErrorNote error={jobs.error} testId="bootstrap-jobs-error" />
@@ -42,7 +45,7 @@ export function BootstrapListPage() {
             <li key={j.id}>
               <Link to={`/bootstrap/${encodeURIComponent(j.id)}`}>{j.id}</Link> <Badge tone={phaseTone(j.phase)}>{j.phase}</Badge>{' '}
               <span className="muted small">
-                {when(j.createdAt)} · {(j.nodes ?? []).map((n) => n.host).join(', ')}
+                {when(j.createdAt)} · {(j.nodes ?? []).map((n) => (n.workerId ? `${n.workerId} (${n.host})` : n.host)).join(', ')}
                 {j.register ? ` · registers “${j.register.name}”` : ''}
               </span>
             </li>

@@ -6,6 +6,8 @@ import { Link } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
 import { AutoRegisterSwitch } from './AutoRegisterSwitch';
 import { BatchBind } from './BatchBind';
+import { BatchPower } from './BatchPower';
+import { LastPowerNote, PowerPanel } from './PowerPanel';
 
 type StateFilter = 'all' | 'pooled' | 'bound' | 'revoked';
 
@@ -31,6 +33,16 @@ export function DevicesPage() {
   const [binding, setBinding] = useState<Device | null>(null);
   const [confirm, setConfirm] = useState<{ device: Device; action: 'unbind' | 'revoke' } | null>(null);
   const [showBatch, setShowBatch] = useState(false);
+  // Power (issue 21): rows picked for a batch action, and the device whose power dialog is open.
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [powering, setPowering] = useState<Device | null>(null);
+  const toggle = (mac: string) =>
+    setPicked((p) => {
+      const n = new Set(p);
+      if (n.has(mac)) n.delete(mac);
+      else n.add(mac);
+      return n;
+    });
   const act = useAction();
   const shown = useMemo(() => (devices.data ?? []).filter((d) => matches(d, search)), [devices.data, search]);
 
@@ -53,6 +65,7 @@ export function DevicesPage() {
       </PageHeader>
       <AutoRegisterSwitch />
       {showBatch && <BatchBind onDone={() => void devices.refresh()} />}
+      {picked.size > 0 && <BatchPower macs={[...picked]} onDone={() => void devices.refresh()} />}
       <section className="card" aria-labelledby="pool-title">
         <div className="card-head">
           <h2 id="pool-title">Device pool</h2>
@@ -82,6 +95,9 @@ export function DevicesPage() {
             <caption className="sr-only">Devices in the pool</caption>
             <thead>
               <tr>
+                <th scope="col">
+                  <span className="sr-only">Select for a power action</span>
+                </th>
                 <th scope="col">MAC</th>
                 <th scope="col">State</th>
                 <th scope="col">Worker</th>
@@ -90,6 +106,7 @@ export function DevicesPage() {
                 <th scope="col">CPU and memory</th>
                 <th scope="col">NIC</th>
                 <th scope="col">Last seen</th>
+                <th scope="col">Last power action</th>
                 <th scope="col">
                   <span className="sr-only">Actions</span>
                 </th>
@@ -98,6 +115,11 @@ export function DevicesPage() {
             <tbody>
               {shown.map((d) => (
                 <tr key={d.mac} data-testid={`device-row-${macKey(d.mac)}`}>
+                  <td>
+                    {d.state !== 'revoked' && (
+                      <input type="checkbox" checked={picked.has(d.mac)} onChange={() => toggle(d.mac)} aria-label={`Select ${d.mac} for a power action`} data-testid={`pick-${macKey(d.mac)}`} />
+                    )}
+                  </td>
                   <td className="mono">{d.mac}</td>
                   <td>
                     <Badge tone={toneOf[d.state]}>{d.state}</Badge>
@@ -119,7 +141,13 @@ export function DevicesPage() {
                   </td>
                   <td>{[d.fingerprint.chip, d.fingerprint.busid].filter(Boolean).join(' ') || '—'}</td>
                   <td className="nowrap">{when(d.last_seen)}</td>
+                  <td>{d.last_power ? <LastPowerNote last={d.last_power} testId={`last-power-${macKey(d.mac)}`} /> : '—'}</td>
                   <td className="actions">
+                    {d.state !== 'revoked' && (
+                      <button type="button" className="btn btn-small" onClick={() => setPowering(d)} data-testid={`power-${macKey(d.mac)}`} aria-label={`Power ${d.mac}`}>
+                        Power
+                      </button>
+                    )}
                     {d.state !== 'revoked' && (
                       <button type="button" className="btn btn-small" onClick={() => setBinding(d)} data-testid={`bind-${macKey(d.mac)}`} aria-label={`${d.state === 'bound' ? 'Re-bind' : 'Bind'} ${d.mac}`}>
                         {d.state === 'bound' ? 'Re-bind' : 'Bind'}
@@ -140,7 +168,7 @@ export function DevicesPage() {
               ))}
               {devices.data && shown.length === 0 && (
                 <tr>
-                  <td colSpan={9} className="empty">
+                  <td colSpan={11} className="empty">
                     {devices.data.length === 0 ? 'No devices yet. A machine appears here when its iPXE calls /devices/report.' : 'No device matches the filter.'}
                   </td>
                 </tr>
@@ -161,6 +189,9 @@ export function DevicesPage() {
           }}
         />
       )}
+      <Dialog title={`Power ${powering?.mac ?? ''}`} open={!!powering} onClose={() => setPowering(null)} testId="power-dialog">
+        {powering && <PowerPanel mac={powering.mac} last={(devices.data ?? []).find((x) => x.mac === powering.mac)?.last_power ?? powering.last_power} onDone={() => void devices.refresh()} />}
+      </Dialog>
       <Dialog title={confirm?.action === 'revoke' ? 'Revoke device' : 'Unbind device'} open={!!confirm} onClose={() => setConfirm(null)} testId="confirm-dialog">
         {confirm && (
           <>

@@ -4,6 +4,8 @@ import { useConsole } from '../../context';
 import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
 import { Link, navigate } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
+import { FixedAddressForm, HostReport } from './HostReport';
+import { PowerPanel } from './PowerPanel';
 
 /** One worker: readiness, binding, disks, default OS and boot menu, install CD, ledger vs reality. */
 export function WorkerPage({ id }: { id: string }) {
@@ -43,7 +45,10 @@ export function WorkerPage({ id }: { id: string }) {
               <dd>{w.cd ? `${w.cd.iso} on ${w.cd.agent} (${w.cd.iqn})` : 'none'}</dd>
             </dl>
           </section>
+          <HostReport w={w} />
           <MacForm id={id} current={w.mac} onDone={() => void worker.refresh()} />
+          <FixedAddressForm id={id} current={w.fixed_address ?? null} onDone={() => void worker.refresh()} />
+          {w.mac && <WorkerPower mac={w.mac} />}
           <Disks id={id} onDone={() => void Promise.all([worker.refresh(), status.refresh()])} disks={w.disks} />
           <BootForm id={id} defaultOs={w.default_os ?? null} menuDefault={w.boot?.menu_default ?? null} menuTimeout={w.boot?.menu_timeout ?? null} onDone={() => void worker.refresh()} />
           <section className="card" aria-labelledby="st-title">
@@ -335,4 +340,11 @@ function DeleteWorker({ id }: { id: string }) {
       <ErrorNote error={act.error} />
     </section>
   );
+}
+
+/** The bound device's power (issue 21), with its last action's proof of boot, polled. */
+function WorkerPower({ mac }: { mac: string }) {
+  const { metal } = useConsole();
+  const device = usePoll(() => metal.device(mac), 5000, [mac]);
+  return <PowerPanel mac={mac} last={device.data?.last_power} onDone={() => void device.refresh()} />;
 }

@@ -2,9 +2,10 @@ import { type FormEvent, useState } from 'react';
 import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, type WorkerView } from '../../metal-api';
-import { Link } from '../../router';
+import { Link, navigate } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
 import { BatchDisks } from './BatchDisks';
+import { bootedAgo, useNow } from './HostReport';
 
 /** Workers (seed §4, §7, §11): identities with their binding, disks and boot settings. */
 export function WorkersPage() {
@@ -16,6 +17,7 @@ export function WorkersPage() {
   const list = workers.data ?? [];
   const toggle = (id: string) => setSelected((s) => (s.includes(id) ? s.filter((x) => x !== id) : [...s, id]));
   const allSelected = list.length > 0 && list.every((w) => selected.includes(w.worker_id));
+  const now = useNow();
 
   return (
     <>
@@ -31,6 +33,15 @@ export function WorkersPage() {
             <span className="muted" aria-live="polite">
               {selected.length} selected
             </span>
+            <button
+              type="button"
+              className="btn btn-small btn-primary"
+              disabled={selected.length === 0}
+              onClick={() => navigate(`/bootstrap?workers=${selected.map(encodeURIComponent).join(',')}`)}
+              data-testid="workers-create-cluster"
+            >
+              Create a Kubernetes cluster
+            </button>
             <button type="button" className="btn btn-small btn-danger" disabled={selected.length === 0} onClick={() => setDeleting(selected)} data-testid="workers-delete-selected">
               Delete selected
             </button>
@@ -48,6 +59,8 @@ export function WorkersPage() {
                 <th scope="col">Worker</th>
                 <th scope="col">Hostname</th>
                 <th scope="col">MAC</th>
+                <th scope="col">Address</th>
+                <th scope="col">Booted</th>
                 <th scope="col">Readiness</th>
                 <th scope="col">Disks</th>
                 <th scope="col">Default OS</th>
@@ -66,6 +79,10 @@ export function WorkersPage() {
                   </td>
                   <td>{w.hostname}</td>
                   <td className="mono">{w.mac ?? '—'}</td>
+                  <td className="mono" data-testid={`address-${w.worker_id}`}>
+                    {w.address ?? '—'}
+                  </td>
+                  <td data-testid={`booted-${w.worker_id}`}>{bootedAgo(w, now)}</td>
                   <td>
                     <Badge tone={toneOf[w.readiness]} testId={`readiness-${w.worker_id}`}>
                       {w.readiness}
@@ -79,7 +96,7 @@ export function WorkersPage() {
               ))}
               {workers.data && list.length === 0 && (
                 <tr>
-                  <td colSpan={9} className="empty">
+                  <td colSpan={11} className="empty">
                     No workers yet.
                   </td>
                 </tr>

@@ -1,0 +1,2 @@
+export * from './master-build';
+export { OS_RECIPES, type OsRecipe, osRecipe } from './os-recipes';

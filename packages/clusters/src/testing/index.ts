@@ -1,0 +1,2 @@
+// Test helpers of the cluster manager for other packages' tests (never imported by production code).
+export { emptyClusterAnswers, type HostileAnswer, HostileApiServer } from './hostile-api-server';

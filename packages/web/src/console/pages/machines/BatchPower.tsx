@@ -1,0 +1,87 @@
+import { useState } from 'react';
+import { Badge, Dialog, ErrorNote } from '../../components/ui';
+import { useConsole } from '../../context';
+import type { BatchPowerResult, PowerAction } from '../../metal-api';
+import { useAction } from '../../use-poll';
+import { ACTIONS, resultTone } from './PowerPanel';
+
+/** One power action on the devices selected in the pool (issue 21): one result per MAC. */
+export function BatchPower({ macs, onDone }: { macs: string[]; onDone: () => void }) {
+  const { metal } = useConsole();
+  const [action, setAction] = useState<PowerAction>('cycle');
+  const [network, setNetwork] = useState(true);
+  const [confirming, setConfirming] = useState(false);
+  const [result, setResult] = useState<BatchPowerResult | null>(null);
+  const act = useAction();
+  const needsConfirm = ACTIONS.find((a) => a.action === action)?.confirm ?? true;
+  const boots = network && (action === 'on' || action === 'cycle');
+
+  const run = async () => {
+    const r = await act.run(() => metal.powerBatch(macs, action, boots));
+    setConfirming(false);
+    if (r) {
+      setResult(r);
+      onDone();
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="batch-power-title" data-testid="batch-power">
+      <h2 id="batch-power-title">Power {macs.length} selected device{macs.length === 1 ? '' : 's'}</h2>
+      <div className="toolbar">
+        <label className="field inline">
+          <span>Action</span>
+          <select value={action} onChange={(e) => setAction(e.target.value as PowerAction)} data-testid="batch-power-action">
+            {ACTIONS.map((a) => (
+              <option key={a.action} value={a.action}>
+                {a.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="check-field">
+          <input type="checkbox" checked={network} onChange={(e) => setNetwork(e.target.checked)} data-testid="batch-power-network" />
+          <span>Boot from the network once</span>
+        </label>
+        <button type="button" className="btn btn-primary" disabled={macs.length === 0 || act.pending} onClick={() => (needsConfirm ? setConfirming(true) : void run())} data-testid="batch-power-run">
+          Run
+        </button>
+      </div>
+      {!confirming && <ErrorNote error={act.error} />}
+      {result && (
+        <ul className="plain" data-testid="batch-power-result">
+          {result.succeeded.map((s) => (
+            <li key={s.mac}>
+              <span className="mono">{s.mac}</span> <Badge tone="good">{s.action}</Badge> state {s.state}
+              {s.last_power.result && (
+                <>
+                  {' '}
+                  <Badge tone={resultTone[s.last_power.result] ?? 'muted'}>{s.last_power.result.replace(/_/g, ' ')}</Badge>
+                </>
+              )}
+            </li>
+          ))}
+          {result.failed.map((f) => (
+            <li key={String(f.mac)}>
+              <span className="mono">{String(f.mac)}</span> <Badge tone="bad">{f.code}</Badge> <span className="small">{f.detail}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <Dialog title={`${ACTIONS.find((a) => a.action === action)?.label} ${macs.length} devices`} open={confirming} onClose={() => setConfirming(false)} testId="batch-power-confirm">
+        <p>
+          {macs.length} machine{macs.length === 1 ? '' : 's'} {action === 'cycle' ? 'are reset now, without a shutdown' : action === 'off' ? 'are switched off now, without a shutdown' : 'are asked to shut down'}
+          {boots ? ', then boot from the network once' : ''}. Calls to one BMC go one at a time, a few BMCs at once.
+        </p>
+        <ErrorNote error={act.error} />
+        <div className="form-actions">
+          <button type="button" className="btn" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+          <button type="button" className="btn btn-danger" disabled={act.pending} onClick={() => void run()} data-testid="batch-power-confirm-ok">
+            {ACTIONS.find((a) => a.action === action)?.label}
+          </button>
+        </div>
+      </Dialog>
+    </section>
+  );
+}
