@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import { installBearerGuard, installErrorHandling } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, problemErrorOptions, renderProblem } from './http/problem';
+import { AUTHORIZE_PREFIX, gatewayRoutes } from './gateway/gateway.routes';
 import { clusterRoutes } from './routes/clusters.routes';
 import type { ClusterServices } from './wiring';
 
@@ -28,6 +29,8 @@ export async function clustersPlugin(app: FastifyInstance, opts: ClustersPluginO
     // At the root of an app that already set the not-found handler for '/': the error handler is set regardless.
   }
   await app.register(multipart, { throwFileSizeLimit: false });
-  installBearerGuard(app, { token: opts.token, publicPaths: () => false, render: renderProblem, contentType: PROBLEM_CONTENT_TYPE });
+  // The gateway's authorization hook is authenticated by the gateway's own access keys, never the console token.
+  installBearerGuard(app, { token: opts.token, publicPaths: (p) => p.startsWith(AUTHORIZE_PREFIX), render: renderProblem, contentType: PROBLEM_CONTENT_TYPE });
+  gatewayRoutes(app, opts.services.gateway);
   clusterRoutes(app, opts.services);
 }

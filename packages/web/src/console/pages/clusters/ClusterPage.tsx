@@ -4,6 +4,7 @@ import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
+import { GatewayCard } from './GatewayCard';
 
 /** One cluster: overview charts, nodes (cordon/uncordon), components, namespaces, CRDs, token rotation, edit, delete. */
 export function ClusterPage({ id }: { id: string }) {
@@ -35,6 +36,7 @@ export function ClusterPage({ id }: { id: string }) {
       {ov.data && <Nodes id={id} ov={ov.data} onDone={() => void ov.refresh()} />}
       {ov.data && <Workloads ov={ov.data} />}
       {c && <CrdCard id={id} />}
+      {c && <GatewayCard id={id} />}
       {c && <TokenCard cluster={c} />}
       {c && editing && (
         <EditCluster
