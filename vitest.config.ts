@@ -25,6 +25,7 @@ const POSTGRES_SUITES = [
   'packages/metal/src/adapters/dnsmasq-detect.adapter.test.ts',
   'packages/clusters/src/clusters.api.test.ts',
   'packages/clusters/src/clusters.kube.test.ts',
+  'packages/clusters/src/gateway/gateway.api.test.ts',
   'packages/clusters/src/clusters.hardening.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',

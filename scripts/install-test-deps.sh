@@ -52,3 +52,10 @@ else
   npm ci --no-audit --no-fund
   echo "$want" > "$stamp"
 fi
+
+# The shared gateway's suite (issue 22): the pinned Helm, built from the Go module proxy, and the
+# real upstream CRDs and charts it installs (Go modules; a module the proxy refuses is cloned at
+# its tag). Both cached under ~/.cache/ironlens/.
+bash scripts/build-helm.sh
+bash scripts/fetch-gateway-fixtures.sh
+bash scripts/build-envoy-gateway.sh  # the real Envoy Gateway controller the suite runs out of cluster

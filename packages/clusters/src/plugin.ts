@@ -3,6 +3,7 @@ import { Authenticator, declareRoutePermissions, installAccessControl, installEr
 import type { FastifyInstance } from 'fastify';
 import { problemErrorOptions, renderProblem } from './http/problem';
 import { CLUSTERS_ROUTE_PERMISSIONS } from './permissions';
+import { gatewayRoutes } from './gateway/gateway.routes';
 import { clusterRoutes } from './routes/clusters.routes';
 import type { ClusterServices } from './wiring';
 
@@ -31,5 +32,7 @@ export async function clustersPlugin(app: FastifyInstance, opts: ClustersPluginO
   await app.register(multipart, { throwFileSizeLimit: false });
   declareRoutePermissions(app, CLUSTERS_ROUTE_PERMISSIONS);
   if (opts.token) installAccessControl(app, { authenticator: new Authenticator([{ variable: 'IRONLENS_CONSOLE_TOKEN', token: opts.token }]) });
+  // The gateway's authorization hook is `public` here: the gateway's own access keys authenticate it, never a console token.
+  gatewayRoutes(app, opts.services.gateway);
   clusterRoutes(app, opts.services);
 }

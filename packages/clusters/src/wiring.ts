@@ -4,6 +4,9 @@ import { type BundleFetcher, HttpBundleFetcher } from './adapters/bundle-fetch.a
 import { GitCli, type GitClone } from './adapters/git.adapter';
 import { clientNodeConnector, type KubeConnector } from './adapters/kube.adapter';
 import { type LensHosts, SystemLensHosts } from './adapters/lens-hosts.adapter';
+import { GatewayRepository } from './gateway/gateway.repository';
+import { GATEWAY_JOB, GatewayService } from './gateway/gateway.service';
+import { findHelm, type Helm, HelmCli } from './gateway/helm.adapter';
 import { type BundlePins, loadBundlePins, type StackProfile, stackProfile } from './profile';
 import { ClusterRepository } from './repositories/cluster.repository';
 import { DownloadRepository, PrepullRepository } from './repositories/download.repository';
@@ -46,6 +49,22 @@ export interface ClustersConfig {
   bundleRedirectHosts: string[];
   /** Where downloaded sources are kept: `<dataDir>/clusters/cache`. */
   cacheDir: string;
+  /** `IRONLENS_CHART_MIRROR`: the Helm charts of the gateway providers and the IPP (an HTTP Helm repository with `index.yaml`, or an `oci://` prefix), under their upstream names. Default: unset (no chart is installed; a reconcile that needs one fails saying so). */
+  chartMirror: string | null;
+  /** `IRONLENS_HELM`: the helm binary. Default: `helm` on `PATH`. */
+  helm: string | null;
+  /** `IRONLENS_GATEWAY_AUTHZ_PORT`: the port the hook's EndpointSlice points at. Default: the port of `IRONLENS_CONSOLE_LISTEN` (`8080`). */
+  authzPort: number;
+  /** `IRONLENS_GATEWAY_AUTHZ_RATE` / `IRONLENS_GATEWAY_AUTHZ_BURST`: authorization calls per second per source, and the burst. Default is `200` / `400`. */
+  authzRate: { perSecond: number; burst: number };
+  /** `IRONLENS_GATEWAY_CRD_WAIT_MS`: how long a reconcile waits for a kind a chart just added to be served. Default is `60000`. */
+  crdWaitMs: number;
+}
+
+function consolePort(env: Env): number {
+  const listen = envOptional(env, 'IRONLENS_CONSOLE_LISTEN') ?? '127.0.0.1:8080';
+  const m = /:(\d+)$/.exec(listen);
+  return m ? Number(m[1]) : 8080;
 }
 
 export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig {
@@ -67,6 +86,11 @@ export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
     cacheDir: join(dataDir, 'clusters', 'cache'),
+    chartMirror: envOptional(env, 'IRONLENS_CHART_MIRROR') ?? null,
+    helm: findHelm({ IRONLENS_HELM: envOptional(env, 'IRONLENS_HELM'), PATH: env.PATH ?? process.env.PATH }),
+    authzPort: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_PORT', consolePort(env), 1),
+    authzRate: { perSecond: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_RATE', 200, 1), burst: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_BURST', 400, 1) },
+    crdWaitMs: envInt(env, 'IRONLENS_GATEWAY_CRD_WAIT_MS', 60_000, 0),
   };
 }
 
@@ -80,6 +104,7 @@ export interface ClusterServices {
   crds: CrdsService;
   overview: OverviewService;
   platform: PlatformService;
+  gateway: GatewayService;
   runner: JobRunner;
   /** Resolves once jobs left running by a previous process are marked failed (interrupted). */
   ready: Promise<void>;
@@ -101,11 +126,13 @@ export interface ClusterServicesDeps {
   fetcher?: BundleFetcher;
   hosts?: LensHosts;
   profile?: StackProfile;
+  /** Runs Helm. Default: the helm CLI (`IRONLENS_HELM` or `PATH`). */
+  helm?: Helm;
   /** The CRD bundles' sha256 pins. Default: `profile/crd-bundles.json`. */
   bundlePins?: BundlePins;
 }
 
-export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB];
+export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB, GATEWAY_JOB];
 
 /** Hand-written constructor injection for the cluster manager. */
 export function createClusterServices(deps: ClusterServicesDeps): ClusterServices {
@@ -133,22 +160,25 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     helperImage: config.helperImage,
     allowLinkLocal: config.allowLinkLocal,
   });
+  const fetcher = deps.fetcher ?? new HttpBundleFetcher({ maxBytes: config.bundleMaxBytes, redirectHosts: config.bundleRedirectHosts });
+  const crds = new CrdsService(access, runner, fetcher, ops, profile, config.githubMirror, deps.bundlePins ?? loadBundlePins());
+  const gateway = new GatewayService(access, repo, new GatewayRepository(), runner, ops, deps.helm ?? new HelmCli(config.helm, config.chartMirror, join(dataDir, 'clusters', 'helm')), crds, {
+    profile,
+    githubMirror: config.githubMirror,
+    authzPort: config.authzPort,
+    crdWaitMs: config.crdWaitMs,
+    rate: config.authzRate,
+  });
+  clusters.useGateway(gateway);
   return {
     config,
     profile,
     clusters,
+    gateway,
     hfToken: new HfTokenService(access, repo, ops),
     software: new SoftwareService(access, downloads, runner, deps.git ?? new GitCli(process.env), ops, profile, config.githubMirror, config.cacheDir),
     prepull: new PrepullService(access, new PrepullRepository(), runner, ops, profile, config.helperImage),
-    crds: new CrdsService(
-      access,
-      runner,
-      deps.fetcher ?? new HttpBundleFetcher({ maxBytes: config.bundleMaxBytes, redirectHosts: config.bundleRedirectHosts }),
-      ops,
-      profile,
-      config.githubMirror,
-      deps.bundlePins ?? loadBundlePins(),
-    ),
+    crds,
     overview: new OverviewService(access, clusters, {
       summaryConcurrency: 64,
       summaryTimeoutMs: 5000,

@@ -152,6 +152,10 @@ export interface Kube {
   /** Is a CRD present and Established? */
   crdEstablished(name: string): Promise<boolean>;
 
+  /** One object of any served kind, or null when it (or its kind) is not there. */
+  getObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObjectRef | null>;
+  /** Deletes one object of any served kind (background propagation); false when it was not there. */
+  deleteObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean>;
   /** Server-side apply (`application/apply-patch+yaml`, the body sent verbatim as JSON). */
   apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef>;
   /** GET through the API server's service proxy: `/api/v1/namespaces/{ns}/services/{name}:{port}/proxy{path}`. */
@@ -593,6 +597,28 @@ export class ClientNodeKube implements Kube {
     const path = await this.objectPath(obj);
     const q = new URLSearchParams({ fieldManager, force: String(force) });
     return this.json('PATCH', `${path}?${q}`, { body: obj, contentType: 'application/apply-patch+yaml' });
+  }
+
+  async getObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObjectRef | null> {
+    let path: string;
+    try {
+      path = await this.objectPath({ apiVersion, kind, metadata: { name, namespace } });
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return null;
+      throw e;
+    }
+    return this.getOrNull<KubeObjectRef>(path);
+  }
+
+  async deleteObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean> {
+    let path: string;
+    try {
+      path = await this.objectPath({ apiVersion, kind, metadata: { name, namespace } });
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return false;
+      throw e;
+    }
+    return this.deleteOrFalse(path, { propagationPolicy: 'Background' });
   }
 
   /** The REST path of an object, from discovery of its group/version. */

@@ -71,4 +71,32 @@ export const clustersMigrations: NamedMigration[] = [
         .execute();
     },
   },
+  {
+    // issue 22: the gateway's access keys (hashes only) and its reconcile state.
+    name: 'clusters-0004-gateway',
+    async up(db) {
+      await db.schema
+        .createTable('cluster_gateway_keys')
+        .addColumn('cluster_id', 'text', (c) => c.notNull().references('clusters.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
+        .addPrimaryKeyConstraint('cluster_gateway_keys_pk', ['cluster_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('cluster_gateway_state')
+        .addColumn('cluster_id', 'text', (c) => c.primaryKey().references('clusters.id').onDelete('cascade'))
+        .addColumn('applied_hash', 'text')
+        .addColumn('applied_provider', 'text')
+        .addColumn('applied_objects', 'text')
+        .addColumn('job_id', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('hook_error', 'text')
+        .addColumn('started_at', 'text')
+        .addColumn('finished_at', 'text')
+        .execute();
+    },
+  },
 ];

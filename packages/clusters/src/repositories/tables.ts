@@ -51,11 +51,42 @@ export interface ClusterPrepullsTable {
   requested_at: string;
 }
 
+/** Access keys of a registration's gateway (issue 22): only the SHA-256 of a key is kept. */
+export interface ClusterGatewayKeysTable {
+  cluster_id: string;
+  name: string;
+  /** Hex SHA-256 of the whole key; unique. */
+  key_hash: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** What the last gateway reconcile applied and how it ended (issue 22). */
+export interface ClusterGatewayStateTable {
+  cluster_id: string;
+  /** Hash of the rendered objects and chart releases last applied; equal: nothing to re-apply. */
+  applied_hash: string | null;
+  /** The provider installed by the last successful reconcile. */
+  applied_provider: string | null;
+  /** JSON list of `{apiVersion, kind, name, namespace}` ironlens applied itself (pruned when no longer rendered). */
+  applied_objects: string | null;
+  job_id: string | null;
+  /** `running`, `success`, `failed`, `cancelled`. */
+  state: string;
+  error: string | null;
+  /** Why the authorization hook could not be applied (the API server's message), or null. */
+  hook_error: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
 export interface ClusterTables {
   clusters: ClustersTable;
   cluster_sessions: ClusterSessionsTable;
   cluster_downloads: ClusterDownloadsTable;
   cluster_prepulls: ClusterPrepullsTable;
+  cluster_gateway_keys: ClusterGatewayKeysTable;
+  cluster_gateway_state: ClusterGatewayStateTable;
 }
 
 /** A handle on the cluster manager's tables: the store itself or an open transaction. */

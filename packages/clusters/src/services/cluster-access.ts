@@ -98,6 +98,11 @@ export class ClusterAccess {
     return kube;
   }
 
+  /** The kubeconfig in clear, for a tool that reads it from a file of its own (Helm); never logged or stored. */
+  kubeconfigText(row: ClusterRow): string {
+    return this.box.openText(row.kubeconfigSealed, kubeconfigPurpose(row.id));
+  }
+
   forget(id: string): void {
     this.connections.get(id)?.kube.close();
     this.connections.delete(id);

@@ -89,6 +89,16 @@ const INJECTED_CONFIGMAPS = new Set(['kube-root-ca.crt', 'openshift-service-ca.c
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What the cluster registration tells the shared gateway (issue 22); set by the wiring. */
+export interface GatewayHooks {
+  /** A registration or PATCH: reconcile when what would be applied changed. */
+  changed(row: ClusterRow): Promise<unknown>;
+  /** DELETE: stop a running reconcile first. */
+  stop(clusterId: string): Promise<void>;
+  /** DELETE, after the gateway namespace: the registration's cluster-scoped objects. */
+  cleanup(kube: Kube, row: ClusterRow): Promise<string[]>;
+}
+
 /**
  * Cluster registrations: register (validate, encrypt, store), list with live readiness,
  * settings, delete with the seed's remote cleanup, sessions, Lens host candidates.
@@ -105,6 +115,12 @@ export class ClusterService {
     private readonly hosts: LensHosts,
     private readonly opts: ClusterServiceOptions,
   ) {}
+
+  private gateway?: GatewayHooks;
+
+  useGateway(g: GatewayHooks): void {
+    this.gateway = g;
+  }
 
   private get db() {
     return this.access.db;
@@ -237,6 +253,7 @@ export class ClusterService {
         throw err;
       }
       if (!draft) await this.startNodeTuning(row);
+      if (!draft) await this.gateway?.changed(row);
       return { row, sessionId };
     }
   }
@@ -283,6 +300,7 @@ export class ClusterService {
       await this.ops.append({ op: 'cluster.update', status: 'ok', cluster_id: id, fields: Object.keys(patch) }, trx as never);
     });
     if (!next.draft && (patch.inotifyMaxUserInstances !== undefined || (row.draft && patch.draft === false))) await this.startNodeTuning(next);
+    await this.gateway?.changed(next);
     return { cluster: await this.recordOf(next), sessionId: null };
   }
 
@@ -420,7 +438,8 @@ export class ClusterService {
         throw new AppError('cluster_has_storage_volumes', `the cluster still has storage volumes: ${names}; remove them first`);
       }
     }
-    // 1. The gateway namespace, to completion.
+    // 1. The gateway namespace, to completion (a running gateway reconcile is stopped first).
+    await this.gateway?.stop(id);
     ctx.stage(`delete the gateway namespace ${row.gatewayNamespace}`, 10);
     try {
       await this.deleteNamespaceAndWait(kube, row.gatewayNamespace, ctx);
@@ -430,6 +449,8 @@ export class ClusterService {
     }
     // 2. The HF token secret, and its namespace when nothing else keeps it.
     const notes: string[] = [];
+    // The gateway's cluster-scoped objects of this registration (its GatewayClass); never the provider's control plane.
+    if (this.gateway) notes.push(...(await this.gateway.cleanup(kube, row).catch((e: Error) => [`gateway: ${e.message}`])));
     if (row.hfTokenSecret) {
       ctx.stage(`delete the HF token secret ${row.hfTokenSecret.namespace}/${row.hfTokenSecret.name}`, 60);
       await this.cleanupHfSecret(kube, row, notes).catch((e: Error) => notes.push(`hf secret: ${e.message}`));

@@ -97,6 +97,19 @@ export class CrdsService {
     private readonly pins: BundlePins,
   ) {}
 
+  /** One pinned bundle from the mirror, checked against its sha256 pin and the allow-list: the objects to apply (the gateway job uses it too). */
+  async checkedBundle(id: BundleId, signal?: AbortSignal): Promise<KubeObjectRef[]> {
+    const url = bundleUrls(this.mirror, this.profile)[id];
+    const text = await this.fetcher.fetchText(url, signal);
+    const pin = this.pins[id];
+    const sum = createHash('sha256').update(text).digest('hex');
+    if (pin && sum !== pin) throw new Error(`${url} has sha256 ${sum}, not the ${pin} pinned in the stack profile; it is not applied`);
+    const objects = bundleObjects(text);
+    if (objects.length === 0) throw new Error(`${url} holds no objects`);
+    checkBundleObjects(id, objects);
+    return objects;
+  }
+
   async apply(clusterId: string): Promise<Record<BundleId, BundleResult>> {
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
@@ -106,13 +119,7 @@ export class CrdsService {
       for (const id of Object.keys(urls) as BundleId[]) {
         ctx.stage(`apply ${id}`);
         try {
-          const text = await this.fetcher.fetchText(urls[id], ctx.signal);
-          const pin = this.pins[id];
-          const sum = createHash('sha256').update(text).digest('hex');
-          if (pin && sum !== pin) throw new Error(`${urls[id]} has sha256 ${sum}, not the ${pin} pinned in the stack profile; it is not applied`);
-          const objects = bundleObjects(text);
-          if (objects.length === 0) throw new Error(`${urls[id]} holds no objects`);
-          checkBundleObjects(id, objects);
+          const objects = await this.checkedBundle(id, ctx.signal);
           for (const o of objects) await kube.apply(o, FIELD_MANAGER, true);
           ctx.log(`${id}: ${objects.length} object(s) applied`);
           results[id] = { ok: true, message: '' };

@@ -76,6 +76,11 @@ export const PERMISSION_ROLES: Record<string, Role> = {
   'cluster:node:operate': 'operator',
   'cluster:gateway:read': 'viewer',
   'cluster:gateway:check': 'operator',
+  'cluster:gateway:update': 'operator',
+  // The gateway's access keys are secrets: their metadata too is an admin's.
+  'cluster:gateway-key:create': 'admin',
+  'cluster:gateway-key:read': 'admin',
+  'cluster:gateway-key:delete': 'admin',
   'cluster:session:read': 'viewer',
   'cluster:session:operate': 'operator',
   'cluster:bootstrap:read': 'viewer',

@@ -117,6 +117,16 @@ export const errorCatalog = {
   invalid_accelerator: { status: 422, message: 'accelerators must be nvidia or intel' },
 
 
+  // issue 22: gateway
+  gateway_not_configured: { status: 409, message: 'the cluster has no gatewayProvider: there is no gateway to reconcile' },
+  gateway_job_not_found: { status: 404, message: 'no such gateway job for this cluster' },
+  gateway_key_name_invalid: { status: 422, message: 'a gateway key name is 1-63 lower-case letters, digits, dots, dashes or underscores' },
+  gateway_key_exists: { status: 409, message: 'the cluster already has a gateway key of that name' },
+  gateway_key_not_found: { status: 404, message: 'the cluster has no gateway key of that name' },
+  gateway_unauthorized: { status: 401, message: 'a gateway access key is required' },
+  gateway_forbidden: { status: 403, message: 'access denied' },
+  gateway_rate_limited: { status: 429, message: 'too many authorization calls from this source' },
+
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
   bootstrap_host_invalid: { status: 422, message: 'a host spec is not an IPv4 address, a range or a host name' },
   bootstrap_too_many_hosts: { status: 422, message: 'the host specs expand to more than 256 hosts' },

@@ -48,6 +48,39 @@ export interface CreateClusterResponse {
 }
 
 /** `GET /api/cluster/clusters/{id}/gateway-port-check` (the cluster service answers this shape; it has no named type). */
+/** GET …/gateway/status (issue 22), the fields the console shows. */
+export interface GatewayCondition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+export interface GatewayStatus {
+  clusterId: string;
+  gatewayProvider: string | null;
+  gatewayState: string;
+  gatewayNamespace: string;
+  gatewayName: string;
+  gatewayReady: boolean | null;
+  gatewayAddress: string | null;
+  gatewayPublicUrl: string | null;
+  gatewayPort: number | null;
+  ippState: string;
+  ippReady: boolean | null;
+  gatewayClassName: string | null;
+  gatewayClassConditions: GatewayCondition[];
+  gatewayConditions: GatewayCondition[];
+  authz: { state: string; path: string; endpoints: string[]; reason: string | null };
+  controlPlane: { state: string; deployments: Array<{ namespace: string; name: string; available: boolean }> };
+  lastOperation: { id: string; status: string; message: string; finishedAt: string | null } | null;
+  error: string | null;
+}
+export interface GatewayKey {
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
 export interface GatewayPortCheck {
   available: boolean;
   owner: string | null;
@@ -93,6 +126,11 @@ export function createClustersApi(http: Http) {
     prepull: (id: string) => c<PrepullStatus>('GET', `${cl(id)}/images/prepull`),
     applyCrds: (id: string) => c<CrdApplyResult>('POST', `${cl(id)}/crds`),
     crds: (id: string) => c<CrdStatus>('GET', `${cl(id)}/crds`),
+    gatewayStatus: (id: string) => c<GatewayStatus>('GET', `${cl(id)}/gateway/status`),
+    gatewayReconcile: (id: string) => c<{ job: { id: string } }>('POST', `${cl(id)}/gateway/reconcile`),
+    gatewayKeys: (id: string) => c<{ items: GatewayKey[] }>('GET', `${cl(id)}/gateway/keys`),
+    createGatewayKey: (id: string, name: string) => c<{ name: string; key: string }>('POST', `${cl(id)}/gateway/keys`, { name }),
+    revokeGatewayKey: (id: string, name: string) => c<null>('DELETE', `${cl(id)}/gateway/keys/${enc(name)}`),
     overview: (id: string) => c<Overview>('GET', `/api/cluster/overview${query({ clusterId: id })}`),
     cordon: (id: string, names: string[]) => c<{ items: CordonResult[] }>('POST', `${cl(id)}/nodes/cordon`, { names }),
     uncordon: (id: string, names: string[]) => c<{ items: CordonResult[] }>('POST', `${cl(id)}/nodes/uncordon`, { names }),

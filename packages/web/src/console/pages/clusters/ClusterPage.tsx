@@ -5,6 +5,7 @@ import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
 import { useAction, usePoll } from '../../use-poll';
+import { GatewayCard } from './GatewayCard';
 
 /** One cluster: overview charts, nodes (cordon/uncordon), components, namespaces, CRDs, token rotation, edit, delete. */
 export function ClusterPage({ id }: { id: string }) {
@@ -39,6 +40,7 @@ export function ClusterPage({ id }: { id: string }) {
       {ov.data && <Nodes id={id} ov={ov.data} onDone={() => void ov.refresh()} />}
       {ov.data && <Workloads ov={ov.data} />}
       {c && <CrdCard id={id} />}
+      {c && <GatewayCard id={id} />}
       {c && <TokenCard cluster={c} />}
       {c && editing && (
         <EditCluster

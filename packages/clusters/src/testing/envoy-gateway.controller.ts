@@ -1,0 +1,123 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The REAL Envoy Gateway controller (`envoy-gateway server`, built from the Go module proxy by
+ * scripts/build-envoy-gateway.sh), run outside the cluster against the kube-harness with the
+ * Kubernetes provider: it reads the API server through the kubeconfig, writes the GatewayClass'
+ * and the Gateway's conditions and addresses, and creates the proxy's Deployment and Service
+ * (kwok runs the pods). Its xDS server reads its certificates from the fixed path `/certs`
+ * (as in its pod): the process runs in a private mount namespace (`unshare -m`, root) where a
+ * certificate directory made by `envoy-gateway certgen --local` is bind-mounted on `/certs`
+ * (an empty `/certs` directory is created on the host as the mount point when missing).
+ *
+ * It also runs `envoy-gateway certgen` against the cluster once the chart made its namespace, as
+ * the chart's hook Job would (kwok runs no container), so the certificate Secrets exist.
+ * Like its pod, it is restarted when it exits (it exits at start while the Gateway API CRDs are
+ * not installed yet), one second later, until `stop()`.
+ *
+ * Its configuration is the chart's `envoy-gateway-config` without the AI Gateway's extension
+ * manager, whose server (the AI Gateway controller, a pod) cannot be reached from outside the
+ * cluster.
+ */
+export class EnvoyGatewayController {
+  private child?: ChildProcess;
+  private stopped = false;
+  private certgen?: NodeJS.Timeout;
+  private log$?: ReturnType<typeof createWriteStream>;
+  /** How many times the process was started. */
+  starts = 0;
+  readonly dir = mkdtempSync(join(tmpdir(), `ironlens-eg-${process.pid}-`));
+  readonly logPath = join(this.dir, 'envoy-gateway.log');
+
+  constructor(
+    private readonly kubeconfigPath: string,
+    readonly bin = join(homedir(), '.cache', 'ironlens', 'envoy-gateway', 'v1.8.1', 'envoy-gateway'),
+  ) {
+    if (!existsSync(bin)) throw new Error(`envoy-gateway is not at ${bin}: run \`bash scripts/build-envoy-gateway.sh\` (or scripts/install-test-deps.sh)`);
+    if (process.getuid?.() !== 0) throw new Error('running Envoy Gateway out of cluster needs root (a private mount namespace for its /certs)');
+  }
+
+  start(): void {
+    execFileSync(this.bin, ['certgen', '--local', '--config-home', join(this.dir, 'home')], { stdio: 'pipe' });
+    const config = join(this.dir, 'envoy-gateway.yaml');
+    writeFileSync(
+      config,
+      [
+        'apiVersion: gateway.envoyproxy.io/v1alpha1',
+        'kind: EnvoyGateway',
+        'gateway:',
+        '  controllerName: gateway.envoyproxy.io/gatewayclass-controller',
+        'extensionApis:',
+        '  enableEnvoyPatchPolicy: true',
+        '  enableBackend: true',
+        'provider:',
+        '  type: Kubernetes',
+        '',
+      ].join('\n'),
+    );
+    if (!existsSync('/certs')) mkdirSync('/certs');
+    this.log$ = createWriteStream(this.logPath, { flags: 'a' });
+    this.spawnOnce(config);
+    // What the chart's certgen hook Job does in a cluster (kwok only pretends to run it): the
+    // control plane's and the proxies' certificate Secrets in envoy-gateway-system, tried every
+    // second until the chart has made that namespace and the Secrets are there.
+    this.certgen = setInterval(() => {
+      try {
+        execFileSync(this.bin, ['certgen'], { stdio: 'pipe', env: { PATH: process.env.PATH, HOME: this.dir, KUBECONFIG: this.kubeconfigPath, ENVOY_GATEWAY_NAMESPACE: 'envoy-gateway-system' }, timeout: 30_000 });
+        clearInterval(this.certgen);
+      } catch {
+        // no namespace yet: next second
+      }
+    }, 1000);
+  }
+
+  private spawnOnce(config: string): void {
+    if (this.stopped) return;
+    this.starts++;
+    const child = spawn(
+      'unshare',
+      ['-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" /certs && exec "$2" server --config-path "$3"', 'sh', join(this.dir, 'home', 'certs', 'envoy-gateway'), this.bin, config],
+      {
+        env: { PATH: process.env.PATH, HOME: this.dir, KUBECONFIG: this.kubeconfigPath, ENVOY_GATEWAY_NAMESPACE: 'envoy-gateway-system' },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    child.stdout?.on('data', (d: Buffer) => this.log$?.write(d));
+    child.stderr?.on('data', (d: Buffer) => this.log$?.write(d));
+    child.once('exit', () => {
+      if (!this.stopped) setTimeout(() => this.spawnOnce(config), 1000);
+    });
+    this.child = child;
+  }
+
+  /** The controller's log (for a failing assertion's message). */
+  log(): string {
+    return existsSync(this.logPath) ? readFileSync(this.logPath, 'utf8').slice(-4000) : '';
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.certgen);
+    const c = this.child;
+    if (c?.pid && c.exitCode === null) {
+      const gone = new Promise((r) => c.once('exit', r));
+      const kill = (sig: NodeJS.Signals) => {
+        try {
+          process.kill(-(c.pid as number), sig);
+        } catch {
+          // already gone
+        }
+      };
+      kill('SIGTERM');
+      const t = setTimeout(() => kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(t);
+    }
+    await new Promise<void>((r) => (this.log$ ? this.log$.end(() => r()) : r()));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
