@@ -3,7 +3,8 @@
 # suite takes its REAL fixtures from: the Gateway API and Inference Extension CRDs, Envoy
 # Gateway's chart and CRDs, the Envoy AI Gateway's charts, llm-d's payload-processor chart.
 # Each comes from the Go module proxy (`go mod download`); a module the proxy does not serve is
-# cloned at its tag (or pinned commit) from IRONLENS_UPSTREAM_GIT (default https://github.com).
+# copied from packages/clusters/test/fixtures/upstream (the charts the suite uses, kept in the
+# repository), else cloned at its tag (or pinned commit) from IRONLENS_UPSTREAM_GIT.
 # Idempotent: a directory already there is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,10 @@ while read -r module version repo ref; do
   if dir="$(go mod download -json "$module@$version" 2>/dev/null | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')" && [ -n "$dir" ] && [ -d "$dir" ]; then
     cp -r "$dir" "$tmp" && chmod -R u+w "$tmp"
     echo "[gateway-fixtures] $module@$version: from the Go module proxy"
+  elif [ -d "packages/clusters/test/fixtures/upstream/${module//\//+}@$version" ]; then
+    # Not on the module proxy: the parts the suite uses are kept in the repository.
+    cp -r "packages/clusters/test/fixtures/upstream/${module//\//+}@$version" "$tmp"
+    echo "[gateway-fixtures] $module@$version: from packages/clusters/test/fixtures/upstream (not on the module proxy)"
   else
     git clone --quiet "$git_base/$repo" "$tmp.git" --bare
     mkdir -p "$tmp" && git --git-dir="$tmp.git" archive "$ref" | tar -x -C "$tmp" && rm -rf "$tmp.git"

@@ -286,6 +286,8 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
         IRONLENS_BOOT_LISTEN: '0.0.0.0:4839',
         IRONLENS_CONSOLE_LISTEN: '127.0.0.1:8080',
         IRONLENS_CONSOLE_TOKEN: CONSOLE_TOKEN,
+        // The test reaches the console through a forwarded socket, naming it `ironlens` (httpOverSocket).
+        IRONLENS_CONSOLE_HOSTS: 'ironlens',
         IPXE_CP_TOKEN: TOKEN,
         IPXE_CP_DNSMASQ_HOSTS_FILE: paths.hosts,
         IPXE_CP_DNSMASQ_PID_FILE: paths.dnsmasqPid,
