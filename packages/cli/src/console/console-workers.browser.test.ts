@@ -114,6 +114,9 @@ beforeAll(async () => {
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     viewport: { width: 1280, height: 900 },
+    // The console's Content-Security-Policy (script-src 'self') would block axe-core's injection;
+    // that the pages work under it is console-origin.browser.test.ts's to show.
+    bypassCSP: true,
   });
   page = context.pages()[0] ?? (await context.newPage());
   await page.goto(`${cp.urls.console}/machines/workers`);
