@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobsMigrations, Store } from '@ironlens/core';
-import { WEB_BUILD_COMMAND } from '@ironlens/web';
 import { testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildKindApp } from '../app';
@@ -33,6 +32,8 @@ export interface TestPanelOptions {
   env?: Record<string, string>;
   /** Built web assets. Default: a directory that does not exist (the dashboard answers 503). */
   webDist?: string;
+  /** The build command the missing-build page names. Default: the one the CLI passes (`@ironlens/web`'s `WEB_BUILD_COMMAND`). */
+  webBuildCommand?: string;
   /** Bearer token the API requires. Default: unset (open). */
   token?: string;
 }
@@ -50,7 +51,7 @@ export async function newTestPanel(opts: TestPanelOptions = {}): Promise<TestPan
   const open = async () => {
     const store = await Store.open({ ...target, migrations: [...jobsMigrations, ...kindMigrations] });
     const runtime = await createKindServices(env, store, { cwd: dir });
-    const app = await buildKindApp({ services: runtime.services, webDist: opts.webDist ?? join(dir, 'no-web-build'), webBuildCommand: WEB_BUILD_COMMAND, token: opts.token });
+    const app = await buildKindApp({ services: runtime.services, webDist: opts.webDist ?? join(dir, 'no-web-build'), webBuildCommand: opts.webBuildCommand ?? 'npm run build -w @ironlens/web', token: opts.token });
     return { store, runtime, app };
   };
   let parts = await open();

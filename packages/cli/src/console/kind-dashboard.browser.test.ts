@@ -1,19 +1,22 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp } from '@ironlens/core';
 import { artifactPath } from '@ironlens/core/testing';
+import { buildKindApp, kindPlugin } from '@ironlens/kind';
+import { newTestPanel, startTagsFixture, type TestPanel } from '@ironlens/kind/testing/panel';
 import { buildWebAssets } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildKindApp } from './app';
-import { kindPlugin } from './plugin';
-import { newTestPanel, startTagsFixture, type TestPanel } from './testing/panel';
 
-// The dashboard in a real headless Chromium (Debian's), against the panel running over
+// The kind dashboard in a real headless Chromium (Debian's), against the panel running over
 // stand-in kind/kubectl/docker. The web assets are built by Vite into a temporary directory.
+// It lives here, in the CLI package that depends on both `@ironlens/kind` and `@ironlens/web`,
+// so that kind does not depend on web (web takes kind's API types).
 const CHROMIUM = '/usr/bin/chromium';
+const require = createRequire(import.meta.url);
 
 let tmp: string;
 let dist: string;
@@ -28,6 +31,24 @@ const TOKEN = 'browser-console-token';
 let context: BrowserContext;
 let page: Page;
 let tags: Awaited<ReturnType<typeof startTagsFixture>>;
+
+/** Runs axe-core in the page; returns the serious and critical violations (and writes the full report). */
+async function axe(on: Page, name: string): Promise<Array<{ id: string; impact: string; nodes: number; help: string; targets: string[] }>> {
+  // Evaluated through the DevTools protocol: the panel's CSP (script-src 'self') refuses an injected inline <script>.
+  if (!(await on.evaluate(() => 'axe' in window))) await on.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  interface AxeViolation {
+    id: string;
+    impact: string;
+    help: string;
+    nodes: Array<{ target: string[] }>;
+  }
+  const result = await on.evaluate(async () => {
+    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: AxeViolation[] }> } }).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
+  });
+  writeFileSync(artifactPath(`kind-axe-${name}`, '.json'), JSON.stringify(result, null, 2));
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'ironlens-kind-browser-'));
@@ -110,6 +131,34 @@ describe('kind dashboard in Chromium', () => {
 
     const kindCreate = panel.standins.calls('kind').find((c) => c.args[0] === 'create' && c.args.includes('web1'));
     expect(kindCreate?.args).toEqual(['create', 'cluster', '--name', 'web1', '--config', join(panel.clustersDir, 'web1', 'kind-config.yaml')]);
+  });
+
+  it('has no serious or critical axe-core violation (WCAG contrast included) on /kind/, standalone and mounted', async () => {
+    for (const [name, url] of [
+      ['standalone', `${baseUrl}/`],
+      ['mounted', `${mountedUrl}/kind/`],
+    ] as const) {
+      await page.goto(url);
+      // The states with the most colour: the status badge, the engine's warning banner, the job and cluster rows.
+      await expect.poll(() => page.getByTestId('environment').locator('.badge').first().textContent()).toBe('ok');
+      await expect.poll(() => page.getByTestId('cluster-row-web1').count(), { timeout: 10_000 }).toBe(1);
+      await expect.poll(() => page.getByTestId('jobs-table').textContent(), { timeout: 10_000 }).toContain('web1');
+      expect(await axe(page, name)).toEqual([]);
+    }
+    // The warning banner and the warning badge: the engine answers with a detail (as a stopped daemon does).
+    await page.route('**/api/v1/health', async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      await route.fulfill({ response: res, json: { ...body, status: 'degraded', container_engine_ok: false, container_engine_detail: 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?' } });
+    });
+    try {
+      await page.goto(`${baseUrl}/`);
+      await expect.poll(() => page.getByTestId('environment').locator('.env-detail').textContent()).toContain('Cannot connect');
+      await expect.poll(() => page.getByTestId('environment').locator('.badge').first().textContent()).toBe('degraded');
+      expect(await axe(page, 'degraded')).toEqual([]);
+    } finally {
+      await page.unroute('**/api/v1/health');
+    }
   });
 
   it('opens the nodes and pods modal for a cluster', async () => {
