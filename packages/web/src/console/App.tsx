@@ -1,7 +1,7 @@
 import { type ReactNode, useEffect, useState } from 'react';
-import { useConsoleToken } from '../kind/token';
+import { useConsoleToken } from '../shared/token';
 import { AccessContext, accessOf, useWhoami } from './access';
-import { TokenPrompt } from './components/TokenPrompt';
+import { TokenPrompt } from '../shared/TokenPrompt';
 import { ConsoleContext, type ConsoleEnv } from './context';
 import { BootstrapListPage } from './pages/bootstrap/BootstrapListPage';
 import { BootstrapRunPage } from './pages/bootstrap/BootstrapRunPage';

@@ -4,7 +4,7 @@
  * role lacks and say why.
  */
 import { createContext, useContext, useEffect, useState } from 'react';
-import type { Http } from './http';
+import type { Http } from '../shared/http';
 
 export interface Whoami {
   name: string;

@@ -27,7 +27,7 @@ import type {
   StackProfile,
   WorkerNodeInput,
 } from '@ironlens/clusters';
-import { type Http, query } from './http';
+import { type Http, query } from '../shared/http';
 
 export type { WorkerNodeInput };
 export type { BootstrapNodeInput, BootstrapPhase, BootstrapStatus, ClusterRecord, CordonResult, HfTokenSecretRef, HostKeyItem, HostKeyPin, PrepullStatus, ProxyConfig };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorText } from './http';
+import { errorText } from '../shared/http';
 import { parsePairs } from './pages/machines/batch-pairs';
 import { routeOf } from './router';
 

@@ -1,5 +1,5 @@
 import { createContext, useContext } from 'react';
-import type { ConsoleToken } from '../kind/token';
+import type { ConsoleToken } from '../shared/token';
 import type { AuthApi } from './access';
 import type { ClustersApi } from './clusters-api';
 import type { MetalApi } from './metal-api';

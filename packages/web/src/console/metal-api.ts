@@ -33,7 +33,7 @@ import type {
   PowerAnswer,
   PowerStateView,
 } from '@ironlens/metal/api';
-import { type Http, query } from './http';
+import { type Http, query } from '../shared/http';
 
 export type {
   AgentLunTarget,

@@ -5,10 +5,10 @@ import { CreateForm } from './components/CreateForm';
 import { EnvironmentCard } from './components/EnvironmentCard';
 import { JobsTable } from './components/JobsTable';
 import { NavBar } from './components/NavBar';
-import { TokenPrompt } from './components/TokenPrompt';
+import { TokenPrompt } from '../shared/TokenPrompt';
 import { WorkloadsModal } from './components/WorkloadsModal';
-import { type ConsoleToken, useConsoleToken } from './token';
-import { usePoll } from './use-poll';
+import { type ConsoleToken, useConsoleToken } from '../shared/token';
+import { usePoll } from '../shared/use-poll';
 
 /** Tables refresh about every 3.5 s, as the original panel does. */
 export const REFRESH_MS = 3500;
@@ -63,7 +63,10 @@ export function App({ api, token, docsUrl, redocUrl }: { api: KindApi; token: Co
         } />
       <main className="page">
         {locked ? (
-          <TokenPrompt rejected={auth.rejected} onSubmit={(t) => token.set(t)} />
+          <TokenPrompt rejected={auth.rejected} onSubmit={(t) => token.set(t)} title="Console token required" submitLabel="Use token">
+            This panel’s API asks for a bearer token (<code>IRONLENS_CONSOLE_TOKEN</code> or <code>KIND_K8S_TOKEN</code> on the server). It is kept in this browser tab only, until you close it or
+            choose “Forget token”.
+          </TokenPrompt>
         ) : (
           <>
             <EnvironmentCard health={health.data} healthError={health.error} stats={stats.data} apiBase={api.base} onRefresh={() => void Promise.all([health.refresh(), refreshAll()])} />

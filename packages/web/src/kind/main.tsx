@@ -2,7 +2,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { createKindApi } from './api';
-import { ConsoleToken } from './token';
+import { ConsoleToken } from '../shared/token';
 import './kind.css';
 
 // The server sets these on <body> for wherever the panel is mounted:

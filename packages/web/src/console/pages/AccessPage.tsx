@@ -2,7 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { useAccess } from '../access';
 import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, when } from '../components/ui';
 import { useConsole } from '../context';
-import { usePoll } from '../use-poll';
+import { usePoll } from '../../shared/use-poll';
 
 const ROLES = ['viewer', 'operator', 'admin'] as const;
 

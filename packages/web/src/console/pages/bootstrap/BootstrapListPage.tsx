@@ -3,7 +3,7 @@ import { Badge, ErrorNote, PageHeader, when, ScrollBox } from '../../components/
 import { type BootstrapListItem, type BootstrapNodeInput, type BootstrapRole, fingerprintOf, type HostKeyItem, type HostKeyPin, type PreflightResponse } from '../../clusters-api';
 import { useConsole } from '../../context';
 import { Link, navigate, useLocation } from '../../router';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { WorkerWizard } from './WorkerWizard';
 
 interface NodeRow {

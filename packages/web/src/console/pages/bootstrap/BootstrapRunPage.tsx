@@ -2,9 +2,9 @@ import { useEffect, useRef, useState } from 'react';
 import { Badge, ErrorNote, PageHeader, ScrollBox } from '../../components/ui';
 import { BOOTSTRAP_PHASES } from '../../clusters-api';
 import { useConsole } from '../../context';
-import { saveBlob } from '../../http';
+import { saveBlob } from '../../../shared/http';
 import { Link } from '../../router';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { phaseTone } from './BootstrapListPage';
 
 const FINAL = new Set(['succeeded', 'failed', 'cancelled']);

@@ -3,7 +3,7 @@ import { Badge, ErrorNote, ScrollBox } from '../../components/ui';
 import type { BootstrapRole, PreflightResponse, WorkerNodeInput } from '../../clusters-api';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 
 interface Pick {
   cp: boolean;

@@ -3,7 +3,7 @@ import { Badge, ErrorNote, Meter, PageHeader, ScrollBox } from '../../components
 import type { ClusterRecord, CrdApplyResult, GatewayPortCheck, KubernetesVersion, PrepullStatus, ProxyConfig, SoftwareDownloads } from '../../clusters-api';
 import { useConsole } from '../../context';
 import { navigate, useLocation } from '../../router';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 
 const STEPS = ['Kubeconfig', 'Proxy', 'Gateway', 'Hugging Face token', 'Software and images', 'CRDs'] as const;
 const PROVIDERS = ['envoy-ai-gateway', 'istio', 'agentgateway', 'gke'] as const;

@@ -4,7 +4,7 @@ import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
 import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { GatewayCard } from './GatewayCard';
 
 /** One cluster: overview charts, nodes (cordon/uncordon), components, namespaces, CRDs, token rotation, edit, delete. */

@@ -2,7 +2,7 @@ import { Badge, ErrorNote, PageHeader, when, ScrollBox } from '../../components/
 import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { Link } from '../../router';
-import { usePoll } from '../../use-poll';
+import { usePoll } from '../../../shared/use-poll';
 
 /** Registered clusters (seed 000) with their live ready state (the API probes each one's /readyz). */
 export function ClustersPage() {

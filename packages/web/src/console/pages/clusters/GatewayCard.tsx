@@ -2,7 +2,7 @@ import { type FormEvent, useState } from 'react';
 import type { GatewayCondition } from '../../clusters-api';
 import { Badge, ErrorNote } from '../../components/ui';
 import { useConsole } from '../../context';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 
 /** The shared gateway of a cluster (issue 22): conditions, public URL with a curl line, keys, reconcile. */
 export function GatewayCard({ id }: { id: string }) {

@@ -2,7 +2,7 @@ import { type ChangeEvent, useMemo, useState } from 'react';
 import { Badge, ErrorNote, toneOf, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { BatchBindResult, BatchPreview } from '../../metal-api';
-import { useAction } from '../../use-poll';
+import { useAction } from '../../../shared/use-poll';
 import { parsePairs } from './batch-pairs';
 
 interface PreviewRow {

@@ -2,7 +2,7 @@ import { type DragEvent, useMemo, useState } from 'react';
 import { Badge, ErrorNote, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { type DiskBatchResult, OS_CHOICES, type WorkerView } from '../../metal-api';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 
 /**
  * Batch disk creation (seed §7.4): the selected workers are assigned to storage agents (drag a

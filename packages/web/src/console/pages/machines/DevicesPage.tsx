@@ -4,7 +4,7 @@ import { Badge, Dialog, ErrorNote, mem, PageHeader, toneOf, when, ScrollBox } fr
 import { useConsole } from '../../context';
 import type { Device, WorkerView } from '../../metal-api';
 import { Link } from '../../router';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { AutoRegisterSwitch } from './AutoRegisterSwitch';
 import { BatchBind } from './BatchBind';
 import { BatchPower } from './BatchPower';

@@ -3,7 +3,7 @@ import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../c
 import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import type { AgentProbe, AgentView } from '../../metal-api';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 
 /** Storage agents (seed §6, §14, §15): live health and capabilities, probe then register, edit, LUNs. */
 export function StoragePage() {

@@ -3,7 +3,7 @@ import { Badge, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../component
 import { useConsole } from '../../context';
 import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
 import { Link, navigate } from '../../router';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { FixedAddressForm, HostReport } from './HostReport';
 import { PowerPanel } from './PowerPanel';
 

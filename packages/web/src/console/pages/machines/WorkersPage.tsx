@@ -4,7 +4,7 @@ import { useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, type WorkerView } from '../../metal-api';
 import { Link, navigate } from '../../router';
-import { useAction, usePoll } from '../../use-poll';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { BatchDisks } from './BatchDisks';
 import { bootedAgo, useNow } from './HostReport';
 

@@ -1,4 +1,4 @@
-/** The console's HTTP client: bearer token from `ConsoleToken`, every API error turned into its message. */
+/** The HTTP client of the console and the kind page: bearer token from `ConsoleToken`, every API error turned into its message. */
 
 export class ApiError extends Error {
   constructor(
@@ -48,8 +48,17 @@ export interface Http {
   form<T>(method: string, path: string, body: FormData): Promise<T>;
 }
 
-export function createHttp(base: string, auth: ApiAuth): Http {
+/** Which page the client serves: named in the browser-write header and in the "cannot be reached" message. */
+export interface HttpClientOptions {
+  client?: 'console' | 'kind';
+}
+
+const NO_AUTH: ApiAuth = { get: () => null, unauthorized: () => {} };
+
+export function createHttp(base: string, auth: ApiAuth = NO_AUTH, opts: HttpClientOptions = {}): Http {
   const root = base.replace(/\/$/, '');
+  const client = opts.client ?? 'console';
+  const what = client === 'kind' ? 'the kind panel' : 'the console';
   async function send(method: string, path: string, body?: unknown): Promise<Response> {
     const token = auth.get();
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -57,12 +66,12 @@ export function createHttp(base: string, auth: ApiAuth): Http {
     if (body !== undefined && !isForm) headers['content-type'] = 'application/json';
     if (token) headers.authorization = `Bearer ${token}`;
     // The listener refuses browser writes with a form body (multipart here) without it: an HTML form of another site cannot send it.
-    if (method !== 'GET' && method !== 'HEAD') headers['x-ironlens-request'] = 'console';
+    if (method !== 'GET' && method !== 'HEAD') headers['x-ironlens-request'] = client;
     let res: Response;
     try {
       res = await fetch(`${root}${path}`, { method, headers, body: body === undefined ? undefined : isForm ? body : JSON.stringify(body), cache: 'no-store' });
     } catch (err) {
-      throw new ApiError(0, `the console cannot be reached: ${(err as Error).message}`);
+      throw new ApiError(0, `${what} cannot be reached: ${(err as Error).message}`);
     }
     if (res.status === 401) auth.unauthorized(token);
     return res;
@@ -101,8 +110,18 @@ export function createHttp(base: string, auth: ApiAuth): Http {
   };
 }
 
-// One download helper for the kind panel and the console.
-export { saveBlob } from '../kind/api';
+/** Saves a Blob as a file through an object URL (the browser's download, with a name). */
+export function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  a.style.display = 'none';
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
 
 /** `?a=1&b=x` from the defined entries. */
 export function query(params: Record<string, string | number | boolean | null | undefined>): string {
