@@ -12,9 +12,7 @@ import type { ClusterRegistrar } from './registrar';
 import type { WorkerDirectory } from './workers';
 import type { HostKey } from './ssh.adapter';
 
-/** The phases a bootstrap goes through, in order; the last three are where it ends. */
-export const PHASES = ['queued', 'preflight', 'provisioning', 'running', 'kubeconfig_ready', 'succeeded', 'failed', 'cancelled'] as const;
-export type BootstrapPhase = (typeof PHASES)[number];
+export { type BootstrapPhase, PHASES } from './phases';
 
 /** Everything one run needs; the credentials in `nodes` live only here, in memory. */
 export interface BootstrapRun {

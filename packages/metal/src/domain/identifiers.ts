@@ -1,4 +1,5 @@
 import { AppError, echo } from '@ironlens/core';
+import { MENU_ITEMS, type Os, OS_VALUES } from './constants';
 
 /** The canonical form every stored MAC has: six lower-case hex pairs joined by colons. */
 const CANONICAL_MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
@@ -97,12 +98,7 @@ export function requireHostname(input: unknown): string {
   return h;
 }
 
-/** The operating systems a system disk can carry: menu.ipxe's OS items. */
-export const OS_VALUES = ['windows', 'ubuntu', 'debian', 'centos', 'esxi'] as const;
-export type Os = (typeof OS_VALUES)[number];
-
-/** menu.ipxe's main menu item ids: what `menu_default` may name. */
-export const MENU_ITEMS = [...OS_VALUES, 'menu-diag', 'menu-install', 'config', 'shell', 'reboot', 'exit'] as const;
+export { MENU_ITEMS, type Os, OS_VALUES } from './constants';
 
 export function requireOs(input: unknown): Os {
   const os = typeof input === 'string' ? input.trim().toLowerCase() : '';

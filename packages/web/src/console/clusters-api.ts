@@ -27,6 +27,7 @@ import type {
   StackProfile,
   WorkerNodeInput,
 } from '@ironlens/clusters';
+import { FAILURE_PHASES, PHASES } from '@ironlens/clusters/constants';
 import { type Http, query } from '../shared/http';
 
 export type { WorkerNodeInput };
@@ -93,7 +94,7 @@ export function fingerprintOf(k: HostKeyItem): { algorithm: string; fingerprint:
 }
 
 /** The phases a job goes through on success, in order (the server's `PHASES` without the failures). */
-export const BOOTSTRAP_PHASES: BootstrapPhase[] = ['queued', 'preflight', 'provisioning', 'running', 'kubeconfig_ready', 'succeeded'];
+export const BOOTSTRAP_PHASES: BootstrapPhase[] = PHASES.filter((p) => !(FAILURE_PHASES as readonly string[]).includes(p));
 
 const enc = encodeURIComponent;
 

@@ -33,6 +33,7 @@ import type {
   PowerAnswer,
   PowerStateView,
 } from '@ironlens/metal/api';
+import { MENU_ITEMS, OS_VALUES } from '@ironlens/metal/constants';
 import { type Http, query } from '../shared/http';
 
 export type {
@@ -57,15 +58,11 @@ export type {
   WorkerView,
 };
 
-/** The operating systems a disk can hold (seed §7; the server's `OS_VALUES`). */
-export const OS_CHOICES = ['ubuntu', 'debian', 'centos', 'windows', 'esxi'] as const satisfies readonly Os[];
-// Fails to compile when the server adds an OS this list lacks.
-type MissingOs = Exclude<Os, (typeof OS_CHOICES)[number]>;
-const _allOs: MissingOs extends never ? true : never = true;
-void _allOs;
+/** The operating systems a disk can hold (seed §7), the server's own list with Ubuntu first (the form's default). */
+export const OS_CHOICES: readonly Os[] = ['ubuntu', ...OS_VALUES.filter((o) => o !== 'ubuntu')];
 
-/** Boot menu items `menu_default` may name (the server's `MENU_ITEMS`). */
-export const MENU_ITEMS = [...OS_CHOICES, 'menu-diag', 'menu-install', 'config', 'shell', 'reboot', 'exit'] as const;
+/** Boot menu items `menu_default` may name: the server's own list. */
+export { MENU_ITEMS };
 
 const enc = encodeURIComponent;
 
