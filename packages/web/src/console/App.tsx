@@ -1,14 +1,14 @@
 import { type ReactNode, useEffect, useState } from 'react';
+import { TokenPrompt } from '../shared/TokenPrompt';
 import { useConsoleToken } from '../shared/token';
 import { AccessContext, accessOf, useWhoami } from './access';
-import { TokenPrompt } from '../shared/TokenPrompt';
 import { ConsoleContext, type ConsoleEnv } from './context';
+import { AccessPage } from './pages/AccessPage';
 import { BootstrapListPage } from './pages/bootstrap/BootstrapListPage';
 import { BootstrapRunPage } from './pages/bootstrap/BootstrapRunPage';
 import { ClusterNewPage } from './pages/clusters/ClusterNewPage';
 import { ClusterPage } from './pages/clusters/ClusterPage';
 import { ClustersPage } from './pages/clusters/ClustersPage';
-import { AccessPage } from './pages/AccessPage';
 import { LocalClustersPage } from './pages/LocalClustersPage';
 import { DevicesPage } from './pages/machines/DevicesPage';
 import { OperationsPage } from './pages/machines/OperationsPage';

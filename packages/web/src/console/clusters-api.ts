@@ -30,8 +30,7 @@ import type {
 import { FAILURE_PHASES, PHASES } from '@ironlens/clusters/constants';
 import { type Http, query } from '../shared/http';
 
-export type { WorkerNodeInput };
-export type { BootstrapNodeInput, BootstrapPhase, BootstrapStatus, ClusterRecord, CordonResult, HfTokenSecretRef, HostKeyItem, HostKeyPin, PrepullStatus, ProxyConfig };
+export type { BootstrapNodeInput, BootstrapPhase, BootstrapStatus, ClusterRecord, CordonResult, HfTokenSecretRef, HostKeyItem, HostKeyPin, PrepullStatus, ProxyConfig, WorkerNodeInput };
 export type ClusterPatch = ClusterSettingsUpdateBody;
 export type BootstrapRole = BootstrapNodeInput['roles'][number];
 export type BootstrapListItem = BootstrapSummary;

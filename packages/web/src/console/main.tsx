@@ -1,11 +1,11 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { createHttp } from '../shared/http';
 import { ConsoleToken } from '../shared/token';
-import { createAuthApi } from './access';
 import { App } from './App';
+import { createAuthApi } from './access';
 import { createClustersApi } from './clusters-api';
 import type { ConsoleEnv } from './context';
-import { createHttp } from '../shared/http';
 import { createMetalApi } from './metal-api';
 import './console.css';
 

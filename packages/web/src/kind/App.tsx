@@ -1,14 +1,14 @@
 import { useCallback, useEffect, useState } from 'react';
+import { TokenPrompt } from '../shared/TokenPrompt';
+import { type ConsoleToken, useConsoleToken } from '../shared/token';
+import { usePoll } from '../shared/use-poll';
 import { isActive, type KindApi } from './api';
 import { ClustersTable } from './components/ClustersTable';
 import { CreateForm } from './components/CreateForm';
 import { EnvironmentCard } from './components/EnvironmentCard';
 import { JobsTable } from './components/JobsTable';
 import { NavBar } from './components/NavBar';
-import { TokenPrompt } from '../shared/TokenPrompt';
 import { WorkloadsModal } from './components/WorkloadsModal';
-import { type ConsoleToken, useConsoleToken } from '../shared/token';
-import { usePoll } from '../shared/use-poll';
 
 /** Tables refresh about every 3.5 s, as the original panel does. */
 export const REFRESH_MS = 3500;

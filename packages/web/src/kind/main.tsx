@@ -1,8 +1,8 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { ConsoleToken } from '../shared/token';
 import { App } from './App';
 import { createKindApi } from './api';
-import { ConsoleToken } from '../shared/token';
 import './kind.css';
 
 // The server sets these on <body> for wherever the panel is mounted:

@@ -1,8 +1,8 @@
 import { type FormEvent, useState } from 'react';
+import { usePoll } from '../../shared/use-poll';
 import { useAccess } from '../access';
 import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, when } from '../components/ui';
 import { useConsole } from '../context';
-import { usePoll } from '../../shared/use-poll';
 
 const ROLES = ['viewer', 'operator', 'admin'] as const;
 

@@ -1,5 +1,5 @@
-import { type MouseEvent, useState } from 'react';
 import type { ClusterSummary } from '@ironlens/kind/api';
+import { type MouseEvent, useState } from 'react';
 import { type KindApi, saveBlob } from '../api';
 
 export function ClustersTable(props: { api: KindApi; clusters?: ClusterSummary[]; error: string | null; onShowWorkloads: (name: string) => void; onChanged: () => void | Promise<void> }) {

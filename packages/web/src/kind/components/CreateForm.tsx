@@ -1,5 +1,5 @@
-import { type FormEvent, useEffect, useState } from 'react';
 import type { JobView, VersionsView } from '@ironlens/kind/api';
+import { type FormEvent, useEffect, useState } from 'react';
 import { isActive, type KindApi } from '../api';
 import { ProgressBar, StatusBadge } from './StatusBadge';
 

@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'react';
 import type { WorkloadsView } from '@ironlens/kind/api';
+import { useEffect, useState } from 'react';
 import type { KindApi } from '../api';
 
 /** Nodes and pods of one cluster (`kubectl get nodes -o wide`, `kubectl get pods -A`). Escape or the backdrop closes it. */

@@ -1,9 +1,9 @@
 import { type FormEvent, useMemo, useState } from 'react';
-import { Badge, ErrorNote, PageHeader, when, ScrollBox } from '../../components/ui';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { type BootstrapListItem, type BootstrapNodeInput, type BootstrapRole, fingerprintOf, type HostKeyItem, type HostKeyPin, type PreflightResponse } from '../../clusters-api';
+import { Badge, ErrorNote, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate, useLocation } from '../../router';
-import { useAction, usePoll } from '../../../shared/use-poll';
 import { WorkerWizard } from './WorkerWizard';
 
 interface NodeRow {

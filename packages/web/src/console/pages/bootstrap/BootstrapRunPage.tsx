@@ -1,10 +1,10 @@
 import { useEffect, useRef, useState } from 'react';
-import { Badge, ErrorNote, PageHeader, ScrollBox } from '../../components/ui';
-import { BOOTSTRAP_PHASES } from '../../clusters-api';
-import { useConsole } from '../../context';
 import { saveBlob } from '../../../shared/http';
-import { Link } from '../../router';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { BOOTSTRAP_PHASES } from '../../clusters-api';
+import { Badge, ErrorNote, PageHeader, ScrollBox } from '../../components/ui';
+import { useConsole } from '../../context';
+import { Link } from '../../router';
 import { phaseTone } from './BootstrapListPage';
 
 const FINAL = new Set(['succeeded', 'failed', 'cancelled']);

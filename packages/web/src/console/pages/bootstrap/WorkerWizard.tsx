@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { Badge, ErrorNote, ScrollBox } from '../../components/ui';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import type { BootstrapRole, PreflightResponse, WorkerNodeInput } from '../../clusters-api';
+import { Badge, ErrorNote, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
-import { useAction, usePoll } from '../../../shared/use-poll';
 
 interface Pick {
   cp: boolean;

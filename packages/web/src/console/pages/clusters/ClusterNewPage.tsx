@@ -1,9 +1,9 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { Badge, ErrorNote, Meter, PageHeader, ScrollBox } from '../../components/ui';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import type { ClusterRecord, CrdApplyResult, GatewayPortCheck, KubernetesVersion, PrepullStatus, ProxyConfig, SoftwareDownloads } from '../../clusters-api';
+import { Badge, ErrorNote, Meter, PageHeader, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { navigate, useLocation } from '../../router';
-import { useAction, usePoll } from '../../../shared/use-poll';
 
 const STEPS = ['Kubeconfig', 'Proxy', 'Gateway', 'Hugging Face token', 'Software and images', 'CRDs'] as const;
 const PROVIDERS = ['envoy-ai-gateway', 'istio', 'agentgateway', 'gke'] as const;

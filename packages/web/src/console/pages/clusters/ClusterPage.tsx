@@ -1,10 +1,10 @@
 import { type FormEvent, useState } from 'react';
-import { Badge, bytes, Dialog, ErrorNote, Meter, PageHeader, when, ScrollBox } from '../../components/ui';
-import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
+import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
+import { Badge, bytes, Dialog, ErrorNote, Meter, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
-import { useAction, usePoll } from '../../../shared/use-poll';
 import { GatewayCard } from './GatewayCard';
 
 /** One cluster: overview charts, nodes (cordon/uncordon), components, namespaces, CRDs, token rotation, edit, delete. */

@@ -1,8 +1,8 @@
-import { Badge, ErrorNote, PageHeader, when, ScrollBox } from '../../components/ui';
+import { usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
+import { Badge, ErrorNote, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link } from '../../router';
-import { usePoll } from '../../../shared/use-poll';
 
 /** Registered clusters (seed 000) with their live ready state (the API probes each one's /readyz). */
 export function ClustersPage() {

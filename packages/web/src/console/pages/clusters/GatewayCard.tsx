@@ -1,8 +1,8 @@
 import { type FormEvent, useState } from 'react';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import type { GatewayCondition } from '../../clusters-api';
 import { Badge, ErrorNote } from '../../components/ui';
 import { useConsole } from '../../context';
-import { useAction, usePoll } from '../../../shared/use-poll';
 
 /** The shared gateway of a cluster (issue 22): conditions, public URL with a curl line, keys, reconcile. */
 export function GatewayCard({ id }: { id: string }) {

@@ -1,7 +1,7 @@
-import { Badge, ErrorNote } from '../../components/ui';
-import { useAccess } from '../../access';
-import { useConsole } from '../../context';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { useAccess } from '../../access';
+import { Badge, ErrorNote } from '../../components/ui';
+import { useConsole } from '../../context';
 
 /** Seed §16.4: whether /devices/report adds unknown machines to the pool. */
 export function AutoRegisterSwitch() {

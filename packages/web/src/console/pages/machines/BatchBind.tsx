@@ -1,8 +1,9 @@
 import { type ChangeEvent, useMemo, useState } from 'react';
-import { Badge, ErrorNote, toneOf, ScrollBox } from '../../components/ui';
+import { useAction } from '../../../shared/use-poll';
+import { BatchResultTable, DataTable } from '../../components/tables';
+import { Badge, ErrorNote, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { BatchBindResult, BatchPreview } from '../../metal-api';
-import { useAction } from '../../../shared/use-poll';
 import { parsePairs } from './batch-pairs';
 
 interface PreviewRow {
@@ -97,29 +98,19 @@ export function BatchBind({ onDone }: { onDone: () => void }) {
             {preview.summary.total} pairs: {preview.summary.ok} can be bound, {preview.summary.conflict} in conflict, {preview.summary.not_found} not found. Nothing is written until you choose
             Bind.
           </p>
-          <table className="table" data-testid="batch-preview-table">
-            <caption className="sr-only">Batch bind preview</caption>
-            <thead>
-              <tr>
-                <th scope="col">MAC</th>
-                <th scope="col">Worker</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={`${r.mac}|${r.worker_id}|${r.outcome}`} className={`row-${r.outcome}`} data-outcome={r.outcome} data-testid={`preview-row-${r.outcome}`}>
-                  <td className="mono">{r.mac}</td>
-                  <td>{r.worker_id}</td>
-                  <td>
-                    <Badge tone={toneOf[r.outcome] ?? 'good'}>{OUTCOME_LABEL[r.outcome]}</Badge>
-                  </td>
-                  <td>{r.detail}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Batch bind preview"
+            columns={['MAC', 'Worker', 'Outcome', 'Detail']}
+            testId="batch-preview-table"
+            rows={rows.map((r) => ({
+              key: `${r.mac}|${r.worker_id}|${r.outcome}`,
+              className: `row-${r.outcome}`,
+              data: { outcome: r.outcome },
+              testId: `preview-row-${r.outcome}`,
+              cellClass: ['mono'],
+              cells: [r.mac, r.worker_id, <Badge key="o" tone={toneOf[r.outcome] ?? 'good'}>{OUTCOME_LABEL[r.outcome]}</Badge>, r.detail],
+            }))}
+          />
         </ScrollBox>
       )}
       {result && (
@@ -127,49 +118,24 @@ export function BatchBind({ onDone }: { onDone: () => void }) {
           <p data-testid="batch-result-summary" aria-live="polite">
             {result.succeeded.length} bound, {result.skipped.length} skipped, {result.failed.length} failed.
           </p>
-          <table className="table" data-testid="batch-result-table">
-            <caption className="sr-only">Batch bind results</caption>
-            <thead>
-              <tr>
-                <th scope="col">MAC</th>
-                <th scope="col">Worker</th>
-                <th scope="col">Result</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.succeeded.map((r) => (
-                <tr key={`s${r.mac}`} data-testid="result-row-succeeded">
-                  <td className="mono">{r.mac}</td>
-                  <td>{r.worker_id}</td>
-                  <td>
-                    <Badge tone="good">bound</Badge>
-                  </td>
-                  <td>{r.fingerprint_mismatch ? `bound despite fingerprint mismatch: ${r.fingerprint_mismatch.fields.join(', ')}` : ''}</td>
-                </tr>
-              ))}
-              {result.skipped.map((r) => (
-                <tr key={`k${r.mac}${r.worker_id}`} className="row-conflict" data-testid="result-row-skipped">
-                  <td className="mono">{r.mac}</td>
-                  <td>{r.worker_id}</td>
-                  <td>
-                    <Badge tone="warn">skipped</Badge>
-                  </td>
-                  <td>{r.reason}</td>
-                </tr>
-              ))}
-              {result.failed.map((r) => (
-                <tr key={`f${String(r.mac)}${r.worker_id}`} className="row-not_found" data-testid="result-row-failed">
-                  <td className="mono">{String(r.mac)}</td>
-                  <td>{r.worker_id}</td>
-                  <td>
-                    <Badge tone="bad">failed</Badge>
-                  </td>
-                  <td>{r.error}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <BatchResultTable
+            caption="Batch bind results"
+            columns={['MAC', 'Worker']}
+            testId="batch-result-table"
+            items={[
+              ...result.succeeded.map((r) => ({
+                key: `s${r.mac}`,
+                testId: 'result-row-succeeded',
+                cellClass: ['mono'],
+                cells: [r.mac, r.worker_id],
+                tone: 'good' as const,
+                label: 'bound',
+                detail: r.fingerprint_mismatch ? `bound despite fingerprint mismatch: ${r.fingerprint_mismatch.fields.join(', ')}` : '',
+              })),
+              ...result.skipped.map((r) => ({ key: `k${r.mac}${r.worker_id}`, className: 'row-conflict', testId: 'result-row-skipped', cellClass: ['mono'], cells: [r.mac, r.worker_id], tone: 'warn' as const, label: 'skipped', detail: r.reason })),
+              ...result.failed.map((r) => ({ key: `f${String(r.mac)}${r.worker_id}`, className: 'row-not_found', testId: 'result-row-failed', cellClass: ['mono'], cells: [String(r.mac), r.worker_id], tone: 'bad' as const, label: 'failed', detail: r.error })),
+            ]}
+          />
         </ScrollBox>
       )}
     </section>

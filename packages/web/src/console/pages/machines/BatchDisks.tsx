@@ -1,8 +1,9 @@
 import { type DragEvent, useMemo, useState } from 'react';
-import { Badge, ErrorNote, ScrollBox } from '../../components/ui';
+import { useAction, usePoll } from '../../../shared/use-poll';
+import { BatchResultTable } from '../../components/tables';
+import { ErrorNote, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { type DiskBatchResult, OS_CHOICES, type WorkerView } from '../../metal-api';
-import { useAction, usePoll } from '../../../shared/use-poll';
 
 /**
  * Batch disk creation (seed §7.4): the selected workers are assigned to storage agents (drag a
@@ -144,47 +145,23 @@ export function BatchDisks({ workers, selected, onDone }: { workers: WorkerView[
       <ErrorNote error={act.error} testId="disks-error" />
       {result && (
         <ScrollBox label="Scrollable table">
-          <table className="table" data-testid="disks-result">
-            <caption className="sr-only">Disk creation results</caption>
-            <thead>
-              <tr>
-                <th scope="col">Worker</th>
-                <th scope="col">Result</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.succeeded.map((r) => (
-                <tr key={`s${r.worker_id}`}>
-                  <td>{r.worker_id}</td>
-                  <td>
-                    <Badge tone="good">created</Badge>
-                  </td>
-                  <td className="mono">
-                    {r.iqn} on {r.agent}
-                  </td>
-                </tr>
-              ))}
-              {result.skipped.map((r) => (
-                <tr key={`k${r.worker_id}`}>
-                  <td>{r.worker_id}</td>
-                  <td>
-                    <Badge tone="warn">skipped</Badge>
-                  </td>
-                  <td>{r.reason}</td>
-                </tr>
-              ))}
-              {result.failed.map((r) => (
-                <tr key={`f${r.worker_id}`}>
-                  <td>{r.worker_id}</td>
-                  <td>
-                    <Badge tone="bad">failed</Badge>
-                  </td>
-                  <td>{r.error}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <BatchResultTable
+            caption="Disk creation results"
+            columns={['Worker']}
+            testId="disks-result"
+            items={[
+              ...result.succeeded.map((r) => ({
+                key: `s${r.worker_id}`,
+                cellClass: [undefined, undefined, 'mono'],
+                cells: [r.worker_id],
+                tone: 'good' as const,
+                label: 'created',
+                detail: `${r.iqn} on ${r.agent}`,
+              })),
+              ...result.skipped.map((r) => ({ key: `k${r.worker_id}`, cells: [r.worker_id], tone: 'warn' as const, label: 'skipped', detail: r.reason })),
+              ...result.failed.map((r) => ({ key: `f${r.worker_id}`, cells: [r.worker_id], tone: 'bad' as const, label: 'failed', detail: r.error })),
+            ]}
+          />
         </ScrollBox>
       )}
     </section>

@@ -1,8 +1,8 @@
 import { useState } from 'react';
+import { useAction } from '../../../shared/use-poll';
 import { Badge, Dialog, ErrorNote } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { BatchPowerResult, PowerAction } from '../../metal-api';
-import { useAction } from '../../../shared/use-poll';
 import { ACTIONS, resultTone } from './PowerPanel';
 
 /** One power action on the devices selected in the pool (issue 21): one result per MAC. */

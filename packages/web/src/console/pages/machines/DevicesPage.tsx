@@ -1,10 +1,10 @@
 import { type FormEvent, useMemo, useState } from 'react';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
-import { Badge, Dialog, ErrorNote, mem, PageHeader, toneOf, when, ScrollBox } from '../../components/ui';
+import { Badge, Dialog, ErrorNote, mem, PageHeader, ScrollBox, toneOf, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { Device, WorkerView } from '../../metal-api';
 import { Link } from '../../router';
-import { useAction, usePoll } from '../../../shared/use-poll';
 import { AutoRegisterSwitch } from './AutoRegisterSwitch';
 import { BatchBind } from './BatchBind';
 import { BatchPower } from './BatchPower';

@@ -1,7 +1,7 @@
 import { type FormEvent, useEffect, useState } from 'react';
+import { useAction } from '../../../shared/use-poll';
 import { bytes, ErrorNote, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
-import { useAction } from '../../../shared/use-poll';
 import type { WorkerView } from '../../metal-api';
 import { Link } from '../../router';
 

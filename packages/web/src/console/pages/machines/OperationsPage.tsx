@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
-import { Badge, ErrorNote, PageHeader, toneOf, when, ScrollBox } from '../../components/ui';
-import { useConsole } from '../../context';
 import { usePoll } from '../../../shared/use-poll';
+import { Badge, ErrorNote, PageHeader, ScrollBox, toneOf, when } from '../../components/ui';
+import { useConsole } from '../../context';
 
 const PAGE_SIZES = [25, 50, 100, 250];
 

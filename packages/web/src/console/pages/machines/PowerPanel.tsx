@@ -1,9 +1,9 @@
 import { type FormEvent, useState } from 'react';
+import { ApiError } from '../../../shared/http';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { Badge, Dialog, ErrorNote, type Tone, when } from '../../components/ui';
 import { useConsole } from '../../context';
-import { ApiError } from '../../../shared/http';
 import type { BmcRequest, BmcView, LastPower, PowerAction } from '../../metal-api';
-import { useAction, usePoll } from '../../../shared/use-poll';
 
 /** Power through the device's BMC (issue 21): the state, the actions, the proof of boot, the BMC itself. */
 

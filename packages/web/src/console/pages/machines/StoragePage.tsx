@@ -1,9 +1,9 @@
 import { type FormEvent, useState } from 'react';
-import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
+import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { AgentProbe, AgentView } from '../../metal-api';
-import { useAction, usePoll } from '../../../shared/use-poll';
 
 /** Storage agents (seed §6, §14, §15): live health and capabilities, probe then register, edit, LUNs. */
 export function StoragePage() {

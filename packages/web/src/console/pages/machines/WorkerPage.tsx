@@ -1,9 +1,9 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { Badge, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
+import { useAction, usePoll } from '../../../shared/use-poll';
+import { Badge, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
 import { Link, navigate } from '../../router';
-import { useAction, usePoll } from '../../../shared/use-poll';
 import { FixedAddressForm, HostReport } from './HostReport';
 import { PowerPanel } from './PowerPanel';
 

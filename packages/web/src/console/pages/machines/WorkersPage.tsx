@@ -1,10 +1,10 @@
 import { type FormEvent, useState } from 'react';
-import { Badge, Dialog, ErrorNote, PageHeader, toneOf, ScrollBox } from '../../components/ui';
+import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
+import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, type WorkerView } from '../../metal-api';
 import { Link, navigate } from '../../router';
-import { useAction, usePoll } from '../../../shared/use-poll';
 import { BatchDisks } from './BatchDisks';
 import { bootedAgo, useNow } from './HostReport';
 
