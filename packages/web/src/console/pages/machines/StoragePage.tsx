@@ -121,12 +121,7 @@ function RegisterAgent({ onDone }: { onDone: () => void }) {
         id: f.id.trim(),
         base_url: probe?.base_url ?? url.trim(),
         token: token || null,
-        iscsi_server: f.iscsi_server.trim() || null,
-        role: { disk: f.disk, cd: f.cd },
-        tags: f.tags
-          .split(',')
-          .map((t) => t.trim())
-          .filter(Boolean),
+        ...agentFieldsBody(f),
       }),
     );
     if (ok) {
@@ -173,25 +168,7 @@ function RegisterAgent({ onDone }: { onDone: () => void }) {
               <span>Agent id</span>
               <input value={f.id} onChange={(e) => setF((o) => ({ ...o, id: e.target.value }))} required placeholder="storage-01" data-testid="agent-id" />
             </label>
-            <label className="field">
-              <span>iSCSI portal address</span>
-              <input value={f.iscsi_server} onChange={(e) => setF((o) => ({ ...o, iscsi_server: e.target.value }))} data-testid="agent-iscsi" />
-            </label>
-            <label className="field">
-              <span>Tags (comma separated)</span>
-              <input value={f.tags} onChange={(e) => setF((o) => ({ ...o, tags: e.target.value }))} />
-            </label>
-            <fieldset className="field">
-              <legend>Roles</legend>
-              <label className="check-field">
-                <input type="checkbox" checked={f.disk} onChange={(e) => setF((o) => ({ ...o, disk: e.target.checked }))} />
-                <span>system disks</span>
-              </label>
-              <label className="check-field">
-                <input type="checkbox" checked={f.cd} onChange={(e) => setF((o) => ({ ...o, cd: e.target.checked }))} />
-                <span>install CDs</span>
-              </label>
-            </fieldset>
+            <AgentFields f={f} setF={setF} iscsiTestId="agent-iscsi" />
           </div>
           <div className="form-actions start">
             <button type="submit" className="btn btn-primary" disabled={!f.id.trim() || act.pending || !mayRegister} title={mayRegister ? undefined : access.reason('metal:agent:write')} data-testid="agent-register-submit">
@@ -201,6 +178,53 @@ function RegisterAgent({ onDone }: { onDone: () => void }) {
         </form>
       )}
     </section>
+  );
+}
+
+/** The agent fields the register and edit forms share (iSCSI portal, tags, roles). */
+interface AgentFieldValues {
+  iscsi_server: string;
+  tags: string;
+  disk: boolean;
+  cd: boolean;
+}
+
+/** What both forms send of those fields: empty portal is none, tags split on commas. */
+function agentFieldsBody(f: AgentFieldValues) {
+  return {
+    iscsi_server: f.iscsi_server.trim() || null,
+    role: { disk: f.disk, cd: f.cd },
+    tags: f.tags
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  };
+}
+
+/** The iSCSI portal, tags and roles inputs, one component for the register form and the edit dialog. */
+function AgentFields<F extends AgentFieldValues>({ f, setF, iscsiTestId }: { f: F; setF: (fn: (o: F) => F) => void; iscsiTestId?: string }) {
+  return (
+    <>
+      <label className="field">
+        <span>iSCSI portal address</span>
+        <input value={f.iscsi_server} onChange={(e) => setF((o) => ({ ...o, iscsi_server: e.target.value }))} data-testid={iscsiTestId} />
+      </label>
+      <label className="field">
+        <span>Tags (comma separated)</span>
+        <input value={f.tags} onChange={(e) => setF((o) => ({ ...o, tags: e.target.value }))} />
+      </label>
+      <fieldset className="field">
+        <legend>Roles</legend>
+        <label className="check-field">
+          <input type="checkbox" checked={f.disk} onChange={(e) => setF((o) => ({ ...o, disk: e.target.checked }))} />
+          <span>system disks</span>
+        </label>
+        <label className="check-field">
+          <input type="checkbox" checked={f.cd} onChange={(e) => setF((o) => ({ ...o, cd: e.target.checked }))} />
+          <span>install CDs</span>
+        </label>
+      </fieldset>
+    </>
   );
 }
 
@@ -225,12 +249,7 @@ function EditAgent({ agent, onClose, onDone }: { agent: AgentView; onClose: () =
         base_url: f.base_url.trim(),
         // Empty keeps the stored token: it is never shown, only replaced.
         token: f.token || null,
-        iscsi_server: f.iscsi_server.trim() || null,
-        role: { disk: f.disk, cd: f.cd },
-        tags: f.tags
-          .split(',')
-          .map((t) => t.trim())
-          .filter(Boolean),
+        ...agentFieldsBody(f),
         enabled: f.enabled,
       }),
     );
@@ -247,22 +266,7 @@ function EditAgent({ agent, onClose, onDone }: { agent: AgentView; onClose: () =
           <span>New token (leave empty to keep the stored one; it is never shown)</span>
           <input type="password" autoComplete="new-password" value={f.token} onChange={(e) => setF((o) => ({ ...o, token: e.target.value }))} data-testid="agent-edit-token" />
         </label>
-        <label className="field">
-          <span>iSCSI portal address</span>
-          <input value={f.iscsi_server} onChange={(e) => setF((o) => ({ ...o, iscsi_server: e.target.value }))} />
-        </label>
-        <label className="field">
-          <span>Tags (comma separated)</span>
-          <input value={f.tags} onChange={(e) => setF((o) => ({ ...o, tags: e.target.value }))} />
-        </label>
-        <label className="check-field">
-          <input type="checkbox" checked={f.disk} onChange={(e) => setF((o) => ({ ...o, disk: e.target.checked }))} />
-          <span>system disks</span>
-        </label>
-        <label className="check-field">
-          <input type="checkbox" checked={f.cd} onChange={(e) => setF((o) => ({ ...o, cd: e.target.checked }))} />
-          <span>install CDs</span>
-        </label>
+        <AgentFields f={f} setF={setF} />
         <label className="check-field">
           <input type="checkbox" checked={f.enabled} onChange={(e) => setF((o) => ({ ...o, enabled: e.target.checked }))} />
           <span>enabled</span>
