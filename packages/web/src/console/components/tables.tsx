@@ -11,10 +11,12 @@ export interface DataRow {
   data?: Record<string, string>;
   /** Class of each cell by column index (e.g. `mono`). */
   cellClass?: Array<string | undefined>;
+  /** `data-testid` of each cell by column index. */
+  cellTestId?: Array<string | undefined>;
 }
 
-/** The console's table: a caption for screen readers, column headers, rows. */
-export function DataTable({ caption, columns, rows, testId }: { caption: string; columns: ReactNode[]; rows: DataRow[]; testId?: string }) {
+/** The console's table: a caption for screen readers, column headers, rows; `empty` (when given) stands in for no rows. */
+export function DataTable({ caption, columns, rows, testId, empty }: { caption: string; columns: ReactNode[]; rows: DataRow[]; testId?: string; empty?: ReactNode }) {
   return (
     <table className="table" data-testid={testId}>
       <caption className="sr-only">{caption}</caption>
@@ -31,12 +33,19 @@ export function DataTable({ caption, columns, rows, testId }: { caption: string;
         {rows.map((r) => (
           <tr key={r.key} className={r.className} data-testid={r.testId} {...Object.fromEntries(Object.entries(r.data ?? {}).map(([k, v]) => [`data-${k}`, v]))}>
             {r.cells.map((c, i) => (
-              <td key={i} className={r.cellClass?.[i]}>
+              <td key={i} className={r.cellClass?.[i]} data-testid={r.cellTestId?.[i]}>
                 {c}
               </td>
             ))}
           </tr>
         ))}
+        {rows.length === 0 && empty !== undefined && empty !== null && empty !== false && (
+          <tr>
+            <td colSpan={columns.length} className="empty">
+              {empty}
+            </td>
+          </tr>
+        )}
       </tbody>
     </table>
   );

@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { usePoll } from '../../../shared/use-poll';
+import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, PageHeader, ScrollBox, toneOf, when } from '../../components/ui';
 import { useConsole } from '../../context';
 
@@ -73,47 +74,32 @@ export function OperationsPage() {
         </form>
         <ErrorNote error={page.error} testId="ops-error" />
         <ScrollBox label="Scrollable table">
-          <table className="table" data-testid="ops-table">
-            <caption className="sr-only">Operations</caption>
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Time</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Status</th>
-                <th scope="col">MAC</th>
-                <th scope="col">Worker</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((e) => {
-                const { id, ts, op, status, mac: m, worker_id, actor, ...rest } = e;
-                return (
-                  <tr key={id}>
-                    <td>{id}</td>
-                    <td className="nowrap">{when(ts)}</td>
-                    <td className="mono">{op}</td>
-                    <td>
-                      <Badge tone={toneOf[status] ?? (status === 'ok' ? 'good' : 'warn')}>{status}</Badge>
-                    </td>
-                    <td className="mono">{typeof m === 'string' ? m : '—'}</td>
-                    <td>{typeof worker_id === 'string' ? worker_id : '—'}</td>
-                    <td data-testid="ops-actor">{typeof actor === 'string' ? actor : '—'}</td>
-                    <td className="mono small">{Object.keys(rest).length ? JSON.stringify(rest) : ''}</td>
-                  </tr>
-                );
-              })}
-              {page.data && entries.length === 0 && (
-                <tr>
-                  <td colSpan={8} className="empty">
-                    No entries{mac ? ` for ${mac}` : ''}.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Operations"
+            columns={['#', 'Time', 'Operation', 'Status', 'MAC', 'Worker', 'Actor', 'Details']}
+            testId="ops-table"
+            empty={page.data && `No entries${mac ? ` for ${mac}` : ''}.`}
+            rows={entries.map((e) => {
+              const { id, ts, op, status, mac: m, worker_id, actor, ...rest } = e;
+              return {
+                key: String(id),
+                cellClass: [undefined, 'nowrap', 'mono', undefined, 'mono', undefined, undefined, 'mono small'],
+                cellTestId: [undefined, undefined, undefined, undefined, undefined, undefined, 'ops-actor'],
+                cells: [
+                  id,
+                  when(ts),
+                  op,
+                  <Badge key="s" tone={toneOf[status] ?? (status === 'ok' ? 'good' : 'warn')}>
+                    {status}
+                  </Badge>,
+                  typeof m === 'string' ? m : '—',
+                  typeof worker_id === 'string' ? worker_id : '—',
+                  typeof actor === 'string' ? actor : '—',
+                  Object.keys(rest).length ? JSON.stringify(rest) : '',
+                ],
+              };
+            })}
+          />
         </ScrollBox>
         <nav className="pager" aria-label="Pages">
           <button type="button" className="btn btn-small" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))} data-testid="ops-prev">

@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
+import { DataTable } from '../../components/tables';
 import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { AgentProbe, AgentView } from '../../metal-api';
@@ -330,40 +331,24 @@ function Luns({ agentId }: { agentId: string }) {
         <span>When deleting a target, also delete its backing file</span>
       </label>
       <ScrollBox label="iSCSI targets">
-        <table className="table" data-testid="luns-table">
-          <caption className="sr-only">iSCSI targets</caption>
-          <thead>
-            <tr>
-              <th scope="col">IQN</th>
-              <th scope="col">Backing</th>
-              <th scope="col">Allowed initiators</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {(luns.data ?? []).map((t) => (
-              <tr key={t.iqn}>
-                <td className="mono">{t.iqn}</td>
-                <td className="mono">{(t.luns ?? []).map((l) => l.backing).join(', ') || '—'}</td>
-                <td className="mono">{(t.acl ?? []).join(', ') || '—'}</td>
-                <td>
-                  <button type="button" className="btn btn-small btn-danger" onClick={() => void remove(t.iqn)} disabled={act.pending} aria-label={`Delete target ${t.iqn}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-            {luns.data && luns.data.length === 0 && (
-              <tr>
-                <td colSpan={4} className="empty">
-                  No targets.
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
+        <DataTable
+          caption="iSCSI targets"
+          columns={['IQN', 'Backing', 'Allowed initiators', <span key="a" className="sr-only">Actions</span>]}
+          testId="luns-table"
+          empty={luns.data && 'No targets.'}
+          rows={(luns.data ?? []).map((t) => ({
+            key: t.iqn,
+            cellClass: ['mono', 'mono', 'mono'],
+            cells: [
+              t.iqn,
+              (t.luns ?? []).map((l) => l.backing).join(', ') || '—',
+              (t.acl ?? []).join(', ') || '—',
+              <button key="d" type="button" className="btn btn-small btn-danger" onClick={() => void remove(t.iqn)} disabled={act.pending} aria-label={`Delete target ${t.iqn}`}>
+                Delete
+              </button>,
+            ],
+          }))}
+        />
       </ScrollBox>
     </section>
   );
