@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { usePoll } from '../../shared/use-poll';
 import { useAccess } from '../access';
+import { DataTable } from '../components/tables';
 import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, when } from '../components/ui';
 import { useConsole } from '../context';
 
@@ -122,41 +123,37 @@ export function AccessPage() {
         <h2 id="tokens-title">Tokens</h2>
         <ErrorNote error={list.error} testId="tokens-error" />
         <ScrollBox label="Scrollable table">
-          <table className="table" data-testid="tokens-table">
-            <caption className="sr-only">Named tokens</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Role</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(list.data?.tokens ?? []).map((t) => (
-                <tr key={t.name} data-testid={`token-row-${t.name}`}>
-                  <td>{t.name}</td>
-                  <td>{t.role}</td>
-                  <td className="nowrap">{when(t.created_at)}</td>
-                  <td className="nowrap">{t.expires_at ? when(t.expires_at) : '—'}</td>
-                  <td className="nowrap">{t.last_used_at ? when(t.last_used_at) : '—'}</td>
-                  <td>{t.revoked_at ? <Badge tone="muted">revoked</Badge> : <Badge tone="good">active</Badge>}</td>
-                  <td>
-                    {!t.revoked_at && (
-                      <button type="button" className="btn btn-small btn-danger" onClick={() => setRevoking(t.name)} data-testid={`revoke-${t.name}`} aria-label={`Revoke ${t.name}`}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Named tokens"
+            columns={['Name', 'Role', 'Created', 'Expires', 'Last used', 'State', <span key="a" className="sr-only">Actions</span>]}
+            testId="tokens-table"
+            rows={(list.data?.tokens ?? []).map((t) => ({
+              key: t.name,
+              testId: `token-row-${t.name}`,
+              cellClass: [undefined, undefined, 'nowrap', 'nowrap', 'nowrap'],
+              cells: [
+                t.name,
+                t.role,
+                when(t.created_at),
+                t.expires_at ? when(t.expires_at) : '—',
+                t.last_used_at ? when(t.last_used_at) : '—',
+                t.revoked_at ? (
+                  <Badge key="s" tone="muted">
+                    revoked
+                  </Badge>
+                ) : (
+                  <Badge key="s" tone="good">
+                    active
+                  </Badge>
+                ),
+                !t.revoked_at && (
+                  <button key="r" type="button" className="btn btn-small btn-danger" onClick={() => setRevoking(t.name)} data-testid={`revoke-${t.name}`} aria-label={`Revoke ${t.name}`}>
+                    Revoke
+                  </button>
+                ),
+              ],
+            }))}
+          />
         </ScrollBox>
       </section>
       <Dialog title="Revoke token" open={!!revoking} onClose={() => setRevoking(null)} testId="revoke-dialog">

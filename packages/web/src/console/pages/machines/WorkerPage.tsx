@@ -1,5 +1,6 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
@@ -138,44 +139,27 @@ function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; a
     <section className="card" aria-labelledby="disks-title">
       <h2 id="disks-title">System disks</h2>
       <ScrollBox label="Scrollable table">
-        <table className="table" data-testid="worker-disks">
-          <caption className="sr-only">System disks</caption>
-          <thead>
-            <tr>
-              <th scope="col">OS</th>
-              <th scope="col">Agent</th>
-              <th scope="col">IQN</th>
-              <th scope="col">File</th>
-              <th scope="col">Source</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {disks.map((d) => (
-              <tr key={d.os} data-testid={`disk-${d.os}`}>
-                <td>{d.os}</td>
-                <td>{d.agent}</td>
-                <td className="mono">{d.iqn}</td>
-                <td className="mono">{d.filename}</td>
-                <td>{d.source.type === 'master' ? `master ${d.source.name ?? ''}` : `empty ${d.source.size ?? ''}`}</td>
-                <td>
-                  <button type="button" className="btn btn-small btn-danger" onClick={() => void remove(d.os)} disabled={act.pending} aria-label={`Delete the ${d.os} disk`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-            {disks.length === 0 && (
-              <tr>
-                <td colSpan={6} className="empty">
-                  No system disk yet.
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
+        <DataTable
+          caption="System disks"
+          columns={['OS', 'Agent', 'IQN', 'File', 'Source', <span key="a" className="sr-only">Actions</span>]}
+          testId="worker-disks"
+          empty="No system disk yet."
+          rows={disks.map((d) => ({
+            key: d.os,
+            testId: `disk-${d.os}`,
+            cellClass: [undefined, undefined, 'mono', 'mono'],
+            cells: [
+              d.os,
+              d.agent,
+              d.iqn,
+              d.filename,
+              d.source.type === 'master' ? `master ${d.source.name ?? ''}` : `empty ${d.source.size ?? ''}`,
+              <button key="d" type="button" className="btn btn-small btn-danger" onClick={() => void remove(d.os)} disabled={act.pending} aria-label={`Delete the ${d.os} disk`}>
+                Delete
+              </button>,
+            ],
+          }))}
+        />
       </ScrollBox>
       {disks.length > 0 && (
         <label className="check-field">
