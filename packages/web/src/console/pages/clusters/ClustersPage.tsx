@@ -1,5 +1,6 @@
 import { usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
+import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link } from '../../router';
@@ -28,51 +29,38 @@ export function ClustersPage() {
         <h2 id="clusters-title">Registered clusters</h2>
         <ErrorNote error={list.error} testId="clusters-error" />
         <ScrollBox label="Scrollable table">
-          <table className="table" data-testid="clusters-table">
-            <caption className="sr-only">Clusters</caption>
-            <thead>
-              <tr>
-                <th scope="col">Cluster</th>
-                <th scope="col">Ready</th>
-                <th scope="col">Gateway</th>
-                <th scope="col">Hugging Face token</th>
-                <th scope="col">Proxy</th>
-                <th scope="col">Registered</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((c) => (
-                <tr key={c.id} data-testid={`cluster-row-${c.id}`}>
-                  <td>
-                    {c.draft ? (
-                      <Link to={`/clusters/new?draft=${encodeURIComponent(c.id)}`}>{c.name}</Link>
-                    ) : (
-                      <Link to={`/clusters/${encodeURIComponent(c.id)}`}>{c.name}</Link>
-                    )}
-                    <div className="small muted mono">{c.id}</div>
-                    {c.description && <div className="small muted">{c.description}</div>}
-                  </td>
-                  <td>
-                    {c.draft && <Badge tone="warn">draft</Badge>}{' '}
-                    <Badge tone={c.ready ? 'good' : 'bad'} testId={`cluster-ready-${c.id}`}>
-                      {c.ready ? 'ready' : 'not ready'}
-                    </Badge>
-                  </td>
-                  <td className="small">{c.gatewayProvider ? `${c.gatewayProvider}${c.gatewayPort ? ` :${c.gatewayPort}` : ''}` : '—'}</td>
-                  <td className="small mono">{c.hfTokenSecret ? `${c.hfTokenSecret.namespace}/${c.hfTokenSecret.name}` : '—'}</td>
-                  <td className="small">{c.proxy?.mode ?? '—'}</td>
-                  <td className="nowrap small">{when(c.createdAt)}</td>
-                </tr>
-              ))}
-              {list.data && items.length === 0 && (
-                <tr>
-                  <td colSpan={6} className="empty">
-                    No cluster registered yet.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Clusters"
+            columns={['Cluster', 'Ready', 'Gateway', 'Hugging Face token', 'Proxy', 'Registered']}
+            testId="clusters-table"
+            empty={list.data && 'No cluster registered yet.'}
+            rows={items.map((c) => ({
+              key: c.id,
+              testId: `cluster-row-${c.id}`,
+              cellClass: [undefined, undefined, 'small', 'small mono', 'small', 'nowrap small'],
+              cells: [
+                <>
+                  {c.draft ? (
+                    <Link to={`/clusters/new?draft=${encodeURIComponent(c.id)}`}>{c.name}</Link>
+                  ) : (
+                    <Link to={`/clusters/${encodeURIComponent(c.id)}`}>{c.name}</Link>
+                  )}
+                  <div className="small muted mono">{c.id}</div>
+                  {c.description && <div className="small muted">{c.description}</div>}
+                </>,
+                <>
+                  {c.draft && <Badge tone="warn">draft</Badge>}{' '}
+                  <Badge tone={c.ready ? 'good' : 'bad'} testId={`cluster-ready-${c.id}`}>
+                    {c.ready ? 'ready' : 'not ready'}
+                  </Badge>
+                </>,
+                c.gatewayProvider ? `${c.gatewayProvider}${c.gatewayPort ? ` :${c.gatewayPort}` : ''}` : '—',
+                c.hfTokenSecret ? `${c.hfTokenSecret.namespace}/${c.hfTokenSecret.name}` : '—',
+                c.proxy?.mode ?? '—',
+                when(c.createdAt),
+              ],
+            }))}
+          />
         </ScrollBox>
       </section>
     </>
