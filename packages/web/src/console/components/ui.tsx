@@ -130,3 +130,16 @@ export function ScrollBox({ label, children, className, boxRef }: { label: strin
     </section>
   );
 }
+
+/** One `<option>` per value, the value as its label (OS choices, boot menu items). */
+export function Options({ values }: { values: readonly string[] }) {
+  return (
+    <>
+      {values.map((v) => (
+        <option key={v} value={v}>
+          {v}
+        </option>
+      ))}
+    </>
+  );
+}

@@ -1,7 +1,7 @@
 import { type DragEvent, useMemo, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { BatchResultTable } from '../../components/tables';
-import { ErrorNote, ScrollBox } from '../../components/ui';
+import { ErrorNote, Options, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { type DiskBatchResult, OS_CHOICES, type WorkerView } from '../../metal-api';
 
@@ -75,11 +75,7 @@ export function BatchDisks({ workers, selected, onDone }: { workers: WorkerView[
         <label className="field">
           <span>OS</span>
           <select value={os} onChange={(e) => setOs(e.target.value)} data-testid="disk-os">
-            {OS_CHOICES.map((o) => (
-              <option key={o} value={o}>
-                {o}
-              </option>
-            ))}
+            <Options values={OS_CHOICES} />
           </select>
         </label>
         {type === 'master' ? (

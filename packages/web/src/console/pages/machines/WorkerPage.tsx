@@ -1,7 +1,7 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { DataTable } from '../../components/tables';
-import { Badge, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
+import { Badge, ErrorNote, Options, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
 import { Link, navigate } from '../../router';
@@ -173,11 +173,7 @@ function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; a
           <label className="field">
             <span>OS</span>
             <select value={f.os} onChange={set('os')} data-testid="add-disk-os">
-              {OS_CHOICES.map((o) => (
-                <option key={o} value={o}>
-                  {o}
-                </option>
-              ))}
+              <Options values={OS_CHOICES} />
             </select>
           </label>
           <label className="field">
@@ -254,22 +250,14 @@ function BootForm({ id, defaultOs, menuDefault, menuTimeout, onDone }: { id: str
             <span>Default OS</span>
             <select value={f.os} onChange={set('os')} data-testid="boot-os">
               <option value="">none</option>
-              {OS_CHOICES.map((o) => (
-                <option key={o} value={o}>
-                  {o}
-                </option>
-              ))}
+              <Options values={OS_CHOICES} />
             </select>
           </label>
           <label className="field">
             <span>Menu default</span>
             <select value={f.menu_default} onChange={set('menu_default')} data-testid="boot-menu-default">
               <option value="">the default OS</option>
-              {MENU_ITEMS.map((m) => (
-                <option key={m} value={m}>
-                  {m}
-                </option>
-              ))}
+              <Options values={MENU_ITEMS} />
             </select>
           </label>
           <label className="field">

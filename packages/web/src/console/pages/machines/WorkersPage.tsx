@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
-import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
+import { Badge, Dialog, ErrorNote, Options, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, type WorkerView } from '../../metal-api';
 import { Link, navigate } from '../../router';
@@ -191,11 +191,7 @@ function CreateWorkerDialog({ onClose, onDone }: { onClose: () => void; onDone: 
             <span>Boot menu default</span>
             <select value={f.menu_default} onChange={set('menu_default')}>
               <option value="">menu (no default)</option>
-              {MENU_ITEMS.map((m) => (
-                <option key={m} value={m}>
-                  {m}
-                </option>
-              ))}
+              <Options values={MENU_ITEMS} />
             </select>
           </label>
           <label className="field">
