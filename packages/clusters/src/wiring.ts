@@ -170,6 +170,15 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     rate: config.authzRate,
   });
   clusters.useGateway(gateway);
+  const overview = new OverviewService(access, clusters, {
+    summaryConcurrency: 64,
+    summaryTimeoutMs: 5000,
+    summaryTtlMs: config.summaryTtlMs,
+    summaryMaxStaleMs: 5 * 60_000,
+    summaryBudgetMs: config.summaryBudgetMs,
+    prometheusTimeoutMs: 5000,
+  });
+  overview.useGateway(gateway);
   return {
     config,
     profile,
@@ -179,14 +188,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     software: new SoftwareService(access, downloads, runner, deps.git ?? new GitCli(process.env), ops, profile, config.githubMirror, config.cacheDir),
     prepull: new PrepullService(access, new PrepullRepository(), runner, ops, profile, config.helperImage),
     crds,
-    overview: new OverviewService(access, clusters, {
-      summaryConcurrency: 64,
-      summaryTimeoutMs: 5000,
-      summaryTtlMs: config.summaryTtlMs,
-      summaryMaxStaleMs: 5 * 60_000,
-      summaryBudgetMs: config.summaryBudgetMs,
-      prometheusTimeoutMs: 5000,
-    }),
+    overview,
     platform: new PlatformService(access, clusters, ops, profile),
     runner,
     ready,

@@ -400,6 +400,11 @@ export class GatewayService {
     return this.statusOf(row);
   }
 
+  /** The same status for a record already read (the cluster's overview shows it). */
+  statusOfRecord(row: ClusterRow): Promise<GatewayStatusView> {
+    return this.statusOf(row);
+  }
+
   async allStatus(): Promise<{ clusters: GatewayStatusView[] }> {
     const rows = await this.clusters.list(this.db, { includeDrafts: false });
     return { clusters: await Promise.all(rows.map((r) => this.statusOf(r))) };
