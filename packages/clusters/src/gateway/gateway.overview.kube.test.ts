@@ -1,6 +1,7 @@
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkerHost } from '../bootstrap/workers';
 import { type ClustersTestApp, multipart, startClustersApp } from '../testing/app';
 import { LocalGithubMirror } from '../testing/github-mirror';
 
@@ -12,6 +13,8 @@ let h: KubeHarness;
 let t: ClustersTestApp;
 let gh: LocalGithubMirror;
 let core: CoreV1Api;
+/** The booted workers that joined each cluster, as metal's host reports give them to `ironlens serve` (a stand-in of that directory). */
+const joined = new Map<string, WorkerHost[]>();
 
 const get = (url: string) => t.app.inject({ method: 'GET', url });
 
@@ -37,7 +40,10 @@ beforeAll(async () => {
   core = h.kubeConfig().makeApiClient(CoreV1Api);
   gh = new LocalGithubMirror();
   await gh.start();
-  t = await startClustersApp({ env: { IRONLENS_GITHUB_MIRROR: gh.url, IRONLENS_GATEWAY_AUTHZ_PORT: '8080', IRONLENS_CLUSTER_REQUEST_TIMEOUT_MS: '30000' } });
+  t = await startClustersApp({
+    env: { IRONLENS_GITHUB_MIRROR: gh.url, IRONLENS_GATEWAY_AUTHZ_PORT: '8080', IRONLENS_CLUSTER_REQUEST_TIMEOUT_MS: '30000' },
+    deps: { workers: { joinedTo: async (clusterId) => joined.get(clusterId) ?? [] } },
+  });
 }, 15 * 60_000);
 
 afterAll(async () => {
@@ -80,5 +86,32 @@ describe('the cluster overview shows the shared gateway', () => {
     const ov = (await get(`/api/cluster/overview?clusterId=${id}`)).json();
     expect(ov.gateway).toMatchObject({ clusterId: id, gatewayProvider: null, gatewayState: 'missing', ippState: 'missing', authz: { state: 'disabled' }, lastOperation: null });
     expect(ov.gateway).toEqual((await get(`/api/cluster/clusters/${id}/gateway/status`)).json());
+  }, 2 * 60_000);
+
+  it('a worker ironlens booted that joined the cluster: the public URL takes the address it reported, not the node’s InternalIP', async () => {
+    const id = await register({ name: 'overview-worker', gatewayProvider: 'envoy-ai-gateway', gatewayPort: '30081', gatewayAuthzHost: '192.0.2.10' });
+    await finishedJob(id);
+    // The bootstrap names a worker's node from its address (192.0.2.77 → 192-0-2-77); its kubelet
+    // here reports another InternalIP.
+    await core.createNode({ body: { metadata: { name: '192-0-2-77' } } });
+    const ready = { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() };
+    await core.patchNodeStatus(
+      { name: '192-0-2-77', body: { status: { conditions: [ready], addresses: [{ type: 'InternalIP', address: '198.51.100.7' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const before = (await get(`/api/cluster/clusters/${id}/gateway/status`)).json();
+    expect(before.gatewayNodeAddress).not.toBe('192.0.2.77');
+    // Two workers joined: one whose node is not in the cluster (skipped), and the one above.
+    joined.set(id, [
+      { workerId: 'w-a', address: '192.0.2.99', hostKeys: [] },
+      { workerId: 'w-b', address: '192.0.2.77', hostKeys: [] },
+    ]);
+    const st = (await get(`/api/cluster/clusters/${id}/gateway/status`)).json();
+    expect(st).toMatchObject({ gatewayNodeAddress: '192.0.2.77', gatewayPublicUrl: 'http://192.0.2.77:30081/v1' });
+    expect((await get(`/api/cluster/overview?clusterId=${id}`)).json().gateway).toMatchObject({ gatewayPublicUrl: 'http://192.0.2.77:30081/v1' });
+    // A worker of another cluster gives nothing here.
+    joined.delete(id);
+    joined.set('ffffffff', [{ workerId: 'w-b', address: '192.0.2.77', hostKeys: [] }]);
+    expect((await get(`/api/cluster/clusters/${id}/gateway/status`)).json().gatewayPublicUrl).toBe(before.gatewayPublicUrl);
   }, 2 * 60_000);
 });
