@@ -125,13 +125,9 @@ async function bothAtOnce(): Promise<Array<Record<string, string>>> {
 }
 
 describe('two machines that DHCP at the same moment', () => {
-  it('without fixed addresses are offered the same dynamic address (the hazard, in dnsmasq itself)', async () => {
-    await bothAtOnce();
-    const offered = (mac: string) => [...log().matchAll(new RegExp(`DHCPOFFER\\(${BR}\\) (\\S+) ${mac}`, 'g'))].map((m) => m[1]);
-    expect(offered(MAC1)[0]).toBeDefined();
-    expect(offered(MAC2)[0]).toBe(offered(MAC1)[0]);
-  }, 60_000);
-
+  // The hazard itself: dnsmasq picks a dynamic address from a hash of the MAC (dnsmasqSlot), so
+  // these two MACs are offered the same address when their DISCOVERs cross; whether they cross
+  // is timing, so the test asserts the collision of the slots, never the race.
   it('each get their worker\'s fixed address at once, with a lease that never runs out', async () => {
     expect(dnsmasqSlot(MAC1)).toBe(dnsmasqSlot(MAC2));
     const ctx = { client: 'test' };
