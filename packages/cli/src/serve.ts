@@ -219,12 +219,17 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(store) });
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc' });
       // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
-      const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner });
+      // The booted workers' reported addresses and host keys, from metal (issue 24; the gateway's URL, issue 22).
+      const workers: WorkerDirectory = {
+        find: (id) => metal.hostReports.directoryEntry(id),
+        joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId),
+        joinedTo: (clusterId) => metal.hostReports.joinedTo(clusterId),
+      };
+      const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner, workers });
       clustersClose = clusters.close;
       await app.register(clustersPlugin, { services: clusters });
       // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
-      // Bootstrap from workers (issue 24): the booted workers' reported addresses and host keys, from metal.
-      const workers: WorkerDirectory = { find: (id) => metal.hostReports.directoryEntry(id), joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId) };
+      // Bootstrap from workers (issue 24): the directory above.
       const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs, workers });
       bootstrapClose = bootstrap.close;
       await app.register(bootstrapPlugin, { services: bootstrap.services });

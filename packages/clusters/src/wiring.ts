@@ -1,3 +1,4 @@
+import type { WorkerDirectory } from './bootstrap/workers';
 import { join } from 'node:path';
 import { type Env, envBool, envInt, envOptional, envString, githubMirrorFrom, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, SecretBox, type Store } from '@ironlens/core';
 import { type BundleFetcher, HttpBundleFetcher } from './adapters/bundle-fetch.adapter';
@@ -130,6 +131,8 @@ export interface ClusterServicesDeps {
   helm?: Helm;
   /** The CRD bundles' sha256 pins. Default: `profile/crd-bundles.json`. */
   bundlePins?: BundlePins;
+  /** The booted workers (issue 24): the gateway's public URL prefers a joined worker's reported address. */
+  workers?: Pick<WorkerDirectory, 'joinedTo'>;
 }
 
 export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB, GATEWAY_JOB];
@@ -170,6 +173,16 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     rate: config.authzRate,
   });
   clusters.useGateway(gateway);
+  if (deps.workers) gateway.useWorkers(deps.workers);
+  const overview = new OverviewService(access, clusters, {
+    summaryConcurrency: 64,
+    summaryTimeoutMs: 5000,
+    summaryTtlMs: config.summaryTtlMs,
+    summaryMaxStaleMs: 5 * 60_000,
+    summaryBudgetMs: config.summaryBudgetMs,
+    prometheusTimeoutMs: 5000,
+  });
+  overview.useGateway(gateway);
   return {
     config,
     profile,
@@ -179,14 +192,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     software: new SoftwareService(access, downloads, runner, deps.git ?? new GitCli(process.env), ops, profile, config.githubMirror, config.cacheDir),
     prepull: new PrepullService(access, new PrepullRepository(), runner, ops, profile, config.helperImage),
     crds,
-    overview: new OverviewService(access, clusters, {
-      summaryConcurrency: 64,
-      summaryTimeoutMs: 5000,
-      summaryTtlMs: config.summaryTtlMs,
-      summaryMaxStaleMs: 5 * 60_000,
-      summaryBudgetMs: config.summaryBudgetMs,
-      prometheusTimeoutMs: 5000,
-    }),
+    overview,
     platform: new PlatformService(access, clusters, ops, profile),
     runner,
     ready,

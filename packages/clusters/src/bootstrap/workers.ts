@@ -20,6 +20,11 @@ export interface WorkerDirectory {
   find(workerId: string): Promise<WorkerHost | null>;
   /** The bootstrap registered these workers' cluster: each worker shows the cluster it joined. */
   joined(workerIds: string[], clusterId: string): Promise<void>;
+  /**
+   * The workers that joined this cluster, with the address each reported (issue 22: the gateway's
+   * public URL prefers it). Optional: a directory without it gives the gateway no such preference.
+   */
+  joinedTo?(clusterId: string): Promise<WorkerHost[]>;
 }
 
 /** A node named by its worker: ironlens knows its address and host keys (Lens' host form needs neither). */

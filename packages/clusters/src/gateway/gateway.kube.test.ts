@@ -247,6 +247,12 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     expect(await proxyNodePort(), JSON.stringify((await core.listNamespacedService({ namespace: 'envoy-gateway-system' })).items.map((x) => [x.metadata?.name, x.metadata?.labels, x.spec?.ports]))).toBe(30080);
     const all = (await get('/api/v1/model-service/admin/gateway/status')).json();
     expect(all.clusters.find((c: { clusterId: string }) => c.clusterId === id)).toMatchObject({ gatewayState: 'installed', gatewayReady: st.gatewayReady });
+    // The cluster's overview shows the same, from the same source.
+    const ov = (await get(`/api/cluster/overview?clusterId=${id}`)).json();
+    const brief = (l: Cond[]) => l.map(({ type, status, reason }) => ({ type, status, reason }));
+    expect(ov.gateway).toMatchObject({ clusterId: id, gatewayState: 'installed', gatewayReady: st.gatewayReady, gatewayPublicUrl: st.gatewayPublicUrl, authz: { state: 'ready' }, controlPlane: { state: 'ready' } });
+    expect(brief(ov.gateway.gatewayConditions)).toEqual(brief(st.gatewayConditions));
+    expect(brief(ov.gateway.gatewayClassConditions)).toEqual(brief(st.gatewayClassConditions));
   }, 5 * 60_000);
 
   it('a second reconcile changes no resourceVersion and installs no chart again', async () => {

@@ -1,10 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { AppError, type Job, type JobContext, type JobRunner, type OperationsLog } from '@ironlens/core';
 import { type Kube, KubeApiError, type KubeObjectRef } from '../adapters/kube.adapter';
 import type { GatewayProvider } from '../domain';
 import type { StackProfile } from '../profile';
 import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
+import { inventoryName } from '../bootstrap/nodes';
+import type { WorkerDirectory } from '../bootstrap/workers';
 import type { ClusterAccess } from '../services/cluster-access';
 import { type BundleId, bundleUrls, type CrdsService } from '../services/crds.service';
 import { FIELD_MANAGER } from '../services/manifests';
@@ -98,6 +101,7 @@ const sameKey = (a: ObjectKey, b: ObjectKey) => a.apiVersion === b.apiVersion &&
  */
 export class GatewayService {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private workers: Pick<WorkerDirectory, 'joinedTo'> | null = null;
 
   constructor(
     private readonly access: ClusterAccess,
@@ -113,6 +117,11 @@ export class GatewayService {
 
   private get db() {
     return this.access.db;
+  }
+
+  /** The booted workers (issue 24): a worker that joined the cluster gives the public URL its reported address. */
+  useWorkers(w: Pick<WorkerDirectory, 'joinedTo'>): void {
+    this.workers = w;
   }
 
   inputs(row: ClusterRow): GatewayInputs | null {
@@ -400,6 +409,11 @@ export class GatewayService {
     return this.statusOf(row);
   }
 
+  /** The same status for a record already read (the cluster's overview shows it). */
+  statusOfRecord(row: ClusterRow): Promise<GatewayStatusView> {
+    return this.statusOf(row);
+  }
+
   async allStatus(): Promise<{ clusters: GatewayStatusView[] }> {
     const rows = await this.clusters.list(this.db, { includeDrafts: false });
     return { clusters: await Promise.all(rows.map((r) => this.statusOf(r))) };
@@ -499,9 +513,12 @@ export class GatewayService {
       }));
       view.controlPlane.state = ns.size === 0 ? 'none' : cp.length === 0 ? 'missing' : cp.every((d) => d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')) ? 'ready' : 'progressing';
       if (row.gatewayPort !== null) {
-        const nodes = await kube.listNodes();
-        const ready = nodes.find((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-        view.gatewayNodeAddress = ready?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? null;
+        const [nodes, joined] = await Promise.all([kube.listNodes(), this.joinedWorkers(row.id)]);
+        const readyNodes = nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+        // A Ready node that is a worker ironlens booted and that joined this cluster (named from its
+        // address by the bootstrap's inventory, or listing that address): the address it reported.
+        const booted = joined.find((w) => readyNodes.some((n) => n.metadata?.name === inventoryName(w) || (n.status?.addresses ?? []).some((a) => a.address === w)));
+        view.gatewayNodeAddress = booted ?? readyNodes[0]?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? null;
       }
     } catch (e) {
       view.error = `the cluster could not be read: ${(e as Error).message.slice(0, 300)}`;
@@ -512,6 +529,20 @@ export class GatewayService {
       else if (view.gatewayAddress) view.gatewayPublicUrl = `http://${view.gatewayAddress}/v1`;
     }
     return view;
+  }
+
+  /** The reported addresses of the workers that joined this cluster, by worker id; none when unknown. */
+  private async joinedWorkers(clusterId: string): Promise<string[]> {
+    if (!this.workers?.joinedTo) return [];
+    try {
+      const ws = await this.workers.joinedTo(clusterId);
+      return ws
+        .filter((w) => typeof w.address === 'string' && isIP(w.address) !== 0)
+        .sort((a, b) => a.workerId.localeCompare(b.workerId))
+        .map((w) => w.address as string);
+    } catch {
+      return [];
+    }
   }
 
   // ---- keys ----

@@ -2,6 +2,7 @@ import { AppError } from '@ironlens/core';
 import type { V1DaemonSet, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { Kube, ResourceClaimLike, ResourceSliceLike } from '../adapters/kube.adapter';
 import { type ClusterRecord, isoUtc } from '../domain';
+import type { GatewayService, GatewayStatusView } from '../gateway/gateway.service';
 import { type ClusterAccess, onCluster } from './cluster-access';
 import type { ClusterService } from './cluster.service';
 import { isControlPlane } from './platform.service';
@@ -66,6 +67,11 @@ export interface OverviewResponse {
     namespaces: Array<{ name: string; deployments: Array<{ name: string; desired: number; ready: number; available: number }>; ready: number }>;
     hardware: Hardware;
   };
+  /**
+   * The shared gateway (issue 22), the same answer as `GET …/gateway/status`; null when the
+   * gateway is not wired in. An ironlens addition beside seed 000's fields.
+   */
+  gateway: GatewayStatusView | null;
 }
 
 export interface OverviewOptions {
@@ -138,12 +144,18 @@ const PROMETHEUS_SELECTORS = ['app.kubernetes.io/name=prometheus', 'operated-pro
  */
 export class OverviewService {
   private readonly summaries = new Map<string, SummaryCache>();
+  private gateway: Pick<GatewayService, 'statusOfRecord'> | null = null;
 
   constructor(
     private readonly access: ClusterAccess,
     private readonly clusters: ClusterService,
     private readonly opts: OverviewOptions,
   ) {}
+
+  /** The gateway whose status the overview shows (the same source as `GET …/gateway/status`). */
+  useGateway(g: Pick<GatewayService, 'statusOfRecord'>): void {
+    this.gateway = g;
+  }
 
   /**
    * One read per connection (cluster record version) and object kind in flight: overviews that
@@ -187,6 +199,11 @@ export class OverviewService {
     const deadline = Date.now() + this.opts.summaryBudgetMs;
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
+    // The gateway's status reads its own objects beside the lists below (shared by the overviews in
+    // flight, as the lists are); it reports a cluster it cannot read in its own `error`, so it
+    // never fails the overview.
+    const gw = this.gateway;
+    const gatewayP = gw ? this.shared(kube, 'gateway-status', () => gw.statusOfRecord(row)).catch(() => null) : Promise.resolve(null);
     const serviceList = this.shared(kube, 'services', () => kube.listServices());
     // The Prometheus queries start as soon as the Services are listed, beside the other lists
     // (a failed list is reported below). The chain never rejects: it is awaited only when the
@@ -342,6 +359,7 @@ export class OverviewService {
       cluster,
       fetchedAt: isoUtc(),
       kubernetes: { components, nodes: outNodes, namespaces: outNamespaces, hardware },
+      gateway: await gatewayP,
     };
   }
 

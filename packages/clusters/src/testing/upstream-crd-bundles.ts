@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 
 /**
  * The real release bundles, rebuilt from the Go modules that hold their sources (fetched from the
@@ -56,4 +57,11 @@ export function upstreamInferenceExtensionCrds(version = 'v1.5.0'): string {
     .filter((f) => f.endsWith('.yaml'))
     .sort();
   return files.map((f) => readFileSync(join(dir, 'config/crd/bases', f), 'utf8')).join('---\n');
+}
+
+/** The Gateway API standard channel (`upstreamGatewayApiBundle`) as objects, for other packages' tests. */
+export function upstreamGatewayApiObjects(version = 'v1.5.1'): Array<Record<string, unknown> & { kind: string }> {
+  return parseAllDocuments(upstreamGatewayApiBundle(version))
+    .map((d) => d.toJSON() as (Record<string, unknown> & { kind: string }) | null)
+    .filter((o): o is Record<string, unknown> & { kind: string } => !!o && typeof o.kind === 'string');
 }

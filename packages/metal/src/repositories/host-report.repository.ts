@@ -55,6 +55,12 @@ export class HostReportRepository {
     if (ipv4) await db.insertInto('worker_addresses').values({ worker_id: workerId, ipv4 }).execute();
   }
 
+  /** The workers that joined this cluster, by id. */
+  async workersOfCluster(db: MetalDb, clusterId: string): Promise<string[]> {
+    const rows = await db.selectFrom('worker_clusters').select('worker_id').where('cluster_id', '=', clusterId).orderBy('worker_id').execute();
+    return rows.map((r) => r.worker_id);
+  }
+
   async clusters(db: MetalDb): Promise<Map<string, string>> {
     const rows = await db.selectFrom('worker_clusters').select(['worker_id', 'cluster_id']).execute();
     return new Map(rows.map((r) => [r.worker_id, r.cluster_id]));

@@ -54,6 +54,13 @@ describe('POST /hosts/report', () => {
     expect((await f.app.inject({ url: '/workers/w1', headers: auth })).json().host).toBeNull();
   });
 
+  it('lists the workers that joined a cluster with their reported address (the gateway URL’s source), none for another cluster', async () => {
+    expect((await post(body())).statusCode).toBe(200);
+    await f.services.hostReports.joinCluster(['w1'], 'c0000002');
+    expect(await f.services.hostReports.joinedTo('c0000002')).toEqual([{ workerId: 'w1', address: '192.0.2.5', hostKeys: expect.any(Array) }]);
+    expect(await f.services.hostReports.joinedTo('c0000003')).toEqual([]);
+  });
+
   it('forgets the report, the fixed address and the cluster with the worker', async () => {
     expect((await post(body())).statusCode).toBe(200);
     await f.services.workers.setFixedAddress('w1', '192.0.2.40', {});

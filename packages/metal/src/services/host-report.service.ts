@@ -171,6 +171,17 @@ export class HostReportService {
     return { workerId: w.worker_id, address: primaryAddress(rec.host, rec.mac), hostKeys: rec.host.ssh_host_keys };
   }
 
+  /** The workers that joined this cluster, as the directory shows them (the gateway's URL prefers their reported address). */
+  async joinedTo(clusterId: string): Promise<Array<{ workerId: string; address: string | null; hostKeys: Array<{ algorithm: string; fingerprint: string }> }>> {
+    const ids = await this.reports.workersOfCluster(this.db, clusterId);
+    const out = [];
+    for (const id of ids) {
+      const e = await this.directoryEntry(id);
+      if (e) out.push(e);
+    }
+    return out;
+  }
+
   /** A bootstrap by worker registered these workers' cluster: each worker's view shows it. */
   async joinCluster(workerIds: string[], clusterId: string): Promise<void> {
     const at = isoSeconds(new Date(this.now()));
