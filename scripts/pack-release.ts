@@ -18,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, resolve } from 'node:path';
+import { productionSources } from '../packages/core/src/testing/sources';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const out = resolve(process.argv[2] ?? join(ROOT, '.artifacts', 'release'));
@@ -27,10 +28,18 @@ if (!existsSync(join(dist, 'main.js')) || !existsSync(join(ROOT, 'packages', 'we
   throw new Error('build first: npm run build (the compiled command and the console)');
 }
 
-// What the compiled command loads by bare name at run time, and the two packages core's HTTP
-// layer finds through createRequire (the body validators and ReDoc's bundle).
+// What the compiled command loads by bare name at run time: its external imports, and what the
+// workspace's own code loads through createRequire at first use (the validators and serializers,
+// ReDoc's bundle, the Kubernetes client, pg), which the bundle leaves to node_modules.
 const builtins = new Set(builtinModules);
-const names = new Set<string>(['@fastify/ajv-compiler', 'redoc']);
+const names = new Set<string>();
+const packageName = (spec: string) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+for (const f of productionSources(ROOT)) {
+  for (const m of readFileSync(f, 'utf8').matchAll(/(?:\brequire(?:\.resolve)?|createRequire\([^)]*\))\(\s*['"]([^'"./][^'"]*)['"]/g)) {
+    const name = packageName(m[1]);
+    if (!builtins.has(name) && !name.startsWith('node:') && existsSync(join(ROOT, 'node_modules', name, 'package.json'))) names.add(name);
+  }
+}
 for (const f of readdirSync(dist).filter((n) => n.endsWith('.js'))) {
   const text = readFileSync(join(dist, f), 'utf8');
   for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\(\s*|\b(?:__)?require\(\s*)["']((?:@[a-z0-9_-][a-z0-9._-]*\/)?[a-z0-9_-][a-z0-9._-]*)(?:\/[^"']*)?["']/g)) {

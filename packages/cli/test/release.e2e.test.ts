@@ -56,6 +56,12 @@ describe('the release package', () => {
     expect((await fetch(`${boot}/devices/report?mac=02:00:00:00:00:07`)).status).toBe(200);
     expect(existsSync(join(data, 'ironlens.db'))).toBe(true);
     expect(readdirSync(cwd)).toEqual([]); // nothing lands in the working directory
+    expect((await fetch(`${consoleUrl}/api/v1/versions`)).status).toBe(200);
+    expect((await fetch(`${consoleUrl}/api/cluster/clusters`)).status).toBe(200);
+    expect((await fetch(`${consoleUrl}/redoc/redoc.standalone.js`)).status).toBe(200);
+    // What serve loads at first use (the Kubernetes client shortly after listening) is in the package too.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(log).not.toMatch(/could not be loaded|Cannot find module/);
 
     const list = execFileSync(bin, ['devices', 'list', '--url', consoleUrl, '-o', 'json'], { cwd, encoding: 'utf8', env });
     expect(JSON.parse(list).map((d: { mac: string }) => d.mac)).toEqual(['02:00:00:00:00:07']);
