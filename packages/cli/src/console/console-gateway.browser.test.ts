@@ -8,8 +8,7 @@
  * controller (the conditions and reasons the real one writes, as `gateway.kube.test.ts` sees
  * them). Screenshots and axe reports go to `<repo>/.artifacts/console-gateway-<run>/`.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,10 +19,10 @@ import { CustomObjectsApi, type KubernetesObject, KubernetesObjectApi, PatchStra
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
+import { axeViolations } from '../testing/axe';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'console-gateway-token';
-const require = createRequire(import.meta.url);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const artifacts = join(repoRoot, '.artifacts', `console-gateway-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -38,22 +37,8 @@ let id = '';
 
 const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 
-async function axe(name: string): Promise<Array<{ id: string; impact: string }>> {
-  // Evaluated through the DevTools protocol: the console's CSP (script-src 'self') refuses an injected inline <script>.
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-  interface V {
-    id: string;
-    impact: string;
-    help: string;
-    nodes: Array<{ target: string[] }>;
-  }
-  const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (d: Document, o: unknown) => Promise<{ violations: V[] }> } }).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
-  });
-  writeFileSync(join(artifacts, `axe-${name}.json`), JSON.stringify(result, null, 2));
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
+/** axe-core's serious and critical violations on the page now (the full report goes beside the screenshots). */
+const axe = (name: string) => axeViolations(page, join(artifacts, `axe-${name}.json`));
 
 const api = (method: string, path: string, headers: Record<string, string> = AUTH) => fetch(`${base}${path}`, { method, headers });
 const hook = (key: string) => fetch(`${base}/api/v1/internal/model-gateway/authorize/cluster/${id}/v1/models`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });

@@ -7,7 +7,6 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,11 +18,11 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
+import { axeViolations } from '../testing/axe';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SSHD = '/usr/sbin/sshd';
 const TOKEN = 'console-k8s-token';
-const require = createRequire(import.meta.url);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const artifacts = join(repoRoot, '.artifacts', `console-k8s-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
 
@@ -37,22 +36,8 @@ const sshds: ChildProcess[] = [];
 
 const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 
-async function axe(name: string): Promise<Array<{ id: string; impact: string }>> {
-  // Evaluated through the DevTools protocol: the console's CSP (script-src 'self') refuses an injected inline <script>.
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-  interface V {
-    id: string;
-    impact: string;
-    help: string;
-    nodes: Array<{ target: string[] }>;
-  }
-  const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (d: Document, o: unknown) => Promise<{ violations: V[] }> } }).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
-  });
-  writeFileSync(join(artifacts, `axe-${name}.json`), JSON.stringify(result, null, 2));
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
+/** axe-core's serious and critical violations on the page now (the full report goes beside the screenshots). */
+const axe = (name: string) => axeViolations(page, join(artifacts, `axe-${name}.json`));
 
 
 /** A real sshd on a loopback address with its own host key; returns its port and the fingerprint ssh-keygen prints. */

@@ -4,8 +4,7 @@
  * is never shown again), power on, a confirmed power off, batch power from the device list, and
  * axe-core on the power dialog.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +14,11 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeSystems, type RunningSushy, startSushy } from '../../../metal/test/bmc.harness';
 import { type Running, serve } from '../serve';
+import { axeViolations } from '../testing/axe';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CONSOLE_TOKEN = 'console-power-token';
 const CP_TOKEN = 'cp-power-token';
-const require = createRequire(import.meta.url);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const artifacts = join(repoRoot, '.artifacts', `console-power-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
 const SYSTEMS = fakeSystems(2);
@@ -40,17 +39,8 @@ async function metal(method: string, path: string, body?: unknown): Promise<{ st
   return { status: res.status, text: await res.text() };
 }
 
-async function axe(name: string): Promise<Array<{ id: string; impact: string }>> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
-  const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: Array<{ id: string; impact: string; help: string }> }> } }).axe.run(document, {
-      resultTypes: ['violations'],
-    });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help }));
-  });
-  writeFileSync(join(artifacts, `axe-${name}.json`), JSON.stringify(result, null, 2));
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
+/** axe-core's serious and critical violations on the page now (the full report goes beside the screenshots). */
+const axe = (name: string) => axeViolations(page, join(artifacts, `axe-${name}.json`));
 
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
@@ -71,8 +61,6 @@ beforeAll(async () => {
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     viewport: { width: 1400, height: 900 },
-    // The console's Content-Security-Policy (script-src 'self') would block axe-core's injection.
-    bypassCSP: true,
   });
   await context.addInitScript((t) => sessionStorage.setItem('ironlens.console.token', t), CONSOLE_TOKEN);
   page = context.pages()[0] ?? (await context.newPage());

@@ -8,19 +8,18 @@
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { newKey, randomLoopbackPrefix, TestSshd } from '@ironlens/clusters/bootstrap-testing';
 import { buildWebAssets } from '@ironlens/web';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
+import { axeViolations } from '../testing/axe';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'console-workers-token';
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const artifacts = join(repoRoot, '.artifacts', `console-workers-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
-const require = createRequire(import.meta.url);
 const MAC_A = '52:54:00:24:0c:01';
 const MAC_B = '52:54:00:24:0c:02';
 
@@ -40,18 +39,8 @@ async function metal(method: string, path: string, body?: unknown): Promise<unkn
   return res.json();
 }
 
-/** axe-core's serious and critical violations on the page now (the full report is written beside the screenshots). */
-async function axe(name: string): Promise<Array<{ id: string; impact: string }>> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
-  const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: Array<{ id: string; impact: string; help: string }> }> } }).axe.run(document, {
-      resultTypes: ['violations'],
-    });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help }));
-  });
-  writeFileSync(join(artifacts, `axe-${name}.json`), JSON.stringify(result, null, 2));
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
+/** axe-core's serious and critical violations on the page now (the full report goes beside the screenshots). */
+const axe = (name: string) => axeViolations(page, join(artifacts, `axe-${name}.json`));
 
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
@@ -114,9 +103,6 @@ beforeAll(async () => {
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     viewport: { width: 1280, height: 900 },
-    // The console's Content-Security-Policy (script-src 'self') would block axe-core's injection;
-    // that the pages work under it is console-origin.browser.test.ts's to show.
-    bypassCSP: true,
   });
   page = context.pages()[0] ?? (await context.newPage());
   await page.goto(`${cp.urls.console}/machines/workers`);

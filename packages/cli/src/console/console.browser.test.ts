@@ -4,8 +4,7 @@
  * and the web assets built by Vite into a temporary directory. Screenshots and axe-core
  * reports go to `<repo>/.artifacts/console-<run>/`.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,13 +15,13 @@ import { buildWebAssets } from '@ironlens/web';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
+import { axeViolations } from '../testing/axe';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CONSOLE_TOKEN = 'console-browser-token';
 const CP_TOKEN = 'cp-browser-token';
 const AGENT_TOKEN = 'agent-browser-token';
 const BASE_IQN = 'iqn.2026-07.com.console';
-const require = createRequire(import.meta.url);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const artifacts = join(repoRoot, '.artifacts', `console-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
 
@@ -55,23 +54,8 @@ async function report(mac: string, fp: Record<string, string>): Promise<void> {
 
 const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 
-/** Runs axe-core in the page; returns the serious and critical violations (and writes the full report). */
-async function axe(name: string): Promise<Array<{ id: string; impact: string; nodes: number; help: string }>> {
-  // Evaluated through the DevTools protocol: the console's CSP (script-src 'self') refuses an injected inline <script>.
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-  interface AxeViolation {
-    id: string;
-    impact: string;
-    help: string;
-    nodes: Array<{ target: string[] }>;
-  }
-  const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: AxeViolation[] }> } }).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
-  });
-  writeFileSync(join(artifacts, `axe-${name}.json`), JSON.stringify(result, null, 2));
-  return result.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical');
-}
+/** axe-core's serious and critical violations on the page now (the full report goes beside the screenshots). */
+const axe = (name: string) => axeViolations(page, join(artifacts, `axe-${name}.json`));
 
 const macKey = (m: string) => m.replace(/:/g, '');
 

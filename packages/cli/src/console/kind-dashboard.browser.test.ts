@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp } from '@ironlens/core';
@@ -10,13 +9,13 @@ import { buildWebAssets } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from '../testing/axe';
 
 // The kind dashboard in a real headless Chromium (Debian's), against the panel running over
 // stand-in kind/kubectl/docker. The web assets are built by Vite into a temporary directory.
 // It lives here, in the CLI package that depends on both `@ironlens/kind` and `@ironlens/web`,
 // so that kind does not depend on web (web takes kind's API types).
 const CHROMIUM = '/usr/bin/chromium';
-const require = createRequire(import.meta.url);
 
 let tmp: string;
 let dist: string;
@@ -32,23 +31,8 @@ let context: BrowserContext;
 let page: Page;
 let tags: Awaited<ReturnType<typeof startTagsFixture>>;
 
-/** Runs axe-core in the page; returns the serious and critical violations (and writes the full report). */
-async function axe(on: Page, name: string): Promise<Array<{ id: string; impact: string; nodes: number; help: string; targets: string[] }>> {
-  // Evaluated through the DevTools protocol: the panel's CSP (script-src 'self') refuses an injected inline <script>.
-  if (!(await on.evaluate(() => 'axe' in window))) await on.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-  interface AxeViolation {
-    id: string;
-    impact: string;
-    help: string;
-    nodes: Array<{ target: string[] }>;
-  }
-  const result = await on.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: AxeViolation[] }> } }).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
-  });
-  writeFileSync(artifactPath(`kind-axe-${name}`, '.json'), JSON.stringify(result, null, 2));
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
+/** axe-core's serious and critical violations on `on` (the full report goes to the artifacts). */
+const axe = (on: Page, name: string) => axeViolations(on, artifactPath(`kind-axe-${name}`, '.json'));
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'ironlens-kind-browser-'));
