@@ -19,7 +19,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exec, operationsMigrations, Store } from '@ironlens/core';
 import { DiskImages, type RunningAgent, type RunningTgtd, startAgent, startTgtd } from '@ironlens/agent';
-import { buildMetalApp, createMetalServices, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
+import { buildMetalApp, createMetalServices, type MetalDatabase, type MetalStore, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
 import type { FastifyInstance } from 'fastify';
 import { freeTcpPort, type LoopXfs, mountLoopXfs, unusedControlPort } from '@ironlens/agent/testing';
 import { machine } from './bench/machine';
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   let tgtd: RunningTgtd | undefined;
   let agent: RunningAgent | undefined;
   let app: FastifyInstance | undefined;
-  let store: Store | undefined;
+  let store: MetalStore | undefined;
   let cleaned = false;
   const cleanup = async () => {
     if (cleaned) return;
@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     log(`tgtd on control port ${controlPort} (portal ${tgtd.portal}), agent at ${agent.url}`);
 
     const dataDir = join(work, 'cp');
-    store = await Store.open({ file: join(dataDir, 'ironlens.db'), migrations: [...operationsMigrations, ...metalMigrations] });
+    store = await Store.open<MetalDatabase>({ file: join(dataDir, 'ironlens.db'), migrations: [...operationsMigrations, ...metalMigrations] });
     const services = createMetalServices({ store, config: metalConfigFromEnv({ IPXE_CP_DNSMASQ_RELOAD: 'false', IPXE_CP_TOKEN: TOKEN, IPXE_CP_AGENT_TIMEOUT: '120' }, dataDir) });
     app = await buildMetalApp({ services, http: { docs: false } });
     const cp = await app.listen({ host: '127.0.0.1', port: 0 });

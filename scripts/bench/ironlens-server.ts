@@ -7,14 +7,14 @@
  */
 import { join } from 'node:path';
 import { Metrics, Store } from '@ironlens/core';
-import { buildMetalApp, createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
+import { buildMetalApp, createMetalServices, type MetalDatabase, metalConfigFromEnv } from '@ironlens/metal';
 import { BENCH_MIGRATIONS } from './seed';
 
 async function main(): Promise<void> {
   const dir = process.env.BENCH_DATA_DIR;
   if (!dir) throw new Error('BENCH_DATA_DIR is not set');
   const metrics = new Metrics();
-  const store = await Store.open({ file: join(dir, 'ironlens.db'), migrations: BENCH_MIGRATIONS, onQuery: metrics.storeQuery });
+  const store = await Store.open<MetalDatabase>({ file: join(dir, 'ironlens.db'), migrations: BENCH_MIGRATIONS, onQuery: metrics.storeQuery });
   const config = metalConfigFromEnv({ IPXE_CP_DNSMASQ_RELOAD: 'false', IPXE_CP_TOKEN: process.env.BENCH_TOKEN ?? 'bench-token' }, dir);
   const services = createMetalServices({ store, config, metrics });
   const app = await buildMetalApp({ services, http: { metrics: { metrics, listener: 'boot', token: config.token } } });

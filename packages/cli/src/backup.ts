@@ -13,9 +13,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { backupSqlite, type Env, envOptional, readSecretKey, SecretBox, Store, secretKeyMatches } from '@ironlens/core';
+import { backupSqlite, type Env, envOptional, partOf, readSecretKey, SecretBox, Store, secretKeyMatches } from '@ironlens/core';
 import { dataDirFrom, lockDataDir } from './data-dir';
-import { ALL_MIGRATIONS } from './serve';
+import { ALL_MIGRATIONS, type IronlensDatabase } from './serve';
 
 const MAGIC = 'ironlens-backup v1\n';
 /** scrypt's cost: 2^15 rounds, 32 MiB of memory, about 0.1 s: slow to guess, quick to use. */
@@ -151,9 +151,9 @@ export async function restoreStore(env: Env, file: string, passphrase: string, o
     rmSync(partial, { force: true });
     writeFileSync(partial, db, { mode: 0o600 });
     // The key must open what the store holds sealed, before anything is replaced.
-    const store = await Store.open({ file: partial, migrations: ALL_MIGRATIONS });
+    const store = await Store.open<IronlensDatabase>({ file: partial, migrations: ALL_MIGRATIONS });
     try {
-      if (!(await secretKeyMatches(store, SecretBox.fromKey(key)))) throw new BackupError('the secret key in the backup does not open the secrets of its store');
+      if (!(await secretKeyMatches(partOf(store), SecretBox.fromKey(key)))) throw new BackupError('the secret key in the backup does not open the secrets of its store');
     } finally {
       await store.close();
     }

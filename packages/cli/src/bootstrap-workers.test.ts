@@ -2,6 +2,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHttpServer, newKey, publishStandInKubespray, randomLoopbackPrefix, requireTool, standInControl, TestSshd } from '@ironlens/clusters/bootstrap-testing';
+import { partOf } from '@ironlens/core';
 import { testDatabaseEnv } from '@ironlens/core/testing';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
@@ -86,7 +87,7 @@ beforeAll(async () => {
     IPXE_CP_DNSMASQ_RELOAD: 'false',
   } as Record<string, string>;
   const store = await openStore(env);
-  const metal = createMetalServices({ store, config: metalConfigFromEnv(env, dataDir) });
+  const metal = createMetalServices({ store: partOf(store), config: metalConfigFromEnv(env, dataDir) });
   for (const [id, mac] of [
     ['w-a', MAC_A],
     ['w-b', MAC_B],

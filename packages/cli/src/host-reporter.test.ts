@@ -3,9 +3,9 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SecretBox } from '@ironlens/core';
+import { partOf, SecretBox } from '@ironlens/core';
 import { testDatabaseEnv } from '@ironlens/core/testing';
-import { ChapRepository, createMetalServices, metalConfigFromEnv, signReport } from '@ironlens/metal';
+import { ChapRepository, createMetalServices, type MetalStore, metalConfigFromEnv, signReport } from '@ironlens/metal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Running, serve } from './serve';
 
@@ -150,7 +150,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), `ironlens-reporter-${process.pid}-`));
   const env = { IRONLENS_DATA_DIR: join(dir, 'data'), IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: 'off', IPXE_CP_DNSMASQ_RELOAD: 'false', ...(await testDatabaseEnv()) };
   const store = await openStore(env);
-  const metal = createMetalServices({ store, config: metalConfigFromEnv(env, join(dir, 'data')) });
+  const metalStore: MetalStore = partOf(store);
+  const metal = createMetalServices({ store: metalStore, config: metalConfigFromEnv(env, join(dir, 'data')) });
   for (const [id, mac] of [
     ['worker-01', MAC1],
     ['worker-02', MAC2],
@@ -159,7 +160,7 @@ beforeAll(async () => {
     await metal.workers.create({ worker_id: id, mac }, {});
   }
   // worker-01 has a CHAP account (what `/boot-vars` hands its bound MAC); worker-02 none.
-  secret = (await new ChapRepository(SecretBox.fromEnv(env, join(dir, 'data'))).ensure(store.db as never, 'worker-01')).password;
+  secret = (await new ChapRepository(SecretBox.fromEnv(env, join(dir, 'data'))).ensure(metalStore.db, 'worker-01')).password;
   await store.close();
   running = await serve(env, () => {});
   boot = running.urls.boot;

@@ -1,4 +1,4 @@
-import { exec, openChangeFeed } from '@ironlens/core';
+import { exec, openChangeFeed, partOf } from '@ironlens/core';
 import { announceEverythingChanged, createMetalServices, DetectingReloader, metalConfigFromEnv, reloaderFor } from '@ironlens/metal';
 import type { Env } from '@ironlens/core';
 import { dataDirFrom, openStore } from './serve';
@@ -18,7 +18,7 @@ export async function transferLayout(env: Env, direction: 'import' | 'export', d
   });
   try {
     const reloader = reloaderFor(config, exec);
-    const metal = createMetalServices({ store, config, reloader, changes });
+    const metal = createMetalServices({ store: partOf(store), config, reloader, changes });
     if (direction === 'export') return await metal.layout.export(dir, { bmcPasswords: opts.bmcPasswords });
     const out = await metal.layout.import(dir, { replace: opts.replace });
     announceEverythingChanged(changes);

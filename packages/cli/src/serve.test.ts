@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { freeTcpPort } from '@ironlens/agent/testing';
+import { partOf } from '@ironlens/core';
 import { testDatabaseEnv } from '@ironlens/core/testing';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -28,7 +29,7 @@ afterEach(() => {
 describe('ironlens serve', () => {
   it('re-renders dhcp-hosts.conf from the store at start (a crash between commit and file write is repaired)', async () => {
     const store = await openStore(env());
-    const metal = createMetalServices({ store, config: metalConfigFromEnv(env(), join(dir, 'data')) });
+    const metal = createMetalServices({ store: partOf(store), config: metalConfigFromEnv(env(), join(dir, 'data')) });
     await metal.devices.register({ mac: '02:00:00:00:00:01' }, {});
     await metal.workers.create({ worker_id: 'w1', mac: '02:00:00:00:00:01' }, {});
     await store.close();

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { bootstrapMigrations, bootstrapPlugin, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
-import { Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, storeMetaMigrations, TokensRepository } from '@ironlens/core';
-import { createKindServices, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
+import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
+import { createKindServices, type KindDatabase, kindMigrations, kindPlugin } from '@ironlens/kind';
+import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
@@ -12,6 +12,9 @@ import { mountConsole } from './console/console.plugin';
 
 export const ALL_MIGRATIONS = [...storeMetaMigrations, ...authTokensMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
+/** Every table of ironlens' store (what {@link ALL_MIGRATIONS} create); each subsystem gets the store typed by its own ({@link partOf}). */
+export type IronlensDatabase = StoreMetaTables & AuthTokensTables & MetalDatabase & KindDatabase & ClustersDatabase & BootstrapDatabase;
+
 export { dataDirFrom };
 
 /**
@@ -19,12 +22,12 @@ export { dataDirFrom };
  * what several replicas share), otherwise SQLite in the data dir (`ironlens.db`). `metrics`: the
  * process' metrics, told the duration of every query. Default: none.
  */
-export async function openStore(env: Env, metrics?: Metrics, opts: { migrate?: boolean } = {}): Promise<Store> {
+export async function openStore(env: Env, metrics?: Metrics, opts: { migrate?: boolean } = {}): Promise<Store<IronlensDatabase>> {
   const url = envOptional(env, 'IRONLENS_DATABASE_URL');
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new Error('IRONLENS_DATABASE_URL must be a postgres:// or postgresql:// URL');
   const onQuery = metrics?.storeQuery;
   const migrate = opts.migrate;
-  return Store.open(url ? { url, migrations: ALL_MIGRATIONS, onQuery, migrate } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery, migrate });
+  return Store.open<IronlensDatabase>(url ? { url, migrations: ALL_MIGRATIONS, onQuery, migrate } : { file: join(dataDirFrom(env), 'ironlens.db'), migrations: ALL_MIGRATIONS, onQuery, migrate });
 }
 
 export interface Running {
@@ -89,7 +92,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     unlock();
     throw err;
   });
-  metrics.collectJobsFrom(new JobsRepository(store));
+  metrics.collectJobsFrom(new JobsRepository(partOf(store)));
   // Last resort (issue 18): a promise nobody awaited that rejects — from a hostile cluster's
   // answer, say — is logged and counted, never the end of the process (and with it of /boot-vars).
   const unhandled = metrics.counter({
@@ -133,7 +136,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
   // below): it runs while they come up, and `serve` resolves once it is done.
   const pending: Promise<unknown>[] = [];
   try {
-    if (!(await secretKeyMatches(store, SecretBox.fromEnv(env, dataDir)))) {
+    if (!(await secretKeyMatches(partOf(store), SecretBox.fromEnv(env, dataDir)))) {
       const message = 'the secret key (IRONLENS_SECRET_KEY, or secret.key in the data dir) is not the one the secrets in the store were sealed with';
       if (store.dialect === 'postgres') throw new Error(`${message}: give every replica the same IRONLENS_SECRET_KEY`);
       log(`warning: ${message}: sealed secrets (kubeconfigs, agent tokens) cannot be opened`);
@@ -149,7 +152,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         `running as replica ${origin} on PostgreSQL: caches follow the other replicas (LISTEN ${CHANGES_CHANNEL}), jobs are leased (IRONLENS_JOB_LEASE_MS), the dnsmasq hosts file is written by the elected replica of group ${JSON.stringify(metalConfig.dhcpWriterGroup)}`,
       );
     }
-    const metal = createMetalServices({ store, config: metalConfig, reloader, env, metrics, changes });
+    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes });
     metalServices = metal;
     // Proofs of boot left pending by an earlier run are watched again (or end at their deadline).
     await metal.power.resume();
@@ -174,7 +177,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
     const appsByName: Record<string, FastifyInstance> = {};
     // Access (issue 20, docs/access.md): named tokens of the store on both listeners, beside each
     // listener's environment token; one failed-auth limiter for the process.
-    const named = new NamedTokens(new TokensRepository(store), { cacheMs: envInt(env, 'IRONLENS_AUTH_CACHE_MS', 500) });
+    const named = new NamedTokens(new TokensRepository(partOf(store)), { cacheMs: envInt(env, 'IRONLENS_AUTH_CACHE_MS', 500) });
     const limiter = new AuthLimiter(authLimiterOptionsFromEnv(env));
     const bootAuth = new Authenticator([{ variable: 'IPXE_CP_TOKEN', token: metalConfig.token }], named);
     const consoleToken = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
@@ -190,7 +193,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       });
       apps.push(app);
       // Tokens are served on both listeners (docs/access.md).
-      await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(store) });
+      await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(partOf(store)) });
       appsByName.boot = app;
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
       log(`provisioning API on ${boundAddress(app)} (${urls.boot}; docs at /docs, /redoc)`);
@@ -199,7 +202,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
 
     if (consoleListen) {
       // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
-      const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, store, { jobObserver: metrics.jobs });
+      const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, partOf(store), { jobObserver: metrics.jobs });
       kindClose = kind.close;
       const token = consoleToken;
       // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
@@ -216,7 +219,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       });
       apps.push(app);
       appsByName.console = app;
-      await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(store) });
+      await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(partOf(store)) });
       await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc' });
       // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
       // The booted workers' reported addresses and host keys, from metal (issue 24; the gateway's URL, issue 22).
@@ -225,12 +228,12 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId),
         joinedTo: (clusterId) => metal.hostReports.joinedTo(clusterId),
       };
-      const clusters = createClusterServices({ store, env, dataDir, runner: kind.runner, workers });
+      const clusters = createClusterServices({ store: partOf(store), env, dataDir, runner: kind.runner, workers });
       clustersClose = clusters.close;
       await app.register(clustersPlugin, { services: clusters });
       // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
       // Bootstrap from workers (issue 24): the directory above.
-      const bootstrap = await createBootstrapServices({ store, env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(store), jobObserver: metrics.jobs, workers });
+      const bootstrap = await createBootstrapServices({ store: partOf(store), env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(partOf(store)), jobObserver: metrics.jobs, workers });
       bootstrapClose = bootstrap.close;
       await app.register(bootstrapPlugin, { services: bootstrap.services });
       // The console's provisioning API authenticates the caller's own token, as the console listener does.

@@ -1,4 +1,4 @@
-import { AppError, type Env, OperationsLog, TokensRepository } from '@ironlens/core';
+import { AppError, type Env, OperationsLog, partOf, TokensRepository } from '@ironlens/core';
 import { openStore } from './serve';
 
 
@@ -26,8 +26,8 @@ export async function tokenCommand(args: string[], env: Env, io: Out = { out: (s
   }
   const store = await openStore(env);
   try {
-    const repo = new TokensRepository(store);
-    const log = new OperationsLog(store);
+    const repo = new TokensRepository(partOf(store));
+    const log = new OperationsLog(partOf(store));
     if (sub === 'create') {
       const name = option(rest, '--name');
       const role = option(rest, '--role');

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { SecretBox } from '@ironlens/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterRepository } from './repositories/cluster.repository';
-import type { ClustersDb } from './repositories/tables';
 import { kubeconfigPurpose } from './services/cluster-access';
 import { PlanningParams } from './routes/schemas';
 import { PLANNING_RESOURCES } from './services/platform.service';
@@ -94,7 +93,7 @@ describe('kubeconfigs that would run a command (finding 1)', () => {
     const id = 'deadbeef';
     const box = SecretBox.fromEnv({}, t.dataDir);
     const now = new Date().toISOString();
-    await new ClusterRepository().insert(t.store.db as unknown as ClustersDb, {
+    await new ClusterRepository().insert(t.store.db, {
       id,
       name: 'stored-before',
       description: '',

@@ -2,6 +2,7 @@
 // and the Kubespray bootstrap over SSH (./bootstrap).
 export * from './bootstrap';
 export { clustersMigrations } from './repositories/clusters.migrations';
+export type { ClustersDatabase } from './repositories/tables';
 export { type ClusterServices, type ClusterServicesDeps, type ClustersConfig, clustersConfigFromEnv, createClusterServices, CLUSTER_JOB_KINDS } from './wiring';
 export { clustersPlugin, type ClustersPluginOptions } from './plugin';
 export { PROBLEM_CONTENT_TYPE, type ProblemBody, problemErrorOptions, problemValidation, renderProblem } from './http/problem';

@@ -1,6 +1,6 @@
 import type { WorkerDirectory } from './bootstrap/workers';
 import { join } from 'node:path';
-import { type Env, envBool, envInt, envOptional, envString, githubMirrorFrom, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, SecretBox, type Store } from '@ironlens/core';
+import { type Env, envBool, envInt, envOptional, envString, githubMirrorFrom, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, partOf, SecretBox, type Store } from '@ironlens/core';
 import { type BundleFetcher, HttpBundleFetcher } from './adapters/bundle-fetch.adapter';
 import { GitCli, type GitClone } from './adapters/git.adapter';
 import { clientNodeConnector, type KubeConnector } from './adapters/kube.adapter';
@@ -12,6 +12,7 @@ import { type BundlePins, loadBundlePins, type StackProfile, stackProfile } from
 import { ClusterRepository } from './repositories/cluster.repository';
 import { DownloadRepository, PrepullRepository } from './repositories/download.repository';
 import { SessionRepository } from './repositories/session.repository';
+import type { ClustersDatabase } from './repositories/tables';
 import { ClusterAccess } from './services/cluster-access';
 import { ClusterService, DELETE_JOB, NODE_TUNING_JOB } from './services/cluster.service';
 import { CRDS_JOB, CrdsService } from './services/crds.service';
@@ -115,7 +116,7 @@ export interface ClusterServices {
 
 export interface ClusterServicesDeps {
   /** The shared store; it must hold `operationsMigrations`, `jobsMigrations` and `clustersMigrations`. */
-  store: Store;
+  store: Store<ClustersDatabase>;
   env: Env;
   /** The data dir: the SecretBox key file (unless `IRONLENS_SECRET_KEY`) and the source cache live here. */
   dataDir: string;
@@ -143,8 +144,8 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
   const config = clustersConfigFromEnv(env, dataDir);
   const profile = deps.profile ?? stackProfile();
   const box = SecretBox.fromEnv(env, dataDir);
-  const ops = new OperationsLog(store);
-  const runner = deps.runner ?? new JobRunner(new JobsRepository(store), jobLeaseFromEnv(env));
+  const ops = new OperationsLog(partOf(store));
+  const runner = deps.runner ?? new JobRunner(new JobsRepository(partOf(store)), jobLeaseFromEnv(env));
   const ready = Promise.all(CLUSTER_JOB_KINDS.map((k) => runner.recover(k))).then(() => undefined);
   const repo = new ClusterRepository();
   const sessions = new SessionRepository();

@@ -9,4 +9,4 @@ export { type KindPanelOptions, type RunningKindPanel, startKindPanel } from './
 export { type KindPluginOptions, kindPlugin } from './plugin';
 export { CREATE_CLUSTER_JOB } from './services/kind-jobs.service';
 export type { KindServices } from './services/kind-services';
-export { createKindServices, type KindRuntime, type KindWiringOptions, kindMigrations } from './wiring';
+export { createKindServices, type KindRuntime, type KindDatabase, type KindWiringOptions, kindMigrations } from './wiring';

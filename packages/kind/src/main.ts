@@ -2,7 +2,7 @@ import { type Env, envOptional, httpLimitsFromEnv, jobsMigrations, Metrics, Stor
 import type { FastifyInstance } from 'fastify';
 import { buildKindApp } from './app';
 import { readKindConfig } from './config';
-import { createKindServices, kindMigrations } from './wiring';
+import { createKindServices, type KindDatabase, kindMigrations } from './wiring';
 
 export interface KindPanelOptions {
   /** Fastify's logger. Default is `true`. */
@@ -33,7 +33,7 @@ export interface RunningKindPanel {
 export async function startKindPanel(env: Env, opts: KindPanelOptions): Promise<RunningKindPanel> {
   const config = readKindConfig(env);
   const metrics = new Metrics();
-  const store = await Store.open({ file: config.dbFile, migrations: [...jobsMigrations, ...kindMigrations], onQuery: metrics.storeQuery });
+  const store = await Store.open<KindDatabase>({ file: config.dbFile, migrations: [...jobsMigrations, ...kindMigrations], onQuery: metrics.storeQuery });
   const runtime = await createKindServices(env, store, { jobObserver: metrics.jobs });
   const token = envOptional(env, 'KIND_K8S_TOKEN');
   let app: FastifyInstance | undefined;

@@ -1,4 +1,4 @@
-import { type Env, envInt, type Exec, exec as realExec, jobLeaseFromEnv, type JobObserver, JobRunner, JobsRepository, type NamedMigration, type Store } from '@ironlens/core';
+import { type Env, envInt, type Exec, exec as realExec, jobLeaseFromEnv, type JobObserver, JobRunner, JobsRepository, type JobsTables, type NamedMigration, type Store } from '@ironlens/core';
 import { ContainerEngineCli } from './adapters/container-engine.adapter';
 import { KindCli } from './adapters/kind.adapter';
 import { KubectlCli } from './adapters/kubectl.adapter';
@@ -17,6 +17,9 @@ import type { KindServices } from './services/kind-services';
  * store for it needs `jobsMigrations` from `@ironlens/core` (plus these, empty today).
  */
 export const kindMigrations: NamedMigration[] = [];
+
+/** The tables the kind panel queries: core's `jobs`. */
+export type KindDatabase = JobsTables;
 
 export interface KindRuntime {
   config: KindConfig;
@@ -45,7 +48,7 @@ export interface KindWiringOptions {
  * `jobsMigrations`). Marks creation jobs left running by a previous process as failed
  * (interrupted). `KIND_K8S_JOBS_KEEP` (default `200`) bounds the kept creation jobs.
  */
-export async function createKindServices(env: Env, store: Store, opts: KindWiringOptions = {}): Promise<KindRuntime> {
+export async function createKindServices(env: Env, store: Store<KindDatabase>, opts: KindWiringOptions = {}): Promise<KindRuntime> {
   const config = readKindConfig(env, opts.cwd);
   const exec = opts.exec ?? realExec;
   const keep = envInt(env, 'KIND_K8S_JOBS_KEEP', 200, 1);

@@ -1,4 +1,4 @@
-import { type ChangeFeed, type Exec, LocalChangeFeed, type Metrics, OperationsLog, exec as realExec, SecretBox } from '@ironlens/core';
+import { type ChangeFeed, type Exec, LocalChangeFeed, type Metrics, OperationsLog, partOf, exec as realExec, SecretBox } from '@ironlens/core';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import { DetectingReloader } from './adapters/dnsmasq-detect.adapter';
 import type { MetalConfig } from './config';
@@ -104,7 +104,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const { store, config } = deps;
   const exec = deps.exec ?? realExec;
   const changes = deps.changes ?? new LocalChangeFeed();
-  const ops = new OperationsLog(store);
+  const ops = new OperationsLog(partOf(store));
   const deviceRepo = new DeviceRepository();
   const workerRepo = new WorkerRepository();
   const settingsRepo = new SettingsRepository();

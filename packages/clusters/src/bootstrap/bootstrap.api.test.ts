@@ -1,11 +1,11 @@
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHttpApp, jobsMigrations, OperationsLog, operationsMigrations, Store } from '@ironlens/core';
+import { createHttpApp, jobsMigrations, OperationsLog, type OperationsTables, operationsMigrations, partOf, Store } from '@ironlens/core';
 import { dumpDatabase, testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BootstrapRuntime, bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
+import { type BootstrapDatabase, type BootstrapRuntime, bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
 import type { ClusterRegistrar } from './registrar';
 import { GitHttpServer } from './testing/git-server';
 import { processesMentioning, publishStandInKubespray, standInControl, Tarpit } from './testing/harness';
@@ -39,7 +39,7 @@ let c: TestSshd; // a different key
 let d: TestSshd; // key swapped mid-run
 let e: TestSshd; // root may log in with a password
 let git: GitHttpServer;
-let store: Store;
+let store: Store<BootstrapDatabase & OperationsTables>;
 let storeTarget: Awaited<ReturnType<typeof testStoreTarget>>;
 let runtime: BootstrapRuntime;
 let app: FastifyInstance;
@@ -106,9 +106,9 @@ beforeAll(async () => {
   publishStandInKubespray(join(dir, 'git'), join(dir, 'kubespray-work'), control);
   git = await GitHttpServer.start(join(dir, 'git'));
   storeTarget = await testStoreTarget(dbFile);
-  store = await Store.open({ ...storeTarget, migrations: [...operationsMigrations, ...jobsMigrations, ...bootstrapMigrations] });
+  store = await Store.open<BootstrapDatabase & OperationsTables>({ ...storeTarget, migrations: [...operationsMigrations, ...jobsMigrations, ...bootstrapMigrations] });
   const env = { ...process.env, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '5', IRONLENS_SECRET_KEY: undefined };
-  runtime = await createBootstrapServices({ store, env, dataDir, registrar, operations: new OperationsLog(store) });
+  runtime = await createBootstrapServices({ store: partOf(store), env, dataDir, registrar, operations: new OperationsLog(partOf(store)) });
   app = await createHttpApp({ title: 'test', docs: false });
   await app.register(bootstrapPlugin, { services: runtime.services });
   await app.ready();
@@ -212,7 +212,7 @@ describe('POST /api/cluster/bootstrap/host-keys', () => {
     const pits = await Promise.all(Array.from({ length: 20 }, (_, i) => Tarpit.start(`${tpPrefix}${i + 10}`, 0)));
     // Every tarpit on its own port: one node row per pit.
     // Its own store: a second runtime's start-up recovery must not touch this file's jobs.
-    const quickStore = await Store.open({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const quickStore = await Store.open<BootstrapDatabase>({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
     const quick = await createBootstrapServices({ store: quickStore, env: { ...process.env, IRONLENS_BOOTSTRAP_SSH_TIMEOUT_S: '1' }, dataDir: join(dir, 'data-quick') });
     try {
       const t0 = Date.now();
@@ -503,7 +503,7 @@ describe('bootstrap jobs', () => {
   }, 120_000);
 
   it('fails a job that outlives its deadline, killing the playbook', async () => {
-    const quickStore = await Store.open({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const quickStore = await Store.open<BootstrapDatabase>({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
     const quickData = join(dir, 'data-deadline');
     const quick = await createBootstrapServices({ store: quickStore, env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url, IRONLENS_BOOTSTRAP_TIMEOUT_S: '4' }, dataDir: quickData });
     control.hold(true);

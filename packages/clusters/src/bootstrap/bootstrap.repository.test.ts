@@ -1,17 +1,17 @@
-import { JobsRepository, jobsMigrations, Store } from '@ironlens/core';
+import { JobsRepository, jobsMigrations, partOf, Store } from '@ironlens/core';
 import { testStoreTarget } from '@ironlens/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BootstrapRepository, bootstrapMigrations } from './bootstrap.repository';
+import { type BootstrapDatabase, BootstrapRepository, bootstrapMigrations } from './bootstrap.repository';
 
-let store: Store | undefined;
+let store: Store<BootstrapDatabase> | undefined;
 afterEach(async () => {
   await store?.close();
   store = undefined;
 });
 
 async function open() {
-  store = await Store.open({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
-  return { jobs: new JobsRepository(store), repo: new BootstrapRepository(store) };
+  store = await Store.open<BootstrapDatabase>({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
+  return { jobs: new JobsRepository(partOf(store)), repo: new BootstrapRepository(store) };
 }
 
 const nodes = [{ host: '10.0.0.1', port: 22, roles: ['control-plane' as const], username: 'root', auth: 'ironlens_key' as const }];

@@ -1,4 +1,4 @@
-import type { NamedMigration, Store } from '@ironlens/core';
+import type { JobsTables, NamedMigration, Store } from '@ironlens/core';
 import type { Kysely } from 'kysely';
 import type { NodeRole } from './nodes';
 
@@ -29,7 +29,8 @@ export interface BootstrapRecord {
   createdAt: string;
 }
 
-interface BootstrapJobsTable {
+/** The `bootstrap_jobs` table as stored (`bootstrapMigrations`). */
+export interface BootstrapJobsTable {
   id: string;
   job_id: string;
   nodes: string;
@@ -41,9 +42,12 @@ interface BootstrapJobsTable {
   created_at: string;
 }
 
-interface Tables {
+export interface BootstrapTables {
   bootstrap_jobs: BootstrapJobsTable;
 }
+
+/** Every table the bootstrap's store holds: its own and core's `jobs` (`jobsMigrations`), whose rows its rows stand beside. */
+export type BootstrapDatabase = BootstrapTables & JobsTables;
 
 /**
  * One row per bootstrap job beside core's `jobs` row (status, phase as its stage, log tail,
@@ -86,10 +90,10 @@ function toRecord(r: BootstrapJobsTable): BootstrapRecord {
 
 /** The only SQL of the bootstrap. */
 export class BootstrapRepository {
-  private readonly db: Kysely<Tables>;
+  private readonly db: Kysely<BootstrapDatabase>;
 
-  constructor(store: Store) {
-    this.db = store.db as unknown as Kysely<Tables>;
+  constructor(store: Store<BootstrapDatabase>) {
+    this.db = store.db;
   }
 
   async create(r: { id: string; jobId: string; nodes: StoredNode[]; register: { name: string; description?: string } | null }): Promise<void> {
@@ -147,7 +151,7 @@ export class BootstrapRepository {
 
   /** Deletes the rows whose core job was pruned, sealed kubeconfig included. */
   async pruneOrphans(): Promise<number> {
-    const r = await (this.db as unknown as Kysely<Tables & { jobs: { id: string } }>)
+    const r = await this.db
       .deleteFrom('bootstrap_jobs')
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'bootstrap_jobs.job_id'))))
       .executeTakeFirst();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, Store } from '@ironlens/core';
 import { testStoreTarget, waitFor, waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
+import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
 import { GitHttpServer } from './testing/git-server';
 import { processesMentioning, publishStandInKubespray, standInControl } from './testing/harness';
 import { freeTcpPort } from '@ironlens/core/testing';
@@ -122,7 +122,7 @@ describe('a restart of ironlens', () => {
     expect(processesMentioning(jobDir).length).toBeGreaterThan(0);
 
     // The next start, over the same store and data dir (in this process now).
-    const store = await Store.open({ ...target, migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const store = await Store.open<BootstrapDatabase>({ ...target, migrations: [...jobsMigrations, ...bootstrapMigrations] });
     const runtime = await createBootstrapServices({ store, env: { ...process.env, ...LEASE, IRONLENS_GITHUB_MIRROR: git.url }, dataDir });
     const app = await createHttpApp({ title: 't', docs: false });
     await app.register(bootstrapPlugin, { services: runtime.services });

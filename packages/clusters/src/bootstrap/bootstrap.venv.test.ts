@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { jobsMigrations, Store } from '@ironlens/core';
 import { testStoreTarget } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootstrapMigrations, createBootstrapServices, KUBESPRAY_VERSION } from './index';
+import { type BootstrapDatabase, bootstrapMigrations, createBootstrapServices, KUBESPRAY_VERSION } from './index';
 import { GitHttpServer, makeBareRepo } from './testing/git-server';
 import { standInControl } from './testing/harness';
 import { kubesprayStandInFiles } from './testing/kubespray-standin';
@@ -50,7 +50,7 @@ afterAll(async () => {
 
 describe('the Kubespray virtualenv', () => {
   it("installs requirements.txt with pip and runs the virtualenv's ansible-playbook", async () => {
-    const store = await Store.open({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
+    const store = await Store.open<BootstrapDatabase>({ ...(await testStoreTarget(':memory:')), migrations: [...jobsMigrations, ...bootstrapMigrations] });
     const dataDir = join(dir, 'data');
     const runtime = await createBootstrapServices({ store, env: { ...process.env, IRONLENS_GITHUB_MIRROR: git.url }, dataDir });
     try {

@@ -1,8 +1,8 @@
 // The Kubespray bootstrap over SSH (seed 000's bootstrap sections; issue 10).
 import { join } from 'node:path';
-import { type Env, envInt, githubMirrorFrom, type JobObserver, JobRunner, JobsRepository, jobLeaseFromEnv, type OperationsLog, SecretBox, type Store } from '@ironlens/core';
+import { type Env, envInt, githubMirrorFrom, type JobObserver, JobRunner, JobsRepository, jobLeaseFromEnv, type OperationsLog, partOf, SecretBox, type Store } from '@ironlens/core';
 import { BootstrapJob } from './bootstrap.job';
-import { BootstrapRepository } from './bootstrap.repository';
+import { type BootstrapDatabase, BootstrapRepository } from './bootstrap.repository';
 import type { BootstrapServices } from './bootstrap.routes';
 import { BOOTSTRAP_JOB_KIND, BootstrapService, INTERRUPTED_BY_RESTART } from './bootstrap.service';
 import { IronlensKey } from './ironlens-key';
@@ -14,7 +14,7 @@ import { Ssh2Hosts, type SshHosts } from './ssh.adapter';
 import type { WorkerDirectory } from './workers';
 
 export { type BootstrapPhase, PHASES } from './bootstrap.job';
-export { type BootstrapRecord, bootstrapMigrations, type StoredNode } from './bootstrap.repository';
+export { type BootstrapDatabase, type BootstrapRecord, type BootstrapTables, bootstrapMigrations, type StoredNode } from './bootstrap.repository';
 export { type BootstrapPluginOptions, type BootstrapServices, bootstrapPlugin } from './bootstrap.routes';
 export { BOOTSTRAP_JOB_KIND, BootstrapService, type BootstrapStatus, INTERRUPTED_BY_RESTART } from './bootstrap.service';
 export { expandHostSpec, MAX_EXPANDED_HOSTS } from './host-spec';
@@ -24,7 +24,7 @@ export { fingerprintOf, type HostKey, Ssh2Hosts, type SshHosts } from './ssh.ada
 export { expandWorkerNodes, preferredKey, type WorkerDirectory, type WorkerHost, type WorkerNodeInput } from './workers';
 
 export interface BootstrapWiring {
-  store: Store;
+  store: Store<BootstrapDatabase>;
   env: Env;
   /** ironlens' data dir: `bootstrap/` under it holds the SSH key, Kubespray checkouts, virtualenvs and job dirs. */
   dataDir: string;
@@ -72,7 +72,7 @@ export async function createBootstrapServices(w: BootstrapWiring): Promise<Boots
   if (key.replaced) await w.operations?.append({ op: 'bootstrap.ssh_key.replaced', reason: 'the key ssh2 could not use was moved aside; put the new public key in the nodes\' authorized_keys' });
   const ssh = w.ssh ?? new Ssh2Hosts();
   const kubespray = w.kubespray ?? new KubesprayCli({ root, githubMirror: githubMirrorFrom(w.env), env: w.env });
-  const runner = new JobRunner(new JobsRepository(w.store), {
+  const runner = new JobRunner(new JobsRepository(partOf(w.store)), {
     retention: { [BOOTSTRAP_JOB_KIND]: keep },
     interruptedMessage: INTERRUPTED_BY_RESTART,
     logTailLines: 2000,

@@ -1,3 +1,4 @@
+import type { JobsTables, OperationsTables } from '@ironlens/core';
 import type { Kysely, Transaction } from 'kysely';
 
 export interface ClustersTable {
@@ -89,5 +90,11 @@ export interface ClusterTables {
   cluster_gateway_state: ClusterGatewayStateTable;
 }
 
+/**
+ * Every table the cluster manager's store holds (`clustersMigrations`, and core's
+ * `operationsMigrations` and `jobsMigrations`): its own, the operations log and the jobs.
+ */
+export type ClustersDatabase = ClusterTables & OperationsTables & JobsTables;
+
 /** A handle on the cluster manager's tables: the store itself or an open transaction. */
-export type ClustersDb = Kysely<ClusterTables> | Transaction<ClusterTables>;
+export type ClustersDb = Kysely<ClustersDatabase> | Transaction<ClustersDatabase>;

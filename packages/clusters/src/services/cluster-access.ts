@@ -2,7 +2,7 @@ import { AppError, type SecretBox, type Store } from '@ironlens/core';
 import { type Kube, KubeApiError, type KubeConnector, KubeResponseError, KubeUnreachableError } from '../adapters/kube.adapter';
 import { KubeconfigRefused } from '../adapters/kubeconfig';
 import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
-import type { ClustersDb } from '../repositories/tables';
+import type { ClustersDatabase, ClustersDb } from '../repositories/tables';
 
 /** The SecretBox purpose a cluster's kubeconfig is sealed for: a sealed value cannot move to another record. */
 export const kubeconfigPurpose = (id: string) => `cluster:${id}:kubeconfig`;
@@ -51,7 +51,7 @@ export class ClusterAccess {
   private readonly connections = new Map<string, { version: string; kube: Kube }>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Store<ClustersDatabase>,
     private readonly repo: ClusterRepository,
     private readonly box: SecretBox,
     private readonly connector: KubeConnector,
@@ -59,7 +59,7 @@ export class ClusterAccess {
   ) {}
 
   get db(): ClustersDb {
-    return this.store.db as unknown as ClustersDb;
+    return this.store.db;
   }
 
   /** The record, or 404 `cluster_not_found`. */

@@ -245,7 +245,7 @@ export class ClusterService {
         await this.access.db.transaction().execute(async (trx) => {
           await this.repo.insert(trx, row);
           await this.sessions.insert(trx, { id: sessionId, clusterId: id, createdAt: new Date().toISOString(), active: true });
-          await this.ops.append({ op: 'cluster.register', status: 'ok', cluster_id: id, name, draft }, trx as never);
+          await this.ops.append({ op: 'cluster.register', status: 'ok', cluster_id: id, name, draft }, trx);
         });
       } catch (err) {
         // An id collision (8 hex characters) is retried; a name conflict is not.
@@ -297,7 +297,7 @@ export class ClusterService {
     }
     await this.db.transaction().execute(async (trx) => {
       await this.repo.update(trx, next);
-      await this.ops.append({ op: 'cluster.update', status: 'ok', cluster_id: id, fields: Object.keys(patch) }, trx as never);
+      await this.ops.append({ op: 'cluster.update', status: 'ok', cluster_id: id, fields: Object.keys(patch) }, trx);
     });
     if (!next.draft && (patch.inotifyMaxUserInstances !== undefined || (row.draft && patch.draft === false))) await this.startNodeTuning(next);
     await this.gateway?.changed(next);
@@ -468,7 +468,7 @@ export class ClusterService {
     ctx.stage('remove the record', 95);
     await this.db.transaction().execute(async (trx) => {
       await this.repo.delete(trx, id);
-      await this.ops.append({ op: 'cluster.delete', status: 'ok', cluster_id: id, job_id: ctx.id, name: row.name, notes }, trx as never);
+      await this.ops.append({ op: 'cluster.delete', status: 'ok', cluster_id: id, job_id: ctx.id, name: row.name, notes }, trx);
     });
     this.access.forget(id);
     return { result: { notes }, message: `cluster ${row.name} deleted` };

@@ -91,7 +91,7 @@ export class HfTokenService {
       const row = await this.repo.get(trx, clusterId);
       if (!row) return;
       await this.repo.update(trx, { ...row, hfTokenSecret: ref, updatedAt: new Date().toISOString() });
-      await this.ops.append({ op, status: 'ok', cluster_id: clusterId, object: `${ref.namespace}/${ref.name}` }, trx as never);
+      await this.ops.append({ op, status: 'ok', cluster_id: clusterId, object: `${ref.namespace}/${ref.name}` }, trx);
     });
   }
 }

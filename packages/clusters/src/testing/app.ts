@@ -8,12 +8,13 @@ import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { clustersPlugin } from '../plugin';
 import { clustersMigrations } from '../repositories/clusters.migrations';
+import type { ClustersDatabase } from '../repositories/tables';
 import { type ClusterServices, type ClusterServicesDeps, createClusterServices } from '../wiring';
 
 export interface ClustersTestApp {
   app: FastifyInstance;
   services: ClusterServices;
-  store: Store;
+  store: Store<ClustersDatabase>;
   dataDir: string;
   /** Where the store lives: `{file}` (SQLite) or `{url}` (the suite's PostgreSQL run). */
   target: { file?: string; url?: string };
@@ -36,7 +37,7 @@ export async function startClustersApp(opts: TestAppOptions = {}): Promise<Clust
   // Reused by restart(): the same SQLite file, or the same PostgreSQL database.
   const target = await testStoreTarget(join(dataDir, 'ironlens.db'));
   const open = async () => {
-    const store = await Store.open({ ...target, migrations: [...operationsMigrations, ...jobsMigrations, ...clustersMigrations] });
+    const store = await Store.open<ClustersDatabase>({ ...target, migrations: [...operationsMigrations, ...jobsMigrations, ...clustersMigrations] });
     const services = createClusterServices({ store, env, dataDir, ...opts.deps });
     const app = await createHttpApp({ title: 'clusters test', docs: false });
     await app.register(clustersPlugin, { services, token: opts.token });

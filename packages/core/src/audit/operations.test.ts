@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../store';
 import { sleep, testStoreTarget } from '../testing';
-import { OperationsLog, operationsMigrations } from './operations';
+import { OperationsLog, type OperationsTables, operationsMigrations } from './operations';
 
-const opened: Array<{ store: Store; dir: string }> = [];
+const opened: Array<{ store: Store<OperationsTables>; dir: string }> = [];
 afterEach(async () => {
   for (const o of opened.splice(0)) {
     await o.store.close();
@@ -16,7 +16,7 @@ afterEach(async () => {
 
 async function open() {
   const dir = mkdtempSync(join(tmpdir(), 'ironlens-ops-'));
-  const store = await Store.open({ ...(await testStoreTarget(join(dir, 'ironlens.db'))), migrations: operationsMigrations });
+  const store = await Store.open<OperationsTables>({ ...(await testStoreTarget(join(dir, 'ironlens.db'))), migrations: operationsMigrations });
   opened.push({ store, dir });
   return { store, log: new OperationsLog(store) };
 }

@@ -1,6 +1,6 @@
-import { type Generated, type Kysely, sql } from 'kysely';
+import { type Generated, type Kysely, sql, type Transaction } from 'kysely';
 import { currentActor } from '../auth/access';
-import { autoIncrementId, lockInTransaction, type NamedMigration, type Store } from '../store';
+import { autoIncrementId, lockInTransaction, type NamedMigration, partOf, type Store } from '../store';
 import { redact } from './redact';
 
 /**
@@ -72,10 +72,6 @@ export interface OperationsTables {
   operations: OperationsTable;
 }
 
-/** The store or an open transaction of any package whose tables include `operations`. */
-// biome-ignore lint/suspicious/noExplicitAny: any package's table interface (it includes `operations`).
-type Db = Kysely<any>;
-
 /**
  * Readers page the log by id (`since`). On PostgreSQL ids come from a sequence when a row is
  * inserted, and concurrent transactions may commit out of that order: a reader could see id 8,
@@ -88,12 +84,12 @@ const OPERATIONS_LOCK = 'ironlens.operations';
 export class OperationsLog {
   private readonly db: Kysely<OperationsTables>;
 
-  constructor(private readonly store: Store) {
+  constructor(private readonly store: Store<OperationsTables>) {
     this.db = store.db;
   }
 
-  /** Appends entries; pass a transaction to make them part of it. */
-  async append(entries: OperationInput | OperationInput[], trx?: Db): Promise<void> {
+  /** Appends entries; pass a transaction (of any package's tables that include `operations`) to make them part of it. */
+  async append<DB extends OperationsTables>(entries: OperationInput | OperationInput[], trx?: Kysely<DB> | Transaction<DB>): Promise<void> {
     const list = Array.isArray(entries) ? entries : [entries];
     if (list.length === 0) return;
     const ts = isoSeconds();
@@ -107,7 +103,7 @@ export class OperationsLog {
       await lockInTransaction(db, OPERATIONS_LOCK);
       await db.insertInto('operations').values(rows).execute();
     };
-    if (trx) await insert(trx as Kysely<OperationsTables>);
+    if (trx) await insert(partOf(trx));
     else if (this.store.dialect === 'postgres') await this.db.transaction().execute(insert);
     else await this.db.insertInto('operations').values(rows).execute();
   }
@@ -135,8 +131,8 @@ export class OperationsLog {
   }
 
   /** Imports entries with their original id and ts (used by `ironlens import`). */
-  async importRaw(entries: OperationEntry[], trx?: Db): Promise<void> {
-    const db: Kysely<OperationsTables> = trx ?? this.db;
+  async importRaw<DB extends OperationsTables>(entries: OperationEntry[], trx?: Kysely<DB> | Transaction<DB>): Promise<void> {
+    const db: Kysely<OperationsTables> = trx ? partOf(trx) : this.db;
     for (const e of entries) {
       const { id, ts, op, status, mac = null, worker_id = null, actor = null, ...rest } = redact(e);
       await db
@@ -149,8 +145,8 @@ export class OperationsLog {
   }
 
   /** Removes every entry (`ironlens import --replace`); pass a transaction to make it part of it. */
-  async deleteAll(trx?: Db): Promise<void> {
-    await ((trx as Kysely<OperationsTables> | undefined) ?? this.db).deleteFrom('operations').execute();
+  async deleteAll<DB extends OperationsTables>(trx?: Kysely<DB> | Transaction<DB>): Promise<void> {
+    await (trx ? partOf<DB, OperationsTables>(trx) : this.db).deleteFrom('operations').execute();
   }
 
   async count(): Promise<number> {

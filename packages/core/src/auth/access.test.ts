@@ -2,25 +2,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OperationsLog, operationsMigrations } from '../audit';
+import { OperationsLog, type OperationsTables, operationsMigrations } from '../audit';
 import type { AppError } from '../errors';
 import { createHttpApp, installErrorHandling, registeredRoutes } from '../http';
 import { Metrics } from '../metrics';
-import { Store } from '../store';
+import { partOf, Store } from '../store';
 import { testStoreTarget } from '../testing';
-import { JobsRepository, jobsMigrations } from '../jobs';
+import { JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
 import { Authenticator, AuthLimiter, currentActor, NamedTokens, runAsActor } from './access';
 import { permissionsOf, roleAllows } from './permissions';
-import { authTokensMigrations, TokensRepository } from './tokens';
+import { type AuthTokensTables, authTokensMigrations, TokensRepository } from './tokens';
 
 let dir: string;
-let store: Store;
+let store: Store<AuthTokensTables & OperationsTables>;
 let repo: TokensRepository;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), `ironlens-access-${process.pid}-`));
-  store = await Store.open({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: [...authTokensMigrations, ...operationsMigrations] });
-  repo = new TokensRepository(store);
+  store = await Store.open<AuthTokensTables & OperationsTables>({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: [...authTokensMigrations, ...operationsMigrations] });
+  repo = new TokensRepository(partOf(store));
 });
 afterEach(async () => {
   await store.close();
@@ -31,7 +31,7 @@ async function build(opts: { env?: string; cacheMs?: number; limiter?: AuthLimit
   const named = new NamedTokens(repo, { cacheMs: opts.cacheMs ?? 0 });
   const authenticator = new Authenticator([{ variable: 'IPXE_CP_TOKEN', token: opts.env }], named);
   const app = await createHttpApp({ title: 't', access: { authenticator, limiter: opts.limiter }, metrics: opts.metrics ? { metrics: opts.metrics, listener: 'test' } : undefined });
-  const log = new OperationsLog(store);
+  const log = new OperationsLog(partOf(store));
   app.get('/open', { config: { permission: 'public' } }, async () => ({ actor: currentActor() }));
   app.get('/devices', { config: { permission: 'metal:device:read' } }, async () => ({ actor: currentActor() }));
   app.post('/devices/:mac/bind', { config: { permission: 'metal:device:bind' } }, async () => {
@@ -91,7 +91,7 @@ describe('access control', () => {
     expect(p401.statusCode).toBe(401);
     expect(p401.json()).toMatchObject({ code: 'auth_required' });
     // The operations log records the actor.
-    const entries = (await new OperationsLog(store).list({})).entries;
+    const entries = (await new OperationsLog(partOf(store)).list({})).entries;
     expect(entries.map((e) => e.actor)).toEqual(['ops']);
   });
 
@@ -164,7 +164,7 @@ describe('access control', () => {
   });
 
   it('jobs record who started them: the request’s actor, ironlens outside a request', async () => {
-    const s2 = await Store.open({ file: ':memory:', migrations: [...jobsMigrations] });
+    const s2 = await Store.open<JobsTables>({ file: ':memory:', migrations: [...jobsMigrations] });
     try {
       const jobs = new JobsRepository(s2);
       await runAsActor('ops-alice', () => jobs.create({ id: 'j1', kind: 'kind.create_cluster' }));

@@ -22,13 +22,18 @@ export interface TokenInfo {
   /** When it was revoked; a revoked token is refused, and kept so that revoking the last token never reopens the listeners. */
   revoked_at: string | null;
 }
+/** The tables {@link TokensRepository} queries: a package's table interface adds them to its own. */
+export interface AuthTokensTables {
+  auth_tokens: AuthTokensTable;
+}
 
 export interface CreatedToken extends TokenInfo {
   /** The token itself: shown this once, never stored. */
   token: string;
 }
 
-interface AuthTokensTable {
+/** The `auth_tokens` table as stored (`authTokensMigrations`). */
+export interface AuthTokensTable {
   name: string;
   role: string;
   hash: string;
@@ -80,10 +85,9 @@ function toInfo(r: AuthTokensTable): TokenInfo {
 
 /** The only SQL for tokens. */
 export class TokensRepository {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store<AuthTokensTables>) {}
 
-  // biome-ignore lint/suspicious/noExplicitAny: the store's table interface is per package.
-  private get db(): import('kysely').Kysely<{ auth_tokens: AuthTokensTable } & Record<string, any>> {
+  private get db(): Store<AuthTokensTables>['db'] {
     return this.store.db;
   }
 

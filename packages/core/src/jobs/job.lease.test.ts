@@ -5,21 +5,21 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../store';
 import { testStoreTarget, waitUntil } from '../testing';
-import { INTERRUPTED_MESSAGE, JobsRepository, jobsMigrations, JobRunner, type JobRunnerOptions } from './index';
+import { INTERRUPTED_MESSAGE, JobsRepository, type JobsTables, jobsMigrations, JobRunner, type JobRunnerOptions } from './index';
 
 // Two replicas on one database (PostgreSQL in the suite's postgres run, one SQLite file shared
 // by two connections otherwise), each with its own runner in shared mode.
 
 let dir: string;
 let target: Awaited<ReturnType<typeof testStoreTarget>>;
-const stores: Store[] = [];
+const stores: Store<JobsTables>[] = [];
 const runners: JobRunner[] = [];
 let child: ChildProcess | undefined;
 
 const FAST = { leaseMs: 1200, heartbeatMs: 200, sweepMs: 200 } satisfies JobRunnerOptions;
 
 async function replica(owner: string, opts: JobRunnerOptions = {}) {
-  const store = await Store.open({ ...target, migrations: jobsMigrations });
+  const store = await Store.open<JobsTables>({ ...target, migrations: jobsMigrations });
   stores.push(store);
   const repo = new JobsRepository(store);
   const runner = new JobRunner(repo, { flushDelayMs: 5, shared: true, owner, ...FAST, ...opts });

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type Generated, type Selectable, sql, type Updateable } from 'kysely';
 import { currentActor } from '../auth/access';
 import { AppError } from '../errors';
 import { autoIncrementId, isUniqueViolation, type NamedMigration, type Store } from '../store';
@@ -126,12 +126,11 @@ export const jobsMigrations: NamedMigration[] = [
   },
 ];
 
-type Db = Store['db'];
-
 const now = () => new Date().toISOString();
 
-interface JobRow {
-  seq: number;
+/** The `jobs` table as stored (`jobsMigrations`). */
+export interface JobsTable {
+  seq: Generated<number>;
   id: string;
   kind: string;
   subject: string | null;
@@ -153,6 +152,12 @@ interface JobRow {
   finished_at: string | null;
   updated_at: string;
 }
+/** The tables {@link JobsRepository} queries: a package's table interface adds them to its own. */
+export interface JobsTables {
+  jobs: JobsTable;
+}
+
+type JobRow = Selectable<JobsTable>;
 
 function toJob(r: JobRow): Job {
   return {
@@ -178,14 +183,14 @@ function toJob(r: JobRow): Job {
 
 /** The only SQL for jobs. */
 export class JobsRepository {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store<JobsTables>) {}
 
   /** True when other processes may run jobs on the same database (PostgreSQL): leases decide who runs what. */
   get shared(): boolean {
     return this.store.dialect === 'postgres';
   }
 
-  private get db(): Db {
+  private get db(): Store<JobsTables>['db'] {
     return this.store.db;
   }
 
@@ -223,7 +228,7 @@ export class JobsRepository {
 
   async get(id: string): Promise<Job | undefined> {
     const r = await this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
-    return r ? toJob(r as JobRow) : undefined;
+    return r ? toJob(r) : undefined;
   }
 
   /** Newest first. */
@@ -233,7 +238,7 @@ export class JobsRepository {
     if (q.subject !== undefined) query = query.where('subject', '=', q.subject);
     if (q.statuses) query = query.where('status', 'in', [...q.statuses]);
     if (q.limit !== undefined) query = query.limit(q.limit);
-    return (await query.execute()).map((r) => toJob(r as JobRow));
+    return (await query.execute()).map((r) => toJob(r));
   }
 
   /** Jobs in the store (every replica's), counted by kind and status. */
@@ -256,7 +261,7 @@ export class JobsRepository {
    * declared interrupted stays so). Returns whether a row changed.
    */
   async update(id: string, patch: JobPatch, owner?: string): Promise<boolean> {
-    const values: Record<string, unknown> = { updated_at: now() };
+    const values: Updateable<JobsTable> = { updated_at: now() };
     if (patch.status !== undefined) {
       values.status = patch.status;
       if (isFinished(patch.status)) {
@@ -315,7 +320,7 @@ export class JobsRepository {
       .where('status', 'in', [...ACTIVE_STATUSES])
       .returning('id')
       .execute();
-    return rows.map((r) => (r as { id: string }).id);
+    return rows.map((r) => r.id);
   }
 
   /**
@@ -387,7 +392,7 @@ export class JobsRepository {
       .where(
         'seq',
         'in',
-        victims.map((v) => (v as Pick<JobRow, 'seq'>).seq),
+        victims.map((v) => v.seq),
       )
       .executeTakeFirst();
     return Number(r.numDeletedRows);

@@ -6,16 +6,16 @@ import { isAppError } from '../errors';
 import { Store } from '../store';
 import { testStoreTarget, waitUntil } from '../testing';
 import { execStreaming } from './exec-streaming';
-import { JobsRepository, jobsMigrations } from './job.repository';
+import { JobsRepository, type JobsTables, jobsMigrations } from './job.repository';
 import { JobCancelledError, type JobContext, JobRunner, type JobRunnerOptions } from './job.runner';
 
 let dir: string;
 let target: Awaited<ReturnType<typeof testStoreTarget>>;
-const stores: Store[] = [];
+const stores: Store<JobsTables>[] = [];
 const runners: JobRunner[] = [];
 
 async function open(opts: JobRunnerOptions = {}) {
-  const store = await Store.open({ ...target, migrations: jobsMigrations });
+  const store = await Store.open<JobsTables>({ ...target, migrations: jobsMigrations });
   stores.push(store);
   const repo = new JobsRepository(store);
   const runner = new JobRunner(repo, { flushDelayMs: 5, ...opts });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../http';
-import { JobRunner, JobsRepository, jobsMigrations } from '../jobs';
+import { JobRunner, JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
 import { type NamedMigration, Store } from '../store';
 import { parsePrometheusText, sampleValue, testStoreTarget } from '../testing';
 import { Metrics } from './metrics';
@@ -86,7 +86,7 @@ describe('metrics', () => {
         await db.schema.createTable('things').addColumn('name', 'text', (c) => c.primaryKey()).execute();
       },
     };
-    const store = await Store.open({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: [table], onQuery: metrics.storeQuery });
+    const store = await Store.open<{ things: { name: string } }>({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: [table], onQuery: metrics.storeQuery });
     const before = parsePrometheusText(await metrics.text());
     await store.db.insertInto('things').values({ name: 'a' }).execute();
     await store.db.selectFrom('things').selectAll().execute();
@@ -112,7 +112,7 @@ describe('metrics', () => {
     const metrics = new Metrics({ processMetrics: false });
     const dir = mkdtempSync(join(tmpdir(), 'ironlens-metrics-'));
     dirs.push(dir);
-    const store = await Store.open({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: jobsMigrations });
+    const store = await Store.open<JobsTables>({ ...(await testStoreTarget(join(dir, 'db.sqlite'))), migrations: jobsMigrations });
     const runner = new JobRunner(new JobsRepository(store), { observer: metrics.jobs, cancelPollMs: 0 });
     let release!: () => void;
     const gate = new Promise<void>((r) => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../store';
 import { testStoreTarget } from '../testing';
-import { secretKeyMatches, storeMetaMigrations } from './key-check';
+import { type StoreMetaTables, secretKeyMatches, storeMetaMigrations } from './key-check';
 import { SecretBox } from './secret-box';
 
 const dirs: string[] = [];
@@ -19,11 +19,11 @@ describe('secretKeyMatches', () => {
     dirs.push(dir);
     const target = await testStoreTarget(join(dir, 'ironlens.db'));
     const key = randomBytes(32);
-    const a = await Store.open({ ...target, migrations: storeMetaMigrations });
+    const a = await Store.open<StoreMetaTables>({ ...target, migrations: storeMetaMigrations });
     expect(await secretKeyMatches(a, SecretBox.fromKey(key))).toBe(true);
     await a.close();
     // A second process (a replica, or a restart) with the same key, then one with its own key.
-    const b = await Store.open({ ...target, migrations: storeMetaMigrations });
+    const b = await Store.open<StoreMetaTables>({ ...target, migrations: storeMetaMigrations });
     expect(await secretKeyMatches(b, SecretBox.fromKey(Buffer.from(key)))).toBe(true);
     expect(await secretKeyMatches(b, SecretBox.fromKey(randomBytes(32)))).toBe(false);
     await b.close();

@@ -15,7 +15,8 @@ export const storeMetaMigrations: NamedMigration[] = [
   },
 ];
 
-interface StoreMetaTables {
+/** The tables {@link secretKeyMatches} queries (`storeMetaMigrations`). */
+export interface StoreMetaTables {
   store_meta: { key: string; value: string };
 }
 
@@ -30,8 +31,8 @@ const CHECK_TEXT = 'ironlens';
  * it. Answers `true` when this key matches (or was the first), `false` when the store's secrets
  * were sealed with another key.
  */
-export async function secretKeyMatches(store: Store, box: SecretBox): Promise<boolean> {
-  const db = (store as Store<StoreMetaTables>).db;
+export async function secretKeyMatches(store: Store<StoreMetaTables>, box: SecretBox): Promise<boolean> {
+  const db = store.db;
   await db
     .insertInto('store_meta')
     .values({ key: CHECK_KEY, value: box.seal(CHECK_TEXT, CHECK_PURPOSE) })

@@ -304,7 +304,7 @@ export class PgChangeFeed implements ChangeFeed {
 }
 
 /** The feed for `store`: {@link PgChangeFeed} on PostgreSQL, {@link LocalChangeFeed} on SQLite. */
-export async function openChangeFeed(store: Pick<Store, 'dialect' | 'pool'>, opts: ChangeFeedOptions = {}): Promise<ChangeFeed> {
+export async function openChangeFeed(store: Pick<Store<unknown>, 'dialect' | 'pool'>, opts: ChangeFeedOptions = {}): Promise<ChangeFeed> {
   if (store.dialect === 'postgres' && store.pool) return PgChangeFeed.open(store.pool, opts);
   return new LocalChangeFeed(opts.origin);
 }

@@ -3,4 +3,4 @@ export { CHANGES_CHANNEL, type Change, type ChangeFeed, type ChangeFeedOptions, 
 export { REPLICA_ID_PATTERN, replicaId, replicaIdFromEnv } from './replica';
 export type { StoreQuery } from './query-log';
 export { backupSqlite } from './sqlite-backup';
-export { autoIncrementId, type Dialect, isUniqueViolation, lockInTransaction, type NamedMigration, Store, type StoreOptions } from './store';
+export { autoIncrementId, type Dialect, isUniqueViolation, lockInTransaction, type NamedMigration, partOf, Store, type StoreOptions } from './store';

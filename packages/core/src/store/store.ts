@@ -9,6 +9,7 @@ import {
   Migrator,
   PostgresAdapter,
   PostgresDialect,
+  type QueryExecutorProvider,
   SqliteDialect,
   type SqliteDatabase,
   sql,
@@ -49,11 +50,12 @@ export interface StoreOptions {
  * {@link lockInTransaction}).
  *
  * `DB` is the table interface the caller queries (`Store<MetalDatabase>`), so the compiler
- * checks every query against it. It is a claim about the migrations passed to `open`, which
- * create those tables. Default is `any` (untyped), for callers that have no table types yet.
+ * checks every query against it: a wrong table or column name fails `tsc`. It is a claim about
+ * the migrations passed to `open`, which create those tables. There is no default: every caller
+ * names its tables, and a subsystem that queries only some of a shared store's tables gets the
+ * store typed by those ({@link partOf}).
  */
-// biome-ignore lint/suspicious/noExplicitAny: the default keeps untyped callers compiling.
-export class Store<DB = any> {
+export class Store<DB> {
   readonly db: KyselyType<DB>;
 
   private constructor(
@@ -65,8 +67,7 @@ export class Store<DB = any> {
     this.db = db;
   }
 
-  // biome-ignore lint/suspicious/noExplicitAny: see the class comment.
-  static async open<DB = any>(opts: StoreOptions): Promise<Store<DB>> {
+  static async open<DB>(opts: StoreOptions): Promise<Store<DB>> {
     const log = opts.onQuery && queryLogger(opts.onQuery);
     let store: Store<DB>;
     if (opts.url) {
@@ -140,8 +141,7 @@ export class Store<DB = any> {
    * import), moves PostgreSQL's sequence past the largest one so the next generated id does not
    * collide. SQLite's AUTOINCREMENT follows by itself.
    */
-  // biome-ignore lint/suspicious/noExplicitAny: any package's table and transaction.
-  async advanceSequence(table: string, column: string, trx?: KyselyType<any>): Promise<void> {
+  async advanceSequence(table: string, column: string, trx?: QueryExecutorProvider): Promise<void> {
     if (this.dialect !== 'postgres') return;
     const db = trx ?? this.db;
     await sql`select setval(pg_get_serial_sequence(${table}, ${column}), coalesce((select max(${sql.ref(column)}) from ${sql.table(table)}), 0) + 1, false)`.execute(db);
@@ -150,6 +150,23 @@ export class Store<DB = any> {
   async close(): Promise<void> {
     await this.db.destroy();
   }
+}
+
+/**
+ * `store` (or a handle on it: its `db`, an open transaction) typed by a part of its tables, for a
+ * subsystem that queries only those: `new JobsRepository(partOf(store))` with `store` a
+ * `Store<IronlensDatabase>`. `Part` is inferred from where the result goes, and the compiler
+ * checks that `DB` includes it (every table, every column with its type); a store that lacks a
+ * table the callee needs does not compile.
+ *
+ * Kysely's handles are invariant in their table type (a `Kysely<A & B>` is no `Kysely<A>` to the
+ * compiler, through its transaction callbacks), although a query written against `A` runs the same
+ * on a database that has more tables: this is the one place that says so to the compiler.
+ */
+export function partOf<DB extends Part, Part>(store: Store<DB>): Store<Part>;
+export function partOf<DB extends Part, Part>(db: KyselyType<DB>): KyselyType<Part>;
+export function partOf<DB extends Part, Part>(x: Store<DB> | KyselyType<DB>): Store<Part> | KyselyType<Part> {
+  return x as unknown as Store<Part> | KyselyType<Part>;
 }
 
 /**
@@ -188,7 +205,7 @@ function reusingStatements(db: Database.Database, max = 1000): SqliteDatabase {
         if (cache.size >= max) cache.delete(cache.keys().next().value as string);
       }
       cache.set(sql, stmt);
-      return stmt as unknown as ReturnType<SqliteDatabase['prepare']>;
+      return stmt;
     },
   };
 }
@@ -203,8 +220,7 @@ function reusingStatements(db: Database.Database, max = 1000): SqliteDatabase {
  * transaction must query through `trx` only: a query on the pool could wait for a connection
  * that a transaction waiting for the same lock holds.
  */
-// biome-ignore lint/suspicious/noExplicitAny: any package's transaction.
-export async function lockInTransaction(trx: KyselyType<any>, name: string): Promise<void> {
+export async function lockInTransaction(trx: QueryExecutorProvider & { readonly isTransaction: boolean }, name: string): Promise<void> {
   if (!(trx.getExecutor().adapter instanceof PostgresAdapter)) return;
   if (!trx.isTransaction) throw new Error(`lockInTransaction(${name}) outside a transaction would release the lock at once`);
   await sql`select pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);

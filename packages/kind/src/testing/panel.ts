@@ -8,13 +8,13 @@ import { testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildKindApp } from '../app';
 import type { JobView } from '../api/schemas';
-import { createKindServices, type KindRuntime, kindMigrations } from '../wiring';
+import { createKindServices, type KindDatabase, type KindRuntime, kindMigrations } from '../wiring';
 import { type StandIns, type StandInTool, writeStandIns } from './standins';
 
 export interface TestPanel {
   app: FastifyInstance;
   standins: StandIns;
-  store: Store;
+  store: Store<KindDatabase>;
   runtime: KindRuntime;
   dir: string;
   clustersDir: string;
@@ -49,7 +49,7 @@ export async function newTestPanel(opts: TestPanelOptions = {}): Promise<TestPan
   // Reused by restart(): the same SQLite file, or the same PostgreSQL database.
   const target = await testStoreTarget(dbFile);
   const open = async () => {
-    const store = await Store.open({ ...target, migrations: [...jobsMigrations, ...kindMigrations] });
+    const store = await Store.open<KindDatabase>({ ...target, migrations: [...jobsMigrations, ...kindMigrations] });
     const runtime = await createKindServices(env, store, { cwd: dir });
     const app = await buildKindApp({ services: runtime.services, webDist: opts.webDist ?? join(dir, 'no-web-build'), webBuildCommand: opts.webBuildCommand ?? 'npm run build -w @ironlens/web', token: opts.token });
     return { store, runtime, app };

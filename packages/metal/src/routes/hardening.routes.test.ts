@@ -128,7 +128,7 @@ describe('dhcp-hosts.conf temp files', () => {
 describe('records outside their grammar that reached the store some other way', () => {
   /** What an old import or a hand-edited database could hold: written with the repositories, past the API. */
   async function plant(hostname: string, patch: { arch?: string; menu_timeout?: number; iqn?: string } = {}) {
-    const db = f.store.db as unknown as MetalDb;
+    const db: MetalDb = f.store.db;
     await new WorkerRepository().insert(db, {
       worker_id: 'w-bad',
       hostname,
