@@ -239,7 +239,8 @@ export class ClientNodeKube implements Kube {
     // The client honours a cluster's `proxyUrl` (kubeconfig `proxy-url`), nothing else.
     const clusters = kc.clusters.map((c) => (c.name === current.name ? { ...c, proxyUrl } : c));
     kc.loadFromOptions({ clusters, users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext });
-    // One keep-alive agent per connection instead of one per request.
+    // One keep-alive agent per connection instead of one per request. `createAgent` is private in
+    // client-node's types (no option sets the agent), so only a cast reaches it.
     const holder = kc as unknown as { createAgent: (cluster: unknown, o: Record<string, unknown>) => Agent };
     const original = holder.createAgent.bind(kc);
     holder.createAgent = (cluster, o) => {

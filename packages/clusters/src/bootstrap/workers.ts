@@ -74,7 +74,7 @@ export async function expandWorkerNodes(nodes: readonly AnyNodeInput[], pins: re
       out.push(node);
       continue;
     }
-    if ((node as unknown as { host?: unknown }).host !== undefined) throw new AppError('bootstrap_node_invalid', `a node has both host and workerId (${JSON.stringify(node.workerId)})`);
+    if ('host' in node && node.host !== undefined) throw new AppError('bootstrap_node_invalid', `a node has both host and workerId (${JSON.stringify(node.workerId)})`);
     if (!directory) throw new AppError('bootstrap_worker_unknown', `workers are not known here (no boot control plane): ${JSON.stringify(node.workerId)}`);
     const w = await directory.find(node.workerId);
     if (!w) throw new AppError('bootstrap_worker_unknown', `no worker ${JSON.stringify(node.workerId)}`);

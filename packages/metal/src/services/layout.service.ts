@@ -148,7 +148,15 @@ export class LayoutService {
   private readLayout(root: string): ParsedLayout {
     if (!existsSync(root)) throw new AppError('request_invalid', `no such directory: ${root}`);
     // Every record passes the API's own grammars before anything is written (issue 13).
-    validateImportLayout(Object.fromEntries(Object.entries(LAYOUT).map(([k, rel]) => [k, this.read(root, rel)])) as unknown as LayoutTexts);
+    const texts: LayoutTexts = {
+      agents: this.read(root, LAYOUT.agents),
+      workers: this.read(root, LAYOUT.workers),
+      devices: this.read(root, LAYOUT.devices),
+      settings: this.read(root, LAYOUT.settings),
+      operations: this.read(root, LAYOUT.operations),
+      dhcpHosts: this.read(root, LAYOUT.dhcpHosts),
+    };
+    validateImportLayout(texts);
     const doc = <K extends string>(rel: string) => (YAML.parse(this.read(root, rel) ?? '') ?? {}) as Partial<Record<K, Record<string, Record<string, unknown>>>>;
     const settingsText = this.read(root, LAYOUT.settings);
     return {

@@ -10,6 +10,8 @@ export interface Pair {
 }
 
 const COLUMNS = ['mac', 'worker_id', 'manufacturer', 'product', 'serial', 'uuid'] as const;
+type Column = (typeof COLUMNS)[number];
+const isColumn = (c: string): c is Column => (COLUMNS as readonly string[]).includes(c);
 
 /**
  * One pair per line: `mac worker_id [serial]`, separated by commas, semicolons, tabs or spaces.
@@ -38,15 +40,16 @@ export function parsePairs(text: string): { pairs: Pair[]; errors: string[] } {
       errors.push(`line ${i + 1}: expected “mac worker_id”, got ${JSON.stringify(raw.trim())}`);
       return;
     }
-    const p: Record<string, string> = {};
+    const p: Partial<Record<Column, string>> = {};
     order.forEach((col, j) => {
-      if ((COLUMNS as readonly string[]).includes(col) && fields[j]) p[col] = fields[j];
+      if (isColumn(col) && fields[j]) p[col] = fields[j];
     });
-    if (!p.mac || !p.worker_id) {
+    const { mac, worker_id } = p;
+    if (!mac || !worker_id) {
       errors.push(`line ${i + 1}: missing mac or worker_id`);
       return;
     }
-    pairs.push(p as unknown as Pair);
+    pairs.push({ ...p, mac, worker_id });
   });
   return { pairs, errors };
 }
