@@ -5,6 +5,7 @@ import { renderGroupVars, renderInventory, renderKnownHosts, renderPasswordVars,
 import { resolveNodes } from './nodes';
 import { isSupportedOs } from './preflight.service';
 import { Redactor, Slots } from './redact';
+import { type AnyNodeInput, expandWorkerNodes } from './workers';
 
 const FP_A = `SHA256:${'A'.repeat(43)}`;
 const FP_B = `SHA256:${'B'.repeat(43)}`;
@@ -212,5 +213,20 @@ describe('log tail', () => {
     // Each line is 18 bytes plus a newline: 40 bytes reach into line 7, so the tail starts at line 8.
     expect(logTail(lines, 40)).toBe(`${lines[8]}\n${lines[9]}`);
     expect(Buffer.byteLength(logTail(Array.from({ length: 5000 }, () => 'é'.repeat(20)), 32 * 1024))).toBeLessThanOrEqual(32 * 1024);
+  });
+});
+
+describe('nodes given by worker', () => {
+  it('refuses a node that names both a host and a worker, before asking the directory', async () => {
+    const directory = {
+      find: async () => {
+        throw new Error('the directory must not be asked');
+      },
+      joined: async () => {},
+    };
+    const both = { workerId: 'w1', host: '10.0.0.9', roles: ['control-plane'] } as AnyNodeInput;
+    await expect(expandWorkerNodes([both], [], directory)).rejects.toMatchObject({ code: 'bootstrap_node_invalid' });
+    // The same node without the host reaches the directory.
+    await expect(expandWorkerNodes([{ workerId: 'w1', roles: ['control-plane'] }], [], directory)).rejects.toThrow('the directory must not be asked');
   });
 });
