@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeTcpPort } from '@ironlens/core/testing';
+import { freeTcpPort, sleep } from '@ironlens/core/testing';
 import { buildCli, REPO_ROOT } from '../packages/cli/src/build';
 
 const BIN = join(REPO_ROOT, 'packages', 'cli', 'bin', 'ironlens.mjs');
@@ -93,7 +93,7 @@ async function timeListening(env: NodeJS.ProcessEnv, args: (data: string, boot: 
     while (!((await healthy(boot)) && (await healthy(cons)))) {
       if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${err}`);
       if (Date.now() > until) throw new Error(`serve did not listen within 60 s: ${err}`);
-      await new Promise((r) => setTimeout(r, 5));
+      await sleep(5);
     }
     const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
     child.kill('SIGTERM');

@@ -29,6 +29,7 @@ import { promisify } from 'node:util';
 import type { Sample } from '@ironlens/kube-harness';
 import { type ClustersTestApp, kubeconfigWithKey, multipart, startClustersApp } from '../packages/clusters/src/testing/app';
 import { machine } from './bench/machine';
+import { sleep } from '@ironlens/core/testing';
 
 const execFileP = promisify(execFile);
 const NODES = Number(process.env.BENCH_NODES ?? 1000);
@@ -147,7 +148,7 @@ async function main() {
     let hw = first;
     while (hw.diskBytes === null) {
       if (performance.now() - c0 > 300_000) throw new Error('overview: disk figures still null after 5 minutes');
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
       const t0 = performance.now();
       hw = await overview();
       pollTimes.push(ms(t0));
@@ -206,7 +207,7 @@ async function main() {
     writeFileSync(smallPath, small.kubeconfig, { mode: 0o600 });
     log(`registering ${CLUSTERS} clusters (${UNREACHABLE} unreachable)…`);
     for (let i = 0; i < CLUSTERS; i++) await register(`c-${i}`, i < UNREACHABLE ? dead : small.kubeconfig);
-    await new Promise((r) => setTimeout(r, 2000)); // let the node-tuning jobs finish
+    await sleep(2000); // let the node-tuning jobs finish
     await t.app.inject({ method: 'GET', url: '/api/cluster/clusters' }); // warm-up: one connection per cluster
     const listTimes: number[] = [];
     let readyCount = 0;

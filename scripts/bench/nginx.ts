@@ -6,9 +6,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { nginxPrelude } from '@ironlens/cli/testing';
+import { waitForListen } from '@ironlens/core/testing';
 import { start } from './processes';
 
 export interface Nginx {
@@ -30,26 +30,6 @@ export function nginxConf(prefix: string, port: number): string {
 `;
 }
 
-function waitForListen(port: number, child: ChildProcess, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      if (child.exitCode !== null) return reject(new Error(`nginx exited with code ${child.exitCode}`));
-      const s = connect(port, '127.0.0.1');
-      s.once('connect', () => {
-        s.destroy();
-        resolve();
-      });
-      s.once('error', () => {
-        s.destroy();
-        if (Date.now() > deadline) reject(new Error(`nginx did not listen on 127.0.0.1:${port}`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
-}
-
 /** `prefix` must exist; it becomes world-readable, since nginx's worker drops to `nobody` when run as root. */
 export async function startNginx(prefix: string, port: number, texts: { bootVars: string; report: string }): Promise<Nginx> {
   for (const d of ['www', 'tmp', 'logs']) mkdirSync(join(prefix, d), { recursive: true });
@@ -63,7 +43,7 @@ export async function startNginx(prefix: string, port: number, texts: { bootVars
   // -e: the start-up error log too stays in the prefix (never /var/log/nginx).
   const child = start('nginx', ['-p', prefix, '-c', conf, '-e', errorLog]);
   try {
-    await waitForListen(port, child);
+    await waitForListen('nginx', '127.0.0.1', port, { timeoutMs: 10_000, failed: () => (child.exitCode !== null ? `exited with code ${child.exitCode}` : undefined) });
   } catch (err) {
     let log = '';
     try {

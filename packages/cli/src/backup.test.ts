@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BackupError, backupStore, readBackup, restoreStore } from './backup';
 import { main } from './main';
 import { serve } from './serve';
+import { sleep } from '@ironlens/core/testing';
 
 let dir: string;
 const PASS = 'correct horse battery staple';
@@ -53,7 +54,7 @@ describe('backup and restore of the SQLite store', () => {
       ).catch((err) => {
         failed = err;
       });
-      while (acked.length < N / 3 && failed === undefined) await new Promise((r) => setTimeout(r, 5));
+      while (acked.length < N / 3 && failed === undefined) await sleep(5);
       if (failed) throw failed;
       backupStartedAt = performance.now();
       const out = await backupStore(env('live'), join(dir, 'backup.ironlens'), PASS);

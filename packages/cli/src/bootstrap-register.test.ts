@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHttpServer, newKey, publishStandInKubespray, randomLoopbackPrefix, requireTool, standInControl, TestSshd } from '@ironlens/clusters/bootstrap-testing';
-import { dumpDatabase, testDatabaseEnv } from '@ironlens/core/testing';
+import { dumpDatabase, sleep, testDatabaseEnv } from '@ironlens/core/testing';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from './serve';
@@ -76,7 +76,7 @@ async function bootstrapUntilDone(register: { name: string; description?: string
   for (;;) {
     const status = (await call('GET', `/api/cluster/bootstrap/${start.json.bootstrapId}`)).json;
     if (['succeeded', 'failed', 'cancelled'].includes(status.phase) || Date.now() > end) return status;
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 
@@ -95,7 +95,7 @@ describe('ironlens serve: bootstrap with register', () => {
     for (;;) {
       status = (await call('GET', `/api/cluster/bootstrap/${id}`)).json;
       if (['succeeded', 'failed', 'cancelled'].includes(status.phase) || Date.now() > end) break;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     expect(status.phase, `${status.error}\n${status.logTail}`).toBe('succeeded');
     expect(status.kubeconfig).toBeNull();

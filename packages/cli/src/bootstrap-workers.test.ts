@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHttpServer, newKey, publishStandInKubespray, randomLoopbackPrefix, requireTool, standInControl, TestSshd } from '@ironlens/clusters/bootstrap-testing';
 import { partOf } from '@ironlens/core';
-import { testDatabaseEnv } from '@ironlens/core/testing';
+import { sleep, testDatabaseEnv } from '@ironlens/core/testing';
 import { createMetalServices, metalConfigFromEnv } from '@ironlens/metal';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -171,7 +171,7 @@ describe('ironlens serve: bootstrap from workers', () => {
     for (;;) {
       status = (await api('GET', `/api/cluster/bootstrap/${id}`)).json;
       if (['succeeded', 'failed', 'cancelled'].includes(status.phase) || Date.now() > end) break;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     expect(status.phase, `${status.error}\n${status.logTail}`).toBe('succeeded');
     expect(status.clusterId).toMatch(/^[0-9a-f]{8}$/);

@@ -388,6 +388,7 @@ async function watchJob(c: IronlensClient, id: string, io: ClientIo, json: boole
     if (line !== last) io.out(`${line}\n`);
     last = line;
     if (TERMINAL.has(status)) return status === 'succeeded' || status === 'completed' ? 0 : 1;
+    // Not core's `sleep`: the client commands load nothing of the server packages (a fast start).
     await new Promise((r) => setTimeout(r, io.pollMs ?? 1000));
   }
 }

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freeTcpPort } from '@ironlens/agent/testing';
-import { artifactPath } from '@ironlens/core/testing';
+import { artifactPath, sleep } from '@ironlens/core/testing';
 import { webDistDir } from '@ironlens/web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from './build';
@@ -60,7 +60,7 @@ async function waitForLine(p: Proc, re: RegExp, ms = 30_000): Promise<void> {
   while (!re.test(p.stderr())) {
     if (p.child.exitCode !== null) throw new Error(`exited with ${p.child.exitCode} before ${re}: ${p.stderr()}`);
     if (Date.now() > until) throw new Error(`timed out waiting for ${re}: ${p.stderr()}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 

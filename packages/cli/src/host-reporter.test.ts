@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { partOf, SecretBox } from '@ironlens/core';
-import { testDatabaseEnv } from '@ironlens/core/testing';
+import { sleep, testDatabaseEnv } from '@ironlens/core/testing';
 import { ChapRepository, createMetalServices, type MetalStore, metalConfigFromEnv, signReport } from '@ironlens/metal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Running, serve } from './serve';
@@ -226,7 +226,7 @@ describe('the host reporter against ironlens serve', () => {
     const before = (await hostReports()).length;
     expect((await reporter(env, ['--if-changed'])).code).toBe(0);
     expect((await hostReports()).length).toBe(before);
-    await new Promise((r) => setTimeout(r, 1100)); // the next report needs a newer timestamp
+    await sleep(1100); // the next report needs a newer timestamp
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', '', '-f', join(env.IRONLENS_ETC_DIR, 'ssh', 'ssh_host_extra_key')]);
     expect((await reporter(env, ['--if-changed'])).code).toBe(0);
     const after = await hostReports();
@@ -238,7 +238,7 @@ describe('the host reporter against ironlens serve', () => {
   }, 120_000);
 
   it('signs again on the control plane\'s clock when this machine\'s clock is 20 minutes off (no NTP yet)', async () => {
-    await new Promise((r) => setTimeout(r, 1100));
+    await sleep(1100);
     const env = { ...machine('m-skew', { mac: MAC1, hostname: 'worker-01', chapSecret: secret, controlPlane: boot }), IRONLENS_CLOCK_SKEW_S: '-1200' };
     const run = await reporter(env);
     expect(run.stderr).toMatch(/clock differs from the control plane's by \d+ s/);
@@ -261,7 +261,7 @@ describe('the host reporter against ironlens serve', () => {
     const body = Buffer.from(execFileSync('python3', [REPORTER, '--print'], { env: machine('m-replay', { mac: MAC1, hostname: 'worker-01', chapSecret: secret }) }));
     const post = (ts: string) =>
       fetch(`${boot}/hosts/report`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-ironlens-timestamp': ts, 'x-ironlens-signature': signReport(secret, ts, body) }, body });
-    await new Promise((r) => setTimeout(r, 1100));
+    await sleep(1100);
     const ts = String(Math.floor(Date.now() / 1000));
     expect((await post(ts)).status).toBe(200);
     const replay = await post(ts);

@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dumpDatabase, testDatabaseEnv, waitFor } from '@ironlens/core/testing';
+import { dumpDatabase, sleep, testDatabaseEnv, waitFor } from '@ironlens/core/testing';
 import { FakeAgent } from '@ironlens/metal/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -92,7 +92,7 @@ afterAll(async () => {
   if (child && child.exitCode === null) {
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+    await Promise.race([exited, sleep(5_000)]);
     if (child.exitCode === null) child.kill('SIGKILL');
   }
   await agent?.stop();

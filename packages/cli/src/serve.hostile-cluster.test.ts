@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostileApiServer } from '@ironlens/clusters/testing';
-import { parsePrometheusText, sampleValue, testDatabaseEnv } from '@ironlens/core/testing';
+import { parsePrometheusText, sampleValue, sleep, testDatabaseEnv } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from './serve';
 
@@ -80,7 +80,7 @@ describe('ironlens serve and a hostile cluster', () => {
     await bootVarsAnswersFast();
     api.set('/api/v1/pods', { status: 503, raw: 'unavailable' });
     for (let i = 0; i < 5; i++) expect((await consoleGet(`/api/cluster/overview?clusterId=${clusterId}`)).status).toBe(502);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     await bootVarsAnswersFast();
     expect(await unhandledCount()).toBe(0);
     api.set('/api/v1/pods', { json: { kind: 'PodList', items: [] } });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from './main';
+import { sleep } from '@ironlens/core/testing';
 
 let dir: string;
 let saved: NodeJS.ProcessEnv;
@@ -23,7 +24,7 @@ async function runUntil(argv: string[], env: Record<string, string>, line: RegEx
     const until = Date.now() + 30_000;
     while (!line.test(err.join(''))) {
       if (Date.now() > until) throw new Error(`no ${line} in: ${err.join('')}`);
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     process.emit('SIGTERM', 'SIGTERM');
     const code = await done;

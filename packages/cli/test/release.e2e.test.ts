@@ -9,7 +9,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitUntil } from '@ironlens/core/testing';
+import { sleep, waitUntil } from '@ironlens/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
@@ -60,7 +60,7 @@ describe('the release package', () => {
     expect((await fetch(`${consoleUrl}/api/cluster/clusters`)).status).toBe(200);
     expect((await fetch(`${consoleUrl}/redoc/redoc.standalone.js`)).status).toBe(200);
     // What serve loads at first use (the Kubernetes client shortly after listening) is in the package too.
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     expect(log).not.toMatch(/could not be loaded|Cannot find module/);
 
     const list = execFileSync(bin, ['devices', 'list', '--url', consoleUrl, '-o', 'json'], { cwd, encoding: 'utf8', env });

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { dumpDatabase } from '@ironlens/core/testing';
+import { dumpDatabase, sleep } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDirFor } from './services/software.service';
 import { type ClustersTestApp, closedPort, kubeconfigWithKey, multipart, startClustersApp } from './testing/app';
@@ -390,7 +390,7 @@ describe('software downloads (real git over smart HTTP from the local mirror)', 
     expect(['downloading', 'ready']).toContain(first.llmD.state);
     let status = first;
     for (let i = 0; i < 100 && !(status.llmD.state === 'ready' && status.llmDBenchmark.state === 'ready'); i++) {
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       status = (await t.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id}/software-downloads` })).json();
     }
     expect(status.llmD).toMatchObject({ ref: 'v0.10.0', state: 'ready', error: null });
@@ -417,7 +417,7 @@ describe('software downloads (real git over smart HTTP from the local mirror)', 
       await other.app.inject({ method: 'POST', url: `/api/cluster/clusters/${id}/software-downloads`, payload: {} });
       let s = { llmD: { state: 'downloading', error: null as string | null } };
       for (let i = 0; i < 100 && s.llmD.state === 'downloading'; i++) {
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
         s = (await other.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id}/software-downloads` })).json();
       }
       expect(s.llmD.state).toBe('failed');
@@ -438,7 +438,7 @@ describe('software downloads (real git over smart HTTP from the local mirror)', 
       const id = (await other.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers })).json().cluster.id;
       const started = (await other.app.inject({ method: 'POST', url: `/api/cluster/clusters/${id}/software-downloads`, payload: {} })).json();
       expect(started.llmD.state).toBe('downloading');
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       expect((await other.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id}/software-downloads` })).json().llmD.state).toBe('downloading');
       await other.restart();
       const after = (await other.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id}/software-downloads` })).json();

@@ -10,6 +10,7 @@ import { PlanningParams } from './routes/schemas';
 import { PLANNING_RESOURCES } from './services/platform.service';
 import { type ClustersTestApp, multipart, startClustersApp } from './testing/app';
 import { HostileApiServer } from './testing/hostile-api-server';
+import { sleep } from '@ironlens/core/testing';
 
 // Issue 18 (h18a): the cluster manager against a hostile API server of the test's own on
 // loopback, through the real @kubernetes/client-node and the real HTTP adapter.
@@ -76,7 +77,7 @@ describe('kubeconfigs that would run a command (finding 1)', () => {
     const timer = setInterval(() => ticks++, 5);
     const started = Date.now();
     const answers = await Promise.all(['/etc/hostname', join(dir, 'no-such-file'), fifo].map((p) => register(withTokenFile(p), 'token-file')));
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     clearInterval(timer);
     expect(Date.now() - started).toBeLessThan(5000);
     expect(ticks).toBeGreaterThan(3);
@@ -141,7 +142,7 @@ describe('a hostile API server (finding 4)', () => {
       api.set('/api/v1/nodes', { status: 500, raw: 'boom' });
       const failed = await get(`/api/cluster/overview?clusterId=${id}`);
       expect(failed.statusCode).toBe(502);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     } finally {
       api.set('/api/v1/services', { json: { kind: 'ServiceList', apiVersion: 'v1', items: [] } });
       api.set('/api/v1/nodes', { json: { kind: 'NodeList', apiVersion: 'v1', items: [] } });

@@ -10,6 +10,7 @@ import { type ClustersTestApp, multipart, startClustersApp } from './testing/app
 import { CountingConnectProxy } from './testing/counting-proxy';
 import { gatewayApiBundle, inferenceExtensionBundle } from './testing/crd-bundles';
 import { LocalGithubMirror } from './testing/github-mirror';
+import { sleep } from '@ironlens/core/testing';
 
 // The cluster manager against a real control plane (etcd, kube-apiserver, controller-manager,
 // scheduler) with kwok GPU nodes: control-plane-0, gpu-nv-0001 (8x H100), gpu-intel-0002 (4x Max 1550).
@@ -36,7 +37,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false | 
       last = e;
     }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 

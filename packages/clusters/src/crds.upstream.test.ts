@@ -7,6 +7,7 @@ import { bundleObjects, checkBundleObjects } from './services/crds.service';
 import { type ClustersTestApp, multipart, startClustersApp } from './testing/app';
 import { LocalGithubMirror } from './testing/github-mirror';
 import { upstreamGatewayApiBundle, upstreamInferenceExtensionCrds } from './testing/upstream-crd-bundles';
+import { sleep } from '@ironlens/core/testing';
 
 // Issue 18, finding 5, with the real bundles: the Gateway API's standard-install.yaml rebuilt from
 // the Go module sigs.k8s.io/gateway-api@v1.5.1 hashes to the profile's pin, passes the allow-list,
@@ -57,7 +58,7 @@ describe('the real CRD bundles', () => {
     while (Date.now() < end) {
       status = (await t.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id}/crds` })).json();
       if (JSON.stringify(status) === JSON.stringify({ gateway_api: 'ready', gateway_api_inference_extension: 'ready' })) break;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     expect(status).toEqual({ gateway_api: 'ready', gateway_api_inference_extension: 'ready' });
     const adm = h.kubeConfig().makeApiClient(AdmissionregistrationV1Api);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningKindPanel, startKindPanel } from './main';
 import { fakeDist } from './testing/web-dist';
+import { sleep } from '@ironlens/core/testing';
 
 let dir: string;
 let panel: RunningKindPanel;
@@ -92,7 +93,7 @@ describe('the standalone kind panel', () => {
       return s;
     });
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       expect(sockets.filter((s) => !s.destroyed).length).toBeLessThanOrEqual(5);
       const closed = await Promise.race([Promise.all(closedAll).then(() => true), new Promise((r) => setTimeout(() => r(false), 4000))]);
       expect(closed).toBe(true);

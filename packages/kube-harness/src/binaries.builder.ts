@@ -29,6 +29,7 @@ import {
   kubeMinor,
   stagingVersion,
 } from './versions.config';
+import { sleep } from '@ironlens/core/testing';
 
 const execFileP = promisify(execFile);
 
@@ -160,7 +161,7 @@ async function acquireLock(lockDir: string, log: (l: string) => void): Promise<(
         lastNote = Date.now();
         log(`waiting for the build running in pid ${owner || '?'} (${Math.round((Date.now() - started) / 1000)} s)`);
       }
-      await new Promise((r) => setTimeout(r, 2000));
+      await sleep(2000);
     }
   }
 }

@@ -18,6 +18,7 @@ import { ensureKubeBinaries, cachedKubeBinaries } from './binaries.builder';
 import { startKubeCluster } from './cluster.harness';
 import type { FixtureSize } from './gpu.fixtures';
 import { processAlive as alive } from '@ironlens/core';
+import { sleep } from '@ironlens/core/testing';
 
 const UP_DIR = join(tmpdir(), 'ironlens-kube-up');
 const STATE = join(UP_DIR, 'state.json');
@@ -85,7 +86,7 @@ async function main(): Promise<number> {
       const st = JSON.parse(readFileSync(STATE, 'utf8')) as State;
       if (alive(st.cliPid)) {
         process.kill(st.cliPid, 'SIGTERM');
-        for (let i = 0; i < 100 && alive(st.cliPid); i++) await new Promise((r) => setTimeout(r, 100));
+        for (let i = 0; i < 100 && alive(st.cliPid); i++) await sleep(100);
       }
       // If the `up` process died hard, its children may be left: stop them by pid.
       for (const [name, pid] of Object.entries(st.pids)) {

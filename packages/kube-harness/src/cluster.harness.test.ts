@@ -20,6 +20,7 @@ import { startKubeCluster, type KubeHarness } from './cluster.harness';
 import { crdBundle, jsonSize, BUNDLE_GROUP } from './crd-bundle.fixture';
 import { KUBERNETES_VERSION } from './versions.config';
 import { DRA_DRIVERS } from './gpu.fixtures';
+import { sleep } from '@ironlens/core/testing';
 
 let h: KubeHarness;
 let core: CoreV1Api;
@@ -36,7 +37,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
       last = e;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 

@@ -9,7 +9,7 @@ import { type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/
 import { KUBESPRAY_VERSION } from '@ironlens/clusters';
 import { GitHttpServer, makeBareRepo, newKey, requireTool, standInControl } from '@ironlens/clusters/bootstrap-testing';
 import { exec } from '@ironlens/core';
-import { artifactPath, waitFor } from '@ironlens/core/testing';
+import { artifactPath, sleep, waitFor } from '@ironlens/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { kubesprayStandInFiles } from '../../clusters/src/bootstrap/testing/kubespray-standin';
 import { BridgedNetns, Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAllSync, markerBootSector, requireNetbootTools } from './netboot.harness';
@@ -401,7 +401,7 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
     await step('diskless boot', async () => {
       booted[CP.id] = { qemu: powerOn(CP.id, CP.mac, CP.tap, CP.memory), poweredOn: Date.now() };
       // Two iPXE machines DHCPing at the same moment get the same offer (recipe pitfall 11): 8 s apart.
-      await new Promise((r) => setTimeout(r, 8_000));
+      await sleep(8_000);
       booted[WK.id] = { qemu: powerOn(WK.id, WK.mac, WK.tap, WK.memory), poweredOn: Date.now() };
       for (const vm of [CP, WK]) {
         const w = await waitFor(
@@ -495,7 +495,7 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
       const qemu = powerOn('forger', FORGER.mac, FORGER.tap, 256);
       const serial = join(work, 'forger.serial.log');
       await waitFor('the claiming machine to stop at the menu', () => timedLines(serial).map((l) => l.text).join('\n'), (c) => /no boot variables for/.test(c) || !qemu.running, 90_000, 250);
-      await new Promise((r) => setTimeout(r, 1500));
+      await sleep(1500);
       await qemu.kill();
       const shown = timedLines(serial).map((l) => l.text).join('\n');
       expect(shown).toContain(`ironlens: ${FORGER.mac} hostname=${CP.id}`);

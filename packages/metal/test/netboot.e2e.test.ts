@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exec } from '@ironlens/core';
-import { artifactPath } from '@ironlens/core/testing';
+import { artifactPath, sleep } from '@ironlens/core/testing';
 import { parseTgtadmShow } from '@ironlens/agent';
 import { type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -517,7 +517,7 @@ describe('netboot end to end: a diskless machine boots through ironlens', () => 
     const run = await step('claiming machine', () => boot({ name: 'machine-2-claim', mac: MAC2, until: /no boot variables for .*waiting at the menu.*ironlens --/ }));
     await step('claiming machine: checks', async () => {
       // It sits at the menu with no default; give it time to do anything it would do.
-      await new Promise((r) => setTimeout(r, 1500));
+      await sleep(1500);
       const shown = flatConsole(run.qemu.log());
       expect(run.qemu.running, 'waits at the menu').toBe(true);
       const show = await exec(['tgtadm', '-C', String(tgtd!.controlPort), '--lld', 'iscsi', '--mode', 'target', '--op', 'show']);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DiskImages } from '../adapters/disk-images.adapter';
 import { MasterCatalog } from './master.service';
+import { sleep } from '@ironlens/core/testing';
 
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-masters-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,7 +22,7 @@ describe('MasterCatalog', () => {
     expect((await catalog.list()).map((m) => m.name)).toEqual(['_tpl_ubuntu_2204.img']);
     catalog.start(50);
     try {
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       expect((await catalog.list()).map((m) => m.name)).toEqual(['_tpl_debian_12.img', '_tpl_ubuntu_2204.img']);
     } finally {
       catalog.stop();

@@ -12,6 +12,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
 import { tokenCommand } from '../token';
+import { sleep } from '@ironlens/core/testing';
 
 const CHROMIUM = '/usr/bin/chromium';
 const MAC = '02:00:00:00:20:01';
@@ -138,7 +139,7 @@ describe('console access in Chromium', () => {
     await page.getByTestId('revoke-ci-pipeline').click();
     await page.getByTestId('revoke-confirm').click();
     await expect.poll(() => page.getByTestId('token-row-ci-pipeline').textContent(), { timeout: 10_000 }).toContain('revoked');
-    await new Promise((r) => setTimeout(r, 600));
+    await sleep(600);
     expect((await fetch(`${cp.urls.boot}/api/auth/whoami`, { headers: { authorization: `Bearer ${made}` } })).status).toBe(401);
     await shot('admin-token-revoked');
     // The operations log page shows who did it.

@@ -20,6 +20,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
 import { axeViolations } from '../testing/axe';
+import { sleep } from '@ironlens/core/testing';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'console-gateway-token';
@@ -49,7 +50,7 @@ async function until<T>(what: string, fn: () => Promise<T | null | undefined | f
     const v = await fn().catch(() => null);
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 

@@ -11,7 +11,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freeTcpPort } from '@ironlens/core/testing';
+import { freeTcpPort, sleep } from '@ironlens/core/testing';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { buildWebAssets } from '@ironlens/web';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -65,7 +65,7 @@ async function startSshd(dir: string, address: string, authorizedKeys: string): 
     });
     if (ok) break;
     if (Date.now() > end || child.exitCode !== null) throw new Error(`sshd on ${address}:${port} did not start`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   const fp = /(SHA256:[A-Za-z0-9+/]{43})/.exec(execFileSync('ssh-keygen', ['-lf', `${hostKey}.pub`], { encoding: 'utf8' }))?.[1];
   if (!fp) throw new Error('ssh-keygen printed no fingerprint');

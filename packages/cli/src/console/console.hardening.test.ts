@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testDatabaseEnv } from '@ironlens/core/testing';
+import { sleep, testDatabaseEnv } from '@ironlens/core/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
 
@@ -198,7 +198,7 @@ describe('slow clients (finding 9)', () => {
       const t0 = Date.now();
       const slow = await Promise.all(Array.from({ length: 60 }, () => slowUpload(base, 200)));
       try {
-      await new Promise((r) => setTimeout(r, 400));
+      await sleep(400);
       // Over the cap: closed on arrival.
       const open = slow.filter((s) => !s.socket.destroyed).length;
       expect(open, base).toBeLessThanOrEqual(20);

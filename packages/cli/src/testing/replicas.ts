@@ -8,10 +8,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freeTcpPort, sleep, waitUntil } from '@ironlens/core/testing';
+import { freeTcpPort, waitForListen, waitUntil } from '@ironlens/core/testing';
 import { buildCli } from '../build';
 
 const BIN_SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'ironlens.mjs');
@@ -80,26 +79,10 @@ export function startProc(cmd: string, args: string[], env: NodeJS.ProcessEnv, c
   };
 }
 
-/** Resolves once something accepts TCP connections on host:port. */
-export async function waitForListen(host: string, port: number, proc: Proc, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (proc.child.exitCode !== null) throw new Error(`${what} exited (${proc.child.exitCode}) before listening: ${proc.output().slice(-3000)}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, host);
-      s.once('connect', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => {
-        s.destroy();
-        resolve(false);
-      });
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${what} did not listen on ${host}:${port}: ${proc.output().slice(-3000)}`);
-    await sleep(50);
-  }
+/** Resolves once something accepts TCP connections on host:port; throws at once when `proc` exits first. */
+function listening(host: string, port: number, proc: Proc, what: string, timeoutMs = 30_000): Promise<void> {
+  const failed = () => (proc.child.exitCode !== null ? `exited (${proc.child.exitCode}) before listening: ${proc.output().slice(-3000)}` : undefined);
+  return waitForListen(what, host, port, { timeoutMs, failed, detail: () => proc.output().slice(-3000) });
 }
 
 export interface Replica extends Proc {
@@ -138,8 +121,8 @@ export async function startReplica(o: ReplicaOptions): Promise<Replica> {
     IRONLENS_CONSOLE_LISTEN: o.console ? `${o.host}:${consolePort}` : 'off',
   };
   const proc = startProc(process.execPath, [o.bin, 'serve'], env, o.dataDir);
-  await waitForListen(o.host, bootPort, proc, `replica ${o.name}`, 60_000);
-  if (o.console) await waitForListen(o.host, consolePort, proc, `replica ${o.name} console`, 60_000);
+  await listening(o.host, bootPort, proc, `replica ${o.name}`, 60_000);
+  if (o.console) await listening(o.host, consolePort, proc, `replica ${o.name} console`, 60_000);
   return {
     ...proc,
     name: o.name,
@@ -223,7 +206,7 @@ export async function startBalancer(prefix: string, upstreams: Array<{ host: str
   writeFileSync(conf, balancerConf(prefix, port, upstreams));
   const errorLog = join(prefix, 'error.log');
   const proc = startProc(nginx, ['-p', prefix, '-c', conf, '-e', errorLog], process.env);
-  await waitForListen('127.0.0.1', port, proc, 'nginx');
+  await listening('127.0.0.1', port, proc, 'nginx');
   return { ...proc, url: `http://127.0.0.1:${port}`, port, errorLog: () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '') };
 }
 

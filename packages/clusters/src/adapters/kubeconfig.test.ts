@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkKubeconfig } from '../services/cluster.service';
 import { loadCheckedKubeconfig } from './kubeconfig';
+import { sleep } from '@ironlens/core/testing';
 
 // Issue 18, findings 1 and 3: the check must refuse whatever @kubernetes/client-node would load
 // as a command, a plugin or a file of this host — judged on what the client really loads from
@@ -154,7 +155,7 @@ current-context: c
     const started = Date.now();
     // A worker would be stuck in readFileSync(fifo) here before the fix; the check never opens it.
     expect(refused(text)).toBe(true);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     clearInterval(timer);
     expect(Date.now() - started).toBeLessThan(1000);
     expect(ticks).toBeGreaterThan(3);

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmS
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, OperationsLog, type OperationsTables, operationsMigrations, partOf, Store } from '@ironlens/core';
-import { dumpDatabase, testStoreTarget } from '@ironlens/core/testing';
+import { dumpDatabase, sleep, testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BootstrapDatabase, type BootstrapRuntime, bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
@@ -74,7 +74,7 @@ async function waitPhase(id: string, phases: string[], timeoutMs = 60_000) {
     const body = res.json();
     if (phases.includes(body.phase)) return body;
     if (Date.now() > end) throw new Error(`bootstrap ${id} still ${body.phase}: ${body.logTail}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -85,7 +85,7 @@ async function waitLog(id: string, text: string, timeoutMs = 60_000) {
     if (body.logTail.includes(text)) return body;
     if (['succeeded', 'failed', 'cancelled'].includes(body.phase)) throw new Error(`ended ${body.phase} before logging ${text}: ${body.error}\n${body.logTail}`);
     if (Date.now() > end) throw new Error(`no ${text} in the log of ${id} (${body.phase}):\n${body.logTail}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -307,7 +307,7 @@ describe('bootstrap jobs', () => {
       await waitPhase(id, ['provisioning']);
       // Wait for git to be in flight against the mirror.
       const end = Date.now() + 10_000;
-      while (processesMentioning(git.url).length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      while (processesMentioning(git.url).length === 0 && Date.now() < end) await sleep(50);
       expect(processesMentioning(git.url).length).toBeGreaterThan(0);
       const cancel = await call('POST', `/api/cluster/bootstrap/${id}/cancel`);
       expect(cancel.statusCode).toBe(204);
@@ -457,14 +457,14 @@ describe('bootstrap jobs', () => {
       const id = (await call('POST', '/api/cluster/bootstrap', { nodes: [{ host: pit.address, port: pit.port, roles: ['control-plane'] }], hostKeys: [{ host: pit.address, port: pit.port, fingerprint: a.fingerprint }] })).json()
         .bootstrapId;
       await waitPhase(id, ['preflight']);
-      while (pit.open === 0) await new Promise((r) => setTimeout(r, 20));
+      while (pit.open === 0) await sleep(20);
       expect((await call('POST', `/api/cluster/bootstrap/${id}/cancel`)).statusCode).toBe(204);
       const done = await waitPhase(id, ['cancelled', 'failed', 'succeeded'], 5000);
       expect(done.phase).toBe('cancelled');
       // Well inside the 5 s ssh timeout: the connection was dropped, not waited out.
       expect(Date.now() - t0).toBeLessThan(4000);
       const end = Date.now() + 1000;
-      while (pit.open > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      while (pit.open > 0 && Date.now() < end) await sleep(20);
       expect(pit.open).toBe(0);
     } finally {
       await pit.stop();
@@ -513,7 +513,7 @@ describe('bootstrap jobs', () => {
       const end = Date.now() + 30_000;
       let status = await quick.services.bootstrap.status(bootstrapId);
       while (!['succeeded', 'failed', 'cancelled'].includes(status.phase) && Date.now() < end) {
-        await new Promise((r) => setTimeout(r, 200));
+        await sleep(200);
         status = await quick.services.bootstrap.status(bootstrapId);
       }
       expect(status.phase).toBe('failed');
@@ -529,7 +529,7 @@ describe('bootstrap jobs', () => {
   it('never lets a secret from the request reach a response, the store or the operations log', async () => {
     // The SQLite file and its WAL, as bytes (on PostgreSQL, a dump of every row): no password, no
     // key line, no kubeconfig credential.
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const files = storeTarget.url ? [dumpDatabase(storeTarget.url)] : readdirSync(join(dir, 'store')).map((f) => readFileSync(join(dir, 'store', f)).toString('latin1'));
     if (storeTarget.url) expect(files[0]).toMatch(/INSERT INTO public\.operations .*'bootstrap\.start'/);
     const keyLines = clientKeyText.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'));

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, Store } from '@ironlens/core';
-import { testStoreTarget, waitFor, waitUntil } from '@ironlens/core/testing';
+import { sleep, testStoreTarget, waitFor, waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
 import { GitHttpServer } from './testing/git-server';
@@ -57,7 +57,7 @@ async function waitListed(id: string, phases: string[]) {
     const item = (await api('GET', '/api/cluster/bootstrap')).body.items.find((i: { id: string }) => i.id === id);
     if (item && phases.includes(item.phase)) return item;
     if (Date.now() > end) throw new Error(`${id} is ${item?.phase}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -67,7 +67,7 @@ async function waitLog(id: string, text: string) {
     const s = (await api('GET', `/api/cluster/bootstrap/${id}`)).body;
     if (s.logTail.includes(text)) return s;
     if (Date.now() > end) throw new Error(`no ${text} in ${s.phase}: ${s.logTail}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

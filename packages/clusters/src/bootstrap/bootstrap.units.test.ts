@@ -6,6 +6,7 @@ import { resolveNodes } from './nodes';
 import { isSupportedOs } from './preflight.service';
 import { Redactor, Slots } from './redact';
 import { type AnyNodeInput, expandWorkerNodes } from './workers';
+import { sleep } from '@ironlens/core/testing';
 
 const FP_A = `SHA256:${'A'.repeat(43)}`;
 const FP_B = `SHA256:${'B'.repeat(43)}`;
@@ -180,7 +181,7 @@ describe('job slots', () => {
       second = true;
       return release;
     });
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(second).toBe(false);
     first();
     (await p)();

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobsMigrations, Store } from '@ironlens/core';
-import { testStoreTarget } from '@ironlens/core/testing';
+import { sleep, testStoreTarget } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BootstrapDatabase, bootstrapMigrations, createBootstrapServices, KUBESPRAY_VERSION } from './index';
 import { GitHttpServer, makeBareRepo } from './testing/git-server';
@@ -62,7 +62,7 @@ describe('the Kubespray virtualenv', () => {
       const end = Date.now() + 150_000;
       let s = await bootstrap.status(bootstrapId);
       while (!['succeeded', 'failed', 'cancelled'].includes(s.phase) && Date.now() < end) {
-        await new Promise((r) => setTimeout(r, 250));
+        await sleep(250);
         s = await bootstrap.status(bootstrapId);
       }
       expect(s.phase, `${s.error}\n${s.logTail}`).toBe('succeeded');

@@ -8,6 +8,7 @@ import { EnvoyGatewayController } from '../testing/envoy-gateway.controller';
 import { CountingChartMirror, packageCharts, realInferenceExtensionBundle, testHelm } from '../testing/gateway-upstream';
 import { upstreamGatewayApiBundle } from '../testing/upstream-crd-bundles';
 import { LocalGithubMirror } from '../testing/github-mirror';
+import { sleep } from '@ironlens/core/testing';
 
 // The shared inference gateway against a real control plane with the REAL upstream CRDs at the
 // profile's versions (Gateway API v1.5.1 standard channel, Inference Extension v1.5.0, Envoy
@@ -44,7 +45,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false | 
       last = e;
     }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''} (last: ${JSON.stringify(seen)?.slice(0, 3000)})`);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
   }
 }
 
@@ -139,7 +140,7 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
     expect(res.statusCode).toBe(201);
     const cid = res.json().cluster.id;
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     expect(await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: cid })).toEqual([]);
     expect((await core.listNamespace()).items.map((n) => n.metadata?.name)).not.toContain(`lens-gateway-${cid}`);
     expect(charts.requests).toEqual([]);
@@ -285,7 +286,7 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
   it('a PATCH with nothing changed starts nothing; a port change updates the NodePort in place', async () => {
     const prev = (await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: id, limit: 1 }))[0].id;
     expect((await send('PATCH', `/api/cluster/clusters/${id}`, { description: 'same gateway' })).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     expect((await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: id, limit: 1 }))[0].id).toBe(prev);
     const before = await versions();
     expect((await send('PATCH', `/api/cluster/clusters/${id}`, { gatewayPort: 30081 })).statusCode).toBe(200);

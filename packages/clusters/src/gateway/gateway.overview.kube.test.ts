@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkerHost } from '../bootstrap/workers';
 import { type ClustersTestApp, multipart, startClustersApp } from '../testing/app';
 import { LocalGithubMirror } from '../testing/github-mirror';
+import { sleep } from '@ironlens/core/testing';
 
 // The cluster's overview shows the shared gateway from the same source as
 // `GET …/gateway/status` (issue 22, item 3), against a real API server. The GitHub mirror here
@@ -31,7 +32,7 @@ async function finishedJob(id: string): Promise<{ status: string }> {
     const [j] = await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: id, limit: 1 });
     if (j && j.status !== 'queued' && j.status !== 'running') return j;
     if (Date.now() > end) throw new Error(`the gateway job of ${id} did not finish: ${JSON.stringify(j)}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 

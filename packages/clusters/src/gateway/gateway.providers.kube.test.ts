@@ -10,6 +10,7 @@ import { FIELD_MANAGER } from '../services/manifests';
 import { realInferenceExtensionBundle, upstreamDir } from '../testing/gateway-upstream';
 import { upstreamGatewayApiBundle } from '../testing/upstream-crd-bundles';
 import { renderGateway } from './gateway.render';
+import { sleep } from '@ironlens/core/testing';
 
 // What ironlens renders itself for the providers other than envoy-ai-gateway (whose objects the
 // gateway suite applies through a full reconcile), server-side applied to a real API server that
@@ -72,7 +73,7 @@ beforeAll(async () => {
   for (const c of crds) {
     while (!(await setup.crdEstablished(c.metadata.name))) {
       if (Date.now() > end) throw new Error(`CRD ${c.metadata.name} not Established`);
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
   }
   // A client whose discovery starts after the CRDs are served.

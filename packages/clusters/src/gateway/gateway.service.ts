@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
-import { AppError, type Job, type JobContext, type JobRunner, type OperationsLog } from '@ironlens/core';
+import { AppError, type Job, type JobContext, type JobRunner, type OperationsLog, sleep } from '@ironlens/core';
 import { type Kube, KubeApiError, type KubeObjectRef } from '../adapters/kube.adapter';
 import type { GatewayProvider } from '../domain';
 import type { StackProfile } from '../profile';
@@ -90,7 +90,6 @@ const KEY_NAME = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
 const KEY_PREFIX = 'ilgw_';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const keyOf = (o: KubeObjectRef): ObjectKey => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
 const sameKey = (a: ObjectKey, b: ObjectKey) => a.apiVersion === b.apiVersion && a.kind === b.kind && a.name === b.name && (a.namespace ?? '') === (b.namespace ?? '');
 

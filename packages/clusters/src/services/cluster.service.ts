@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AppError, isUniqueViolation, type JobContext, type JobRunner, type OperationsLog, type SecretBox } from '@ironlens/core';
+import { AppError, isUniqueViolation, type JobContext, type JobRunner, type OperationsLog, type SecretBox, sleep } from '@ironlens/core';
 import { type Kube, KubeApiError, parseKubeConfig } from '../adapters/kube.adapter';
 import { type KubeconfigCheckOptions, KubeconfigRefused } from '../adapters/kubeconfig';
 import type { LensHosts } from '../adapters/lens-hosts.adapter';
@@ -86,8 +86,6 @@ const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public', '
 
 /** ConfigMaps Kubernetes and common cluster add-ons put into every namespace. */
 const INJECTED_CONFIGMAPS = new Set(['kube-root-ca.crt', 'openshift-service-ca.crt', 'istio-ca-root-cert']);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What the cluster registration tells the shared gateway (issue 22); set by the wiring. */
 export interface GatewayHooks {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpApp, type Env, jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
-import { testStoreTarget } from '@ironlens/core/testing';
+import { freeTcpPort, testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { clustersPlugin } from '../plugin';
@@ -117,13 +117,5 @@ export function kubeconfigWithKey(server: string, user = 'tester'): { kubeconfig
   }
 }
 
-/** A loopback port nothing listens on (bound, then closed). */
-export async function closedPort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const a = srv.address();
-  const port = typeof a === 'object' && a ? a.port : 0;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
+/** A loopback port nothing listens on (core's `freeTcpPort`, named for what these tests use it for: a dead API server). */
+export const closedPort = (): Promise<number> => freeTcpPort();

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { sleep } from '@ironlens/core/testing';
 
 /** One answer of the hostile server: a status and a JSON body, a raw body, or a streamed body of `streamBytes`. */
 export type HostileAnswer =
@@ -81,7 +82,7 @@ current-context: hostile
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' }));
       return;
     }
-    if ('delayMs' in a && a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
+    if ('delayMs' in a && a.delayMs) await sleep(a.delayMs);
     if ('streamBytes' in a) {
       // Streamed without a length, in 1 MiB chunks, as fast as the client reads.
       res.writeHead(a.status ?? 200, { 'content-type': 'application/json' });

@@ -7,7 +7,7 @@ import type { AppError } from '../errors';
 import { createHttpApp, installErrorHandling, registeredRoutes } from '../http';
 import { Metrics } from '../metrics';
 import { partOf, Store } from '../store';
-import { testStoreTarget } from '../testing';
+import { sleep, testStoreTarget } from '../testing';
 import { JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
 import { Authenticator, AuthLimiter, currentActor, NamedTokens, runAsActor } from './access';
 import { permissionsOf, roleAllows } from './permissions';
@@ -109,12 +109,12 @@ describe('access control', () => {
     const t = await repo.create({ name: 'short', role: 'admin', expires: '1s' });
     const keep = await repo.create({ name: 'keep', role: 'viewer' });
     expect((await app.inject({ url: '/devices', headers: bearer(t.token) })).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 1100));
+    await sleep(1100);
     expect((await app.inject({ url: '/devices', headers: bearer(t.token) })).statusCode).toBe(401);
     expect((await app.inject({ url: '/devices', headers: bearer(keep.token) })).statusCode).toBe(200);
     expect(await repo.revoke('keep')).toBe(true);
     expect(await repo.revoke('keep')).toBe(false);
-    await new Promise((r) => setTimeout(r, 350));
+    await sleep(350);
     expect((await app.inject({ url: '/devices', headers: bearer(keep.token) })).statusCode).toBe(401);
     // Every named token revoked or expired: the listener still requires one (never reopened by a revocation).
     expect((await app.inject({ url: '/devices' })).statusCode).toBe(401);
@@ -127,7 +127,7 @@ describe('access control', () => {
     const { app } = await build();
     const t = await repo.create({ name: 'used', role: 'viewer' });
     await app.inject({ url: '/devices', headers: bearer(t.token) });
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     const [info] = await repo.list();
     expect(Object.keys(info).sort()).toEqual(['created_at', 'expires_at', 'last_used_at', 'name', 'revoked_at', 'role']);
     expect(info.last_used_at).not.toBeNull();

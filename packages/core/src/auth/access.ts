@@ -3,6 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Env, envInt } from '../config/env';
 import { AppError } from '../errors';
+import { sleep } from '../jobs/sleep';
 import type { Metrics } from '../metrics/metrics';
 import { PUBLIC, type Role, roleAllows } from './permissions';
 import { TOKEN_PREFIX, type TokensRepository } from './tokens';
@@ -232,8 +233,6 @@ export function routePermission(req: FastifyRequest): string | undefined {
   const p = (req.routeOptions.config as { permission?: unknown } | undefined)?.permission;
   return typeof p === 'string' ? p : undefined;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Enforces each route's permission on `app` and everything registered on it afterwards:

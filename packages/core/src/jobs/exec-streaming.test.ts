@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExecAbortedError, execStreaming } from './exec-streaming';
+import { sleep } from './sleep';
 import { processAlive as alive } from '../exec';
 
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-stream-'));
@@ -44,7 +45,7 @@ describe('execStreaming', () => {
     expect(existsSync(pidFile)).toBe(true);
     const grandchild = Number(readFileSync(pidFile, 'utf8').trim());
     const end = Date.now() + 3000;
-    while (alive(grandchild) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    while (alive(grandchild) && Date.now() < end) await sleep(20);
     expect(alive(grandchild)).toBe(false);
   });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../store';
-import { testStoreTarget, waitUntil } from '../testing';
+import { sleep, testStoreTarget, waitUntil } from '../testing';
 import { INTERRUPTED_MESSAGE, JobsRepository, type JobsTables, jobsMigrations, JobRunner, type JobRunnerOptions } from './index';
 
 // Two replicas on one database (PostgreSQL in the suite's postgres run, one SQLite file shared
@@ -77,7 +77,7 @@ describe('job leases across replicas', () => {
     const b = await replica('replica-b');
     expect(await b.runner.recover('test.lease')).toBe(0);
     // Well past one lease: A's heartbeat keeps the job alive under B's sweep.
-    await new Promise((r) => setTimeout(r, FAST.leaseMs * 2));
+    await sleep(FAST.leaseMs * 2);
     expect(await b.runner.sweep()).toBe(0);
     expect((await b.repo.get(job.id))?.status).toBe('running');
     expect((await b.repo.lease(job.id))?.owner).toBe('replica-a');
@@ -103,7 +103,7 @@ describe('job leases across replicas', () => {
     });
     expect((await b.repo.get(id))?.status).toBe('running');
     // Alive, it keeps its lease past several sweeps.
-    await new Promise((r) => setTimeout(r, FAST.leaseMs * 2));
+    await sleep(FAST.leaseMs * 2);
     expect((await b.repo.get(id))?.status).toBe('running');
 
     process.kill(-child.pid!, 'SIGKILL');

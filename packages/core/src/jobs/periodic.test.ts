@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Periodic } from './periodic';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from './sleep';
 
 describe('Periodic', () => {
   it('never overlaps a run still going: the ticks meanwhile are skipped', async () => {

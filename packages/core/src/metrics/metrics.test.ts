@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../http';
 import { JobRunner, JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
 import { type NamedMigration, Store } from '../store';
-import { parsePrometheusText, sampleValue, testStoreTarget } from '../testing';
+import { parsePrometheusText, sampleValue, sleep, testStoreTarget } from '../testing';
 import { Metrics } from './metrics';
 
 const dirs: string[] = [];
@@ -133,7 +133,7 @@ describe('metrics', () => {
     expect(sampleValue(samples, 'ironlens_jobs_running', { kind: 'test.quick' })).toBe(0);
     expect(sampleValue(samples, 'ironlens_jobs_finished_total', { kind: 'test.quick', outcome: 'success' })).toBe(1);
     expect(sampleValue(samples, 'ironlens_jobs_finished_total', { kind: 'test.quick', outcome: 'failed' })).toBe(1);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     release();
     await runner.wait(slow.id);
     samples = parsePrometheusText(await metrics.text());

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Postgres, startPostgres, waitUntil } from '../testing';
+import { type Postgres, sleep, startPostgres, waitUntil } from '../testing';
 import { AdvisoryLeader } from './advisory-leader';
 import { type Change, LocalChangeFeed, openChangeFeed, type PgChangeFeed } from './change-feed';
 import { Store } from './store';
@@ -49,7 +49,7 @@ describe('change feed', () => {
     await a.feed.flush();
     await waitUntil('b hears the second', () => onB.length === 2, 2000, 2);
     expect(onB[1].key).toBeNull();
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     expect(onA).toHaveLength(0);
     expect(onB).toHaveLength(2);
   });
@@ -94,7 +94,7 @@ describe('advisory leader', () => {
     const other = leader(url, 'dhcp:/srv/other', events, 'o');
     await other.start();
     expect([a.leader, b.leader, other.leader]).toEqual([true, false, true]);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(b.leader).toBe(false);
     await a.close();
     await waitUntil('b takes over', () => b.leader, 3000, 10);

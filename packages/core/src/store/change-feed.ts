@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { sleep } from '../jobs/sleep';
 import { pgDriver } from './pg-module';
 import { replicaId } from './replica';
 import type { Store } from './store';
@@ -265,7 +266,7 @@ export class PgChangeFeed implements ChangeFeed {
           this.opts.log(`change feed: could not notify the other replicas (${(err as Error).message}); they see the change after their next resync`);
           return;
         }
-        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+        await sleep(100 * 2 ** attempt);
       }
     }
   }

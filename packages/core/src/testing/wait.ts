@@ -1,8 +1,10 @@
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
+
+import { sleep } from '../jobs/sleep';
 
 /** Test helpers shared by every package: `@ironlens/core/testing`. Production code never imports them. */
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
 /**
  * Polls `read()` until `test` holds for its value, which it returns; on timeout throws an
@@ -38,4 +40,40 @@ export function freeTcpPort(host = '127.0.0.1'): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+export interface WaitForListenOptions {
+  /** Default is 30 s. */
+  timeoutMs?: number;
+  /** Polled before each attempt: why waiting is pointless (the process exited, with its output), or undefined to go on. Default: never. */
+  failed?: () => string | undefined;
+  /** Added to the timeout's error (the process' output). Default: nothing. */
+  detail?: () => string;
+}
+
+/**
+ * Resolves once something accepts TCP connections on `host:port`, polled every 50 ms; throws
+ * what `failed()` says as soon as it says something, or an error naming `what` on timeout.
+ */
+export async function waitForListen(what: string, host: string, port: number, opts: WaitForListenOptions = {}): Promise<void> {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const failure = opts.failed?.();
+    if (failure !== undefined) throw new Error(`${what}: ${failure}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, host);
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => {
+        s.destroy();
+        resolve(false);
+      });
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not listen on ${host}:${port} within ${timeoutMs} ms${opts.detail ? `: ${opts.detail()}` : ''}`);
+    await sleep(50);
+  }
 }

@@ -44,6 +44,7 @@ const COMMON = String.raw`
 const fs = require('node:fs');
 const path = require('node:path');
 const STATE = process.env.STANDIN_STATE;
+// (plain JavaScript of the stand-in executables, which import nothing of ironlens)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function record(tool) {
   fs.appendFileSync(process.env.STANDIN_LOG, JSON.stringify({ tool, args: process.argv.slice(2), provider: process.env.KIND_EXPERIMENTAL_PROVIDER || null }) + '\n');

@@ -10,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Exec, exec } from '@ironlens/core';
+import { waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metalConfigFromEnv } from '../config';
 import { newMetalFixture } from '../testing/fixture';
@@ -21,15 +22,6 @@ let dir: string;
 let hosts: string;
 let dnsmasq: ChildProcess | undefined;
 let dnsmasqPid: number;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 const reads = () => (existsSync(join(dir, 'dnsmasq.log')) ? readFileSync(join(dir, 'dnsmasq.log'), 'utf8').split('\n').filter((l) => l.includes(`: read ${hosts}`)).length : 0);
 
 /** An empty /proc, no pid files, no docker: a machine without any dnsmasq. */
@@ -56,9 +48,9 @@ beforeAll(async () => {
     ],
     { stdio: 'ignore' },
   );
-  await waitFor('dnsmasq pid file', () => existsSync(join(dir, 'dnsmasq.pid')) && readFileSync(join(dir, 'dnsmasq.pid'), 'utf8').trim() !== '');
+  await waitUntil('dnsmasq pid file', () => existsSync(join(dir, 'dnsmasq.pid')) && readFileSync(join(dir, 'dnsmasq.pid'), 'utf8').trim() !== '');
   dnsmasqPid = Number(readFileSync(join(dir, 'dnsmasq.pid'), 'utf8').trim());
-  await waitFor('dnsmasq to read its hosts file', () => reads() >= 1);
+  await waitUntil('dnsmasq to read its hosts file', () => reads() >= 1);
 }, 60_000);
 
 afterAll(async () => {
@@ -109,7 +101,7 @@ describe('dnsmasq detection', () => {
     expect(d.summary).toBe(`dnsmasq reload: running dnsmasq pid ${dnsmasqPid} (found running with ${hosts})`);
     const before = reads();
     await d.reloader?.reload();
-    await waitFor('dnsmasq to re-read the hosts file', () => reads() > before);
+    await waitUntil('dnsmasq to re-read the hosts file', () => reads() > before);
   });
 
   it('leaves alone a running dnsmasq that does not name the hosts file', async () => {
@@ -124,7 +116,7 @@ describe('dnsmasq detection', () => {
     expect(d.reloader?.describe).toBe(`pid file ${join(dir, 'dnsmasq.pid')}`);
     const before = reads();
     await d.reloader?.reload();
-    await waitFor('dnsmasq to re-read the hosts file', () => reads() > before);
+    await waitUntil('dnsmasq to re-read the hosts file', () => reads() > before);
   });
 
   it('prefers the seed’s container when docker runs it, and reloads it the seed’s way', async () => {

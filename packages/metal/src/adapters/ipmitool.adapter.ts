@@ -1,4 +1,4 @@
-import { type Exec, ExecError, exec as realExec } from '@ironlens/core';
+import { type Exec, ExecError, exec as realExec, sleep } from '@ironlens/core';
 import type { PowerAction, PowerState } from '../domain/power';
 import { type Bmc, bmcError, bmcText } from './bmc';
 
@@ -79,7 +79,7 @@ export class IpmitoolBmc implements Bmc {
       const until = Date.now() + (this.o.cycleOffWaitMs ?? this.o.timeoutMs);
       while ((await this.powerState(signal)) !== 'off') {
         if (Date.now() > until) throw bmcError('bmc_action_failed', 'cycle: the BMC accepted the power off, but the machine still reports on');
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
       }
     }
     await this.control('on', signal);

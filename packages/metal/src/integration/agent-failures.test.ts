@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeAgent } from '../testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
+import { sleep } from '@ironlens/core/testing';
 
 let f: MetalFixture;
 let agent: FakeAgent;
@@ -56,7 +57,7 @@ describe('agent failures', () => {
   it('gives disk creation its own, longer deadline (a copy of a master is slow)', async () => {
     await inject('POST', '/workers', { worker_id: 'w1' });
     agent.handlers.set('POST /luns/disk', async (call, res) => {
-      await new Promise((r) => setTimeout(r, 1_000)); // twice IPXE_CP_AGENT_TIMEOUT
+      await sleep(1_000); // twice IPXE_CP_AGENT_TIMEOUT
       const b = call.body as { iqn: string; filename: string };
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ iqn: b.iqn, backing: `/images/${b.filename}`, filename: b.filename, clone: 'copy' }));

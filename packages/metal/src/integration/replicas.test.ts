@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openChangeFeed, operationsMigrations, Store } from '@ironlens/core';
-import { freshDatabaseUrl, onPostgres, type Postgres, startPostgres, waitUntil } from '@ironlens/core/testing';
+import { freshDatabaseUrl, onPostgres, type Postgres, sleep, startPostgres, waitUntil } from '@ironlens/core/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildMetalApp } from '../app';
 import { metalConfigFromEnv } from '../config';
@@ -71,7 +71,7 @@ describe('replicas on one database', () => {
     const b = await replica('b');
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
     // Let the report's own notice reach B first: what B caches next must be cleared by the bind's.
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect(await b.bootVars('mac=020000000001')).toBe('#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n');
     expect(await b.bootVars('hostname=w-01')).toBe('#!ipxe\n# no per-worker boot vars found\n');
 
@@ -118,7 +118,7 @@ describe('replicas on one database', () => {
     const a = await replica('a', url, 400);
     const b = await replica('b', url, 400);
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n';
     expect(await b.bootVars('mac=020000000001')).toBe(pooled);
 
@@ -136,7 +136,7 @@ describe('replicas on one database', () => {
     expect(Date.now() - committed).toBeLessThan(1500);
     // An unchanged file is not rewritten: the writer's reloads stop once it holds the store.
     const reloads = a.reloader.count;
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     expect(a.reloader.count).toBe(reloads);
   });
 
@@ -148,7 +148,7 @@ describe('replicas on one database', () => {
     const a = await replica('a', dbUrl);
     const b = await replica('b', dbUrl);
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n';
     expect(await b.bootVars('mac=020000000001')).toBe(pooled);
 
@@ -159,7 +159,7 @@ describe('replicas on one database', () => {
     const app = await buildMetalApp({ services: silent });
     closers.push(() => app.close());
     expect((await app.inject({ method: 'POST', url: '/workers', headers: { authorization: `Bearer ${TOKEN}` }, payload: { worker_id: 'w-01', mac: '020000000001' } })).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(await b.bootVars('mac=020000000001')).toBe(pooled);
     expect(a.hosts()).toBe('');
 

@@ -11,6 +11,7 @@ import { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb } from '../repositories/tables';
 import { WorkerRepository } from '../repositories/worker.repository';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
+import { sleep } from '@ironlens/core/testing';
 
 let f: MetalFixture;
 const warnings: string[] = [];
@@ -161,7 +162,7 @@ describe('records outside their grammar that reached the store some other way', 
     }
     const json = await f.app.inject({ url: '/boot-vars?hostname=w-bad&format=json' });
     expect(json.json()).toEqual({});
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     const refused = await ops('render.refused');
     expect(refused).toHaveLength(1);
     expect(refused[0]).toMatchObject({ renderer: 'boot-vars', skipped: 1, records: [{ subject: 'w-bad', fields: ['base_iqn', 'menu_timeout'] }] });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
+import { sleep } from '@ironlens/core/testing';
 
 // POST /hosts/report against the real app and store: what a report needs beyond the happy path
 // that packages/cli/src/host-reporter.test.ts runs with the real reporter.
@@ -36,7 +37,7 @@ describe('POST /hosts/report', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ worker_id: 'w1', accepted: true, changed: true });
     expect((await f.app.inject({ url: '/workers/w1', headers: auth })).json().host.ssh_host_keys).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 1100));
+    await sleep(1100);
     expect((await post(body('W1'))).json()).toEqual({ worker_id: 'w1', accepted: true, changed: false });
   });
 

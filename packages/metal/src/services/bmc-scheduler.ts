@@ -1,3 +1,5 @@
+import { sleep } from '@ironlens/core';
+
 /**
  * Spaces out calls to BMCs (issue 21): calls to one BMC host run one after another (in the
  * order they were asked), at most `limit` run at once over every host (`IRONLENS_BMC_CONCURRENCY`),
@@ -67,6 +69,6 @@ export class BmcScheduler {
     const at = Math.max(this.now(), this.nextPowerOnAt);
     this.nextPowerOnAt = at + this.staggerMs;
     const wait = at - this.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (wait > 0) await sleep(wait);
   }
 }

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeAgent } from '../testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 import { refusedBootVars, renderBootVarsScript } from './boot-vars.service';
+import { sleep } from '@ironlens/core/testing';
 
 const MAC = '02:00:00:00:00:01';
 const MAC2 = '02:00:00:00:00:02';
@@ -198,7 +199,7 @@ set menu-timeout 5000
     expect(await text(`mac=${MAC}&hostname=w1`)).toBe(NO_VARS);
     expect(await text('hostname=w1')).toContain('set base-iqn');
     // The guard's operations entry is written after the answer went out.
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     const ops = (await api('GET', '/operations')).json() as { entries: { op: string; records?: { fields: string[] }[] }[] };
     const refused = ops.entries.find((e) => e.op === 'render.refused');
     expect(refused?.records?.[0].fields).toEqual(['chap_user', 'chap_password']);

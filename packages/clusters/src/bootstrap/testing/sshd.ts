@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
-import { freeTcpPort } from '@ironlens/core/testing';
+import { freeTcpPort, sleep } from '@ironlens/core/testing';
 
 const SSHD = '/usr/sbin/sshd';
 
@@ -45,7 +45,7 @@ async function waitListening(host: string, port: number, child: ChildProcess, lo
       s.on('error', () => resolve(false));
     });
     if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   throw new Error(`sshd on ${host}:${port} did not listen: ${log()}`);
 }
