@@ -1,3 +1,4 @@
+import { Periodic } from '@ironlens/core';
 import type { DiskImages } from '../adapters/disk-images.adapter';
 import { isMasterName } from '../domain/names';
 
@@ -18,7 +19,7 @@ export const MASTER_RESCAN_MS = 30_000;
  */
 export class MasterCatalog {
   private cache: Master[] | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private rescans: Periodic<Master[]> | undefined;
 
   constructor(
     private readonly images: DiskImages,
@@ -37,17 +38,14 @@ export class MasterCatalog {
     return this.cache ?? this.refresh();
   }
 
-  /** Rescans every `intervalMs` until `stop()`. The timer does not keep the process alive. */
+  /** Rescans every `intervalMs` until `stop()`, never two scans at once (a slow disk). The timer does not keep the process alive. */
   start(intervalMs = MASTER_RESCAN_MS): void {
     this.stop();
-    this.timer = setInterval(() => {
-      this.refresh().catch(this.onError);
-    }, intervalMs);
-    this.timer.unref();
+    this.rescans = new Periodic(() => this.refresh(), intervalMs, this.onError).start();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.rescans?.stop();
+    this.rescans = undefined;
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAppError } from '../errors';
 import { Store } from '../store';
-import { testStoreTarget, waitUntil } from '../testing';
+import { sleep, testStoreTarget, waitUntil } from '../testing';
 import { execStreaming } from './exec-streaming';
 import { JobsRepository, type JobsTables, jobsMigrations } from './job.repository';
 import { JobCancelledError, type JobContext, JobRunner, type JobRunnerOptions } from './job.runner';
@@ -112,6 +112,45 @@ describe('JobRunner', () => {
     const again = await runner.cancel(job.id).catch((e) => e);
     expect(isAppError(again) && again.status).toBe(400);
     expect(again.code).toBe('job_finished');
+  });
+
+  it('never overlaps its heartbeats or cancel polls: a store slower than the timer delays the next round instead of doubling it', async () => {
+    const store = await Store.open<JobsTables>({ ...target, migrations: jobsMigrations });
+    stores.push(store);
+    const seen = { renew: { now: 0, most: 0, calls: 0 }, poll: { now: 0, most: 0, calls: 0 } };
+    // Counted once the handler runs (the runner's own check before it starts is no poll).
+    let counting = false;
+    const slow = async <T>(c: { now: number; most: number; calls: number }, fn: () => Promise<T>): Promise<T> => {
+      if (!counting) return sleep(100).then(fn);
+      c.calls++;
+      c.most = Math.max(c.most, ++c.now);
+      try {
+        await sleep(100);
+        return await fn();
+      } finally {
+        c.now--;
+      }
+    };
+    class SlowStore extends JobsRepository {
+      override renew(owner: string, ids: string[], leaseUntil: string) {
+        return slow(seen.renew, () => super.renew(owner, ids, leaseUntil));
+      }
+      override isCancelRequested(id: string) {
+        return slow(seen.poll, () => super.isCancelRequested(id));
+      }
+    }
+    const runner = new JobRunner(new SlowStore(store), { flushDelayMs: 5, heartbeatMs: 10, leaseMs: 60_000, cancelPollMs: 10 });
+    runners.push(runner);
+    const job = await runner.start({ kind: 'test.slow-store' }, async () => {
+      counting = true;
+      await sleep(600);
+      return {};
+    });
+    expect((await runner.wait(job.id))?.status).toBe('success');
+    expect(seen.renew.calls).toBeGreaterThan(2);
+    expect(seen.poll.calls).toBeGreaterThan(2);
+    expect(seen.renew.most).toBe(1);
+    expect(seen.poll.most).toBe(1);
   });
 
   it('answers job_not_found for an unknown job id', async () => {

@@ -3,6 +3,7 @@ import { type Env, envInt } from '../config/env';
 import { AppError } from '../errors';
 import { replicaId, replicaIdFromEnv } from '../store/replica';
 import { isFinished, type Job, type JobsRepository, type JobStatus } from './job.repository';
+import { Periodic } from './periodic';
 
 /** Thrown (or used as the abort reason) when a job stops because cancellation was asked. */
 export class JobCancelledError extends Error {
@@ -139,9 +140,12 @@ export class JobRunner {
   private readonly running = new Map<string, Running>();
   private readonly opts: Required<Omit<JobRunnerOptions, 'retention' | 'shared' | 'sweepMs' | 'observer'>> & { retention: Record<string, number>; shared: boolean; sweepMs: number };
   private readonly observer: JobObserver;
-  private pollTimer?: NodeJS.Timeout;
-  private heartbeatTimer?: NodeJS.Timeout;
-  private sweepTimer?: NodeJS.Timeout;
+  /** While jobs run here: asks the store whether one was cancelled (by another replica's request). */
+  private readonly cancelPoll: Periodic<void>;
+  /** While jobs run here: extends their leases. */
+  private readonly heartbeats: Periodic<void>;
+  /** Shared mode, once `recover()` ran: fails other replicas' jobs whose lease ran out. */
+  private readonly sweeps: Periodic<number>;
   /** The kinds `recover()` was called for (what the sweep covers); null: every kind. */
   private sweepKinds: Set<string> | null = new Set();
 
@@ -166,6 +170,10 @@ export class JobRunner {
     };
     this.observer = opts.observer ?? NO_OBSERVER;
     if (!(this.opts.heartbeatMs > 0 && this.opts.leaseMs > this.opts.heartbeatMs)) throw new Error('the job lease must be longer than the heartbeat');
+    // Each on a timer that never overlaps itself: a slow store delays a round, never doubles it.
+    this.cancelPoll = new Periodic(() => this.pollCancels(), this.opts.cancelPollMs);
+    this.heartbeats = new Periodic(() => this.heartbeat(), this.opts.heartbeatMs);
+    this.sweeps = new Periodic(() => this.sweep(), this.opts.sweepMs);
   }
 
   /** Who this runner is in `jobs.owner`. */
@@ -190,25 +198,13 @@ export class JobRunner {
     if (!this.opts.shared) return this.repo.markInterrupted(this.opts.interruptedMessage, kind);
     if (kind === undefined) this.sweepKinds = null;
     else this.sweepKinds?.add(kind);
-    this.ensureSweep();
+    this.sweeps.start();
     return this.repo.failExpired(this.opts.interruptedMessage, kind === undefined ? undefined : [kind]);
   }
 
   /** Shared mode: fails the jobs (of the recovered kinds) whose lease ran out. Returns how many. */
   sweep(): Promise<number> {
     return this.repo.failExpired(this.opts.interruptedMessage, this.sweepKinds ? [...this.sweepKinds] : undefined);
-  }
-
-  private ensureSweep(): void {
-    if (this.sweepTimer) return;
-    this.sweepTimer = setInterval(() => void this.sweep().catch(() => {}), this.opts.sweepMs);
-    this.sweepTimer.unref();
-  }
-
-  private ensureHeartbeat(): void {
-    if (this.heartbeatTimer) return;
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.opts.heartbeatMs);
-    this.heartbeatTimer.unref();
   }
 
   /** Extends the leases of the jobs running here; a job whose lease was taken is aborted. */
@@ -245,8 +241,8 @@ export class JobRunner {
       lost: false,
     };
     this.running.set(id, run);
-    this.ensurePoll();
-    this.ensureHeartbeat();
+    this.cancelPoll.start();
+    this.heartbeats.start();
     run.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.execute(run, handler));
     return job;
   }
@@ -278,10 +274,8 @@ export class JobRunner {
 
   /** Aborts every job running here and waits for them; they end failed as interrupted. */
   async stop(): Promise<void> {
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.pollTimer = undefined;
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.sweepTimer = undefined;
+    this.cancelPoll.stop();
+    this.sweeps.stop();
     const all = [...this.running.values()];
     for (const r of all) r.controller.abort(new Error(this.opts.interruptedMessage));
     await Promise.all(all.map((r) => r.done));
@@ -294,18 +288,17 @@ export class JobRunner {
     run.controller.abort(new JobCancelledError(this.opts.cancelledMessage));
   }
 
-  private ensurePoll(): void {
-    if (this.pollTimer || this.opts.cancelPollMs <= 0) return;
-    this.pollTimer = setInterval(() => {
-      for (const [id, run] of this.running) {
-        if (run.cancelRequested) continue;
+  /** Aborts the jobs running here whose cancellation was requested in the store; a failed read is tried at the next round. */
+  private async pollCancels(): Promise<void> {
+    const ids = [...this.running].filter(([, run]) => !run.cancelRequested).map(([id]) => id);
+    await Promise.all(
+      ids.map((id) =>
         this.repo.isCancelRequested(id).then(
           (yes) => yes && this.abortLocal(id),
           () => {},
-        );
-      }
-    }, this.opts.cancelPollMs);
-    this.pollTimer.unref();
+        ),
+      ),
+    );
   }
 
   private context(run: Running): JobContext {
@@ -422,10 +415,8 @@ export class JobRunner {
     } finally {
       this.running.delete(id);
       if (this.running.size === 0) {
-        if (this.pollTimer) clearInterval(this.pollTimer);
-        this.pollTimer = undefined;
-        if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-        this.heartbeatTimer = undefined;
+        this.cancelPoll.stop();
+        this.heartbeats.stop();
       }
     }
   }

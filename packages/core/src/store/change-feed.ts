@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { Periodic } from '../jobs/periodic';
 import { sleep } from '../jobs/sleep';
 import { pgDriver } from './pg-module';
 import { replicaId } from './replica';
@@ -150,7 +151,7 @@ export class PgChangeFeed implements ChangeFeed {
   private client: pg.Client | null = null;
   private closed = false;
   private reconnectTimer?: NodeJS.Timeout;
-  private pingTimer?: NodeJS.Timeout;
+  private pings?: Periodic<void>;
   private delay: number;
   private pending = new Set<string>();
   private scheduled = false;
@@ -174,8 +175,8 @@ export class PgChangeFeed implements ChangeFeed {
   static async open(pool: pg.Pool, opts: ChangeFeedOptions = {}): Promise<PgChangeFeed> {
     const feed = new PgChangeFeed(pool, opts);
     await feed.listen();
-    feed.pingTimer = setInterval(() => feed.ping(), feed.opts.pingMs);
-    feed.pingTimer.unref();
+    // One ping at a time: a ping still waiting on a slow server is not stacked with more.
+    feed.pings = new Periodic(() => feed.ping(), feed.opts.pingMs).start();
     return feed;
   }
 
@@ -235,10 +236,10 @@ export class PgChangeFeed implements ChangeFeed {
     this.reconnectTimer.unref();
   }
 
-  private ping(): void {
+  private async ping(): Promise<void> {
     const c = this.client;
     if (!c) return;
-    c.query('select 1').catch((err: Error) => this.lost(c, `ping failed: ${err.message}`));
+    await c.query('select 1').catch((err: Error) => this.lost(c, `ping failed: ${err.message}`));
   }
 
   publish(topic: string, key: string | null = null): void {
@@ -293,7 +294,7 @@ export class PgChangeFeed implements ChangeFeed {
     await this.flush();
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.pings?.stop();
     const c = this.client;
     this.client = null;
     if (c) {
