@@ -120,7 +120,7 @@ describe('console power controls in Chromium', () => {
     await batch.getByTestId('batch-power-run').click();
     await page.getByTestId('batch-power-confirm').getByTestId('batch-power-confirm-ok').click();
     const result = batch.getByTestId('batch-power-result');
-    await expect.poll(() => result.locator('li').count(), { timeout: 20_000 }).toBe(2);
+    await expect.poll(() => result.locator('tbody tr').count(), { timeout: 20_000 }).toBe(2);
     expect(await result.textContent()).toContain('pending');
     await expect.poll(() => page.getByTestId(`last-power-${macKey(SYSTEMS[1].mac)}`).textContent(), { timeout: 10_000 }).toContain('cycle (network boot)');
     expect(await axe('batch-power')).toEqual([]);
