@@ -122,6 +122,7 @@ describe('console power controls in Chromium', () => {
     const result = batch.getByTestId('batch-power-result');
     await expect.poll(() => result.locator('tbody tr').count(), { timeout: 20_000 }).toBe(2);
     expect(await result.textContent()).toContain('pending');
+    for (const s of SYSTEMS) expect(await page.getByRole('table', { name: 'Power results' }).getByRole('row').filter({ hasText: s.mac }).textContent()).toMatch(/cycle \(network boot\).*pending/);
     await expect.poll(() => page.getByTestId(`last-power-${macKey(SYSTEMS[1].mac)}`).textContent(), { timeout: 10_000 }).toContain('cycle (network boot)');
     expect(await axe('batch-power')).toEqual([]);
     await page.screenshot({ path: join(artifacts, 'batch-power.png'), fullPage: true });

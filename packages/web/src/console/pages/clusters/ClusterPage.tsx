@@ -157,14 +157,18 @@ function Nodes({ id, ov, onDone }: { id: string; ov: Overview; onDone: () => voi
               caption={result.cordon ? 'Cordon results' : 'Uncordon results'}
               columns={['Node']}
               testId="nodes-result"
-              items={result.items.map((i) => ({
-                key: i.name,
-                className: i.error ? 'row-not_found' : undefined,
-                cells: [i.name],
-                tone: i.error ? ('bad' as const) : ('good' as const),
-                label: i.error ? 'failed' : result.cordon ? 'cordoned' : 'uncordoned',
-                detail: i.error ? <span className="error-text">{i.error}</span> : i.schedulingDisabled == null ? '' : i.schedulingDisabled ? 'scheduling disabled' : 'schedulable',
-              }))}
+              items={result.items.map((i) => {
+                const failed = !i.ok || !!i.error;
+                const state = i.schedulingDisabled == null ? '' : i.schedulingDisabled ? 'scheduling disabled' : 'schedulable';
+                return {
+                  key: i.name,
+                  className: failed ? 'row-not_found' : undefined,
+                  cells: [i.name],
+                  tone: failed ? ('bad' as const) : ('good' as const),
+                  label: failed ? 'failed' : result.cordon ? 'cordoned' : 'uncordoned',
+                  detail: failed ? <span className="error-text">{i.error ?? 'failed'}</span> : state,
+                };
+              })}
             />
           </ScrollBox>
         )}
