@@ -113,7 +113,11 @@ describe('console power controls in Chromium', () => {
 
   it('powers the selected devices from the list, one result each', async () => {
     await page.goto(`${cp.urls.console}/machines/devices`);
-    for (const s of SYSTEMS) await page.getByTestId(`pick-${macKey(s.mac)}`).check();
+    // One device ticked, then the rest through select-all (the pool's shared table).
+    await page.getByRole('checkbox', { name: `Select ${SYSTEMS[0].mac} for a power action` }).check();
+    expect(await page.getByTestId('batch-power').getByRole('heading').textContent()).toBe('Power 1 selected device');
+    await page.getByRole('checkbox', { name: 'Select all shown devices for a power action' }).check();
+    for (const s of SYSTEMS) expect(await page.getByTestId(`pick-${macKey(s.mac)}`).isChecked()).toBe(true);
     const batch = page.getByTestId('batch-power');
     await expect.poll(() => batch.isVisible()).toBe(true);
     await batch.getByTestId('batch-power-action').selectOption('cycle');
