@@ -141,6 +141,17 @@ describe('a kubeconfig server NAME resolving to a link-local / metadata address 
     expect(list.json().items.find((c: { id: string }) => c.id === id)).toMatchObject({ ready: false });
   });
 
+  it('refuses the connection to an HTTP proxy whose name resolves to a metadata address (the cluster\'s proxy settings)', async () => {
+    await refusedByTheGuard('metadata.evil.test');
+    const proxy = JSON.stringify({ mode: 'custom', httpProxy: 'http://metadata.evil.test:3128', httpsProxy: 'http://metadata.evil.test:3128', noProxy: null });
+    const { payload, headers } = multipart({ name: `p-${process.pid}`, proxy }, { content: api.kubeconfig(`http://good.test:${new URL(api.url).port}`) });
+    const reg = await t.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
+    expect(reg.statusCode, reg.body).toBe(201);
+    const res = await overview(reg.json().cluster.id);
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().code).toBe('cluster_address_forbidden');
+  });
+
   it('refuses a name that resolved to loopback before and to 169.254.169.254 at the next connection (DNS rebinding)', async () => {
     const id = await register(`http://rebind.test:${new URL(api.url).port}`);
     expect((await overview(id)).statusCode).toBe(200);

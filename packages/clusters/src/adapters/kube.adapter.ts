@@ -251,10 +251,11 @@ export class ClientNodeKube implements Kube {
     // One keep-alive agent per connection instead of one per request.
     const holder = kc as unknown as { createAgent: (cluster: unknown, o: Record<string, unknown>) => Agent };
     const original = holder.createAgent.bind(kc);
-    // Every connection's name resolution is checked (without a proxy: with one, the proxy resolves).
+    // Every connection's name resolution is checked: the server's, or an HTTP(S) proxy's (which then resolves the server itself).
     const lookup = opts.allowLinkLocal ? undefined : guardedLookup(opts.resolve);
     holder.createAgent = (cluster, o) => {
-      this.agent ??= original(cluster, { ...o, keepAlive: true, maxSockets: 64, ...(lookup ? { lookup } : {}) });
+      // `proxyRequestOptions` reaches hpagent's CONNECT to an HTTP(S) proxy: the proxy's own name is checked too.
+      this.agent ??= original(cluster, { ...o, keepAlive: true, maxSockets: 64, ...(lookup ? { lookup, proxyRequestOptions: { lookup } } : {}) });
       return this.agent;
     };
     this.kc = kc;
