@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,6 +86,8 @@ async function versions(): Promise<Record<string, string>> {
     for (const o of (await custom.listNamespacedCustomObject({ ...api, namespace: ns, plural })).items as Array<{ metadata: { name: string; resourceVersion: string } }>) add(`${plural}/${o.metadata.name}`, o);
   }
   add('svc/lens-authz', await core.readNamespacedService({ name: 'lens-authz', namespace: ns }));
+  // What the real controller made from them: the proxy's Service (a write here would be a reconcile's doing too).
+  for (const s of (await proxyServices()).items) add(`proxy-svc/${s.metadata?.name}`, s);
   for (const s of (await core.listSecretForAllNamespaces({ labelSelector: 'owner=helm' })).items) add(`helm/${s.metadata?.namespace}/${s.metadata?.name}`, s);
   // CRDs (the two bundles).
   for (const crd of ['gateways.gateway.networking.k8s.io', 'httproutes.gateway.networking.k8s.io', 'inferencepools.inference.networking.k8s.io']) {
@@ -94,9 +97,13 @@ async function versions(): Promise<Record<string, string>> {
   return out;
 }
 
+/** The Service(s) Envoy Gateway generated for the registration's Gateway (found by its owning-gateway labels). */
+const proxyServices = () =>
+  core.listNamespacedService({ namespace: 'envoy-gateway-system', labelSelector: `gateway.envoyproxy.io/owning-gateway-name=lens-gateway,gateway.envoyproxy.io/owning-gateway-namespace=${ns}` });
+
 /** The nodePort of the Service Envoy Gateway generated for the registration's Gateway. */
 async function proxyNodePort(): Promise<number | undefined> {
-  const svcs = await core.listNamespacedService({ namespace: 'envoy-gateway-system', labelSelector: `gateway.envoyproxy.io/owning-gateway-name=lens-gateway,gateway.envoyproxy.io/owning-gateway-namespace=${ns}` });
+  const svcs = await proxyServices();
   return svcs.items[0]?.spec?.ports?.find((p) => p.port === 80)?.nodePort;
 }
 
@@ -282,22 +289,41 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     expect(seen.log.join('\n')).toContain('is deployed with these values');
   }, 10 * 60_000);
 
-  it('a PATCH with nothing changed starts nothing; a port change updates the NodePort in place', async () => {
+  it('a PATCH with nothing changed starts nothing; a port change moves the real proxy Service to the new nodePort, and a reconcile after it changes nothing', async () => {
+    // The controller watches EnvoyProxy objects (it started, as its pod does, once its chart's CRDs were served).
+    expect(readFileSync(eg.logPath, 'utf8')).not.toMatch(/EnvoyProxy CRD not found/);
     const prev = (await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: id, limit: 1 }))[0].id;
     expect((await send('PATCH', `/api/cluster/clusters/${id}`, { description: 'same gateway' })).statusCode).toBe(200);
     await new Promise((r) => setTimeout(r, 1000));
     expect((await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: id, limit: 1 }))[0].id).toBe(prev);
     const before = await versions();
+    const svcBefore = (await proxyServices()).items.map((x) => ({ name: x.metadata?.name, uid: x.metadata?.uid }));
+    expect(svcBefore).toHaveLength(1);
     expect((await send('PATCH', `/api/cluster/clusters/${id}`, { gatewayPort: 30081 })).statusCode).toBe(200);
     const job = await lastJob(prev);
     expect(job.status, job.error ?? '').toBe('success');
     const after = await versions();
-    const moved = Object.keys(after).filter((k) => after[k] !== before[k]);
+    const moved = Object.keys(after).filter((k) => after[k] !== before[k] && !k.startsWith('proxy-svc/'));
     expect(moved).toEqual(['envoyproxies/lens-gateway-proxy']);
     const proxy = (await custom.getNamespacedCustomObject({ ...EG, namespace: ns, plural: 'envoyproxies', name: 'lens-gateway-proxy' })) as { spec: { provider: { kubernetes: { envoyService: { patch: { value: { spec: { ports: Array<{ nodePort: number }> } } } } } } } };
     expect(proxy.spec.provider.kubernetes.envoyService.patch.value.spec.ports[0].nodePort).toBe(30081);
-    // Not asserted: Envoy Gateway v1.8.1 kept nodePort 30080 on the proxy Service it had already
-    // made (seen in this suite), though its EnvoyProxy now says 30081 — see docs/clusters.md.
+    // The real controller updates its Service in place (the same object, server-side applied).
+    await until('Envoy Gateway to move its Service to 30081', async () => (await proxyNodePort()) === 30081).catch((e: Error) => {
+      throw new Error(`${e.message}\ncontroller log: ${eg.log()}`);
+    });
+    expect((await proxyServices()).items.map((x) => ({ name: x.metadata?.name, uid: x.metadata?.uid }))).toEqual(svcBefore);
+    const st = (await get(`/api/cluster/clusters/${id}/gateway/status`)).json();
+    expect(st).toMatchObject({ gatewayPort: 30081, gatewayPublicUrl: `http://${st.gatewayAddress}:30081/v1`, lastOperation: { status: 'succeeded' } });
+    // Settled: a forced reconcile now moves no resourceVersion, the controller's Service included.
+    const settled = await versions();
+    const again = await send('POST', `/api/cluster/clusters/${id}/gateway/reconcile`);
+    expect(again.statusCode).toBe(202);
+    const job2 = await lastJob(job.id);
+    expect(job2.status, job2.error ?? '').toBe('success');
+    expect(job2.result?.changed, job2.log.join('\n')).toBe(0);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await versions()).toEqual(settled);
+    expect(await proxyNodePort()).toBe(30081);
   }, 10 * 60_000);
 
   it('a loopback gatewayAuthzHost shows as the hook’s failure with the API server’s reason', async () => {
