@@ -374,6 +374,65 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     expect((await lastJob(job.id)).status).toBe('success');
   }, 15 * 60_000);
 
+  it('a second registration, its console on an ephemeral port: the hook fails with gateway_authz_port_unknown until the bound port is given, then points at it; its delete leaves the first registration alone', async () => {
+    const t2 = await startClustersApp({
+      env: {
+        IRONLENS_GITHUB_MIRROR: gh.url,
+        IRONLENS_CHART_MIRROR: charts.url,
+        IRONLENS_HELM: testHelm(),
+        IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
+        IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS: '90000',
+        IRONLENS_CLUSTER_REQUEST_TIMEOUT_MS: '30000',
+      },
+    });
+    try {
+      const done = (cid: string, after?: string) =>
+        until(
+          'the second registration’s gateway job',
+          async () => {
+            const [j] = await t2.services.runner.repository.list({ kind: 'clusters.gateway', subject: cid, limit: 1 });
+            return j && j.id !== after && j.status !== 'queued' && j.status !== 'running' ? (j as unknown as JobView) : null;
+          },
+          600_000,
+        );
+      const { payload, headers } = multipart({ name: 'second', gatewayProvider: 'envoy-ai-gateway', gatewayPort: '30082', gatewayAuthzHost: '192.0.2.11' }, { content: h.kubeconfig });
+      const res = await t2.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
+      expect(res.statusCode, res.body).toBe(201);
+      const id2 = res.json().cluster.id as string;
+      const ns2 = `lens-gateway-${id2}`;
+      const job = await done(id2);
+      expect(job.status, `${job.error}\n${job.log.join('\n')}`).toBe('success');
+      expect(job.result?.hookError).toMatch(/^gateway_authz_port_unknown: /);
+      // The rest is there; the hook is not.
+      expect((await custom.getNamespacedCustomObject({ ...GW, namespace: ns2, plural: 'gateways', name: 'lens-gateway' })) as object).toBeTruthy();
+      await expect(core.readNamespacedService({ name: 'lens-authz', namespace: ns2 })).rejects.toThrow();
+      const st = (await t2.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id2}/gateway/status` })).json();
+      expect(st.authz).toMatchObject({ state: 'failed', reason: expect.stringMatching(/^gateway_authz_port_unknown: .*IRONLENS_GATEWAY_AUTHZ_PORT/) });
+      // What `ironlens serve` does once its console listens; a reconcile then applies the hook on that port.
+      t2.services.gateway.useConsolePort(41234);
+      expect((await t2.app.inject({ method: 'POST', url: `/api/cluster/clusters/${id2}/gateway/reconcile` })).statusCode).toBe(202);
+      const job2 = await done(id2, job.id);
+      expect(job2.status, job2.error ?? '').toBe('success');
+      expect(job2.result?.hookError).toBeNull();
+      const svc = await core.readNamespacedService({ name: 'lens-authz', namespace: ns2 });
+      expect(svc.spec?.ports?.[0]).toMatchObject({ port: 8081, targetPort: 41234 });
+      const slice = (await custom.getNamespacedCustomObject({ group: 'discovery.k8s.io', version: 'v1', namespace: ns2, plural: 'endpointslices', name: 'lens-authz-ironlens' })) as { ports: Array<{ port: number }>; endpoints: Array<{ addresses: string[] }> };
+      expect(slice.ports[0].port).toBe(41234);
+      expect(slice.endpoints[0].addresses).toEqual(['192.0.2.11']);
+      expect((await t2.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id2}/gateway/status` })).json().authz).toMatchObject({ state: 'ready', reason: null, endpoints: ['192.0.2.11'] });
+      // Deleting this registration leaves the first one's namespace, Gateway and class in place.
+      const del = await t2.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${id2}` });
+      expect(del.statusCode, del.body).toBe(204);
+      expect((await core.listNamespace()).items.map((n) => n.metadata?.name)).not.toContain(ns2);
+      expect((await core.readNamespace({ name: ns })).metadata?.name).toBe(ns);
+      expect(((await custom.getNamespacedCustomObject({ ...GW, namespace: ns, plural: 'gateways', name: 'lens-gateway' })) as { metadata: { labels: Record<string, string> } }).metadata.labels['ironlens.dev/cluster']).toBe(id);
+      expect(((await custom.getClusterCustomObject({ ...GW, plural: 'gatewayclasses', name: `lens-envoy-ai-gateway-${id}` })) as { metadata: { name: string } }).metadata.name).toBe(`lens-envoy-ai-gateway-${id}`);
+      await expect(custom.getClusterCustomObject({ ...GW, plural: 'gatewayclasses', name: `lens-envoy-ai-gateway-${id2}` })).rejects.toThrow();
+    } finally {
+      await t2.close();
+    }
+  }, 15 * 60_000);
+
   it('delete removes the namespace and the registration’s class, never the provider control plane or a user’s namespace', async () => {
     await core.createNamespace({ body: { metadata: { name: `user-${process.pid}` } } });
     const res = await send('DELETE', `/api/cluster/clusters/${id}`);
