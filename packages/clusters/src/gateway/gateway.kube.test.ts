@@ -428,6 +428,11 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
       expect(((await custom.getNamespacedCustomObject({ ...GW, namespace: ns, plural: 'gateways', name: 'lens-gateway' })) as { metadata: { labels: Record<string, string> } }).metadata.labels['ironlens.dev/cluster']).toBe(id);
       expect(((await custom.getClusterCustomObject({ ...GW, plural: 'gatewayclasses', name: `lens-envoy-ai-gateway-${id}` })) as { metadata: { name: string } }).metadata.name).toBe(`lens-envoy-ai-gateway-${id}`);
       await expect(custom.getClusterCustomObject({ ...GW, plural: 'gatewayclasses', name: `lens-envoy-ai-gateway-${id2}` })).rejects.toThrow();
+      // The real controller takes down the proxy it ran for that Gateway, and only that one.
+      const proxiesOf = async (n: string) =>
+        (await core.listNamespacedService({ namespace: 'envoy-gateway-system', labelSelector: `gateway.envoyproxy.io/owning-gateway-namespace=${n}` })).items.length;
+      await until('Envoy Gateway to remove the second registration’s proxy Service', async () => (await proxiesOf(ns2)) === 0);
+      expect(await proxiesOf(ns)).toBe(1);
     } finally {
       await t2.close();
     }
@@ -442,5 +447,7 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     expect((await core.readNamespace({ name: `user-${process.pid}` })).metadata?.name).toBe(`user-${process.pid}`);
     expect((await apps.readNamespacedDeployment({ name: 'envoy-gateway', namespace: 'envoy-gateway-system' })).metadata?.name).toBe('envoy-gateway');
     expect(JSON.parse(helmCli('list', '--namespace', 'envoy-gateway-system', '--output', 'json')).map((r: { name: string }) => r.name)).toEqual(['eg']);
+    // The proxy the real controller ran for the registration's Gateway goes with it.
+    await until('Envoy Gateway to remove the proxy Service', async () => (await proxyServices()).items.length === 0);
   }, 5 * 60_000);
 });
