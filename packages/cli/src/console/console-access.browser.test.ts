@@ -172,6 +172,9 @@ describe('console access in Chromium', () => {
     const bmc = { driver: 'redfish', url: 'https://127.0.0.1:9/redfish/v1/Systems/1', username: 'admin', password: 'secret', verify_tls: false };
     const put = await fetch(`${cp.urls.boot}/devices/${MAC}/bmc`, { method: 'PUT', headers: json, body: JSON.stringify(bmc) });
     expect(put.status, await put.clone().text()).toBe(200);
+    // A storage agent (nothing listens on its port: its LUN list fails, its controls are there).
+    const agent = await fetch(`${cp.urls.boot}/agents`, { method: 'POST', headers: json, body: JSON.stringify({ id: 'st-01', base_url: 'http://127.0.0.1:9', role: { disk: true } }) });
+    expect(agent.status, await agent.clone().text()).toBe(201);
     const key = MAC.replace(/:/g, '');
 
     /** [test id, the permission its route needs (null: the viewer has it), usable by an admin right now]. */
@@ -210,6 +213,15 @@ describe('console access in Chromium', () => {
         controls: [
           ['workers-create-cluster', 'cluster:bootstrap:preflight', true],
           ['disks-create', 'metal:disk:write', false],
+        ],
+      },
+      {
+        path: '/machines/storage',
+        ready: 'agent-luns-st-01',
+        prepare: () => page.getByTestId('agent-luns-st-01').click(),
+        controls: [
+          ['luns-rescan', 'metal:lun:write', true],
+          ['cd-create', 'metal:lun:write', false],
         ],
       },
       {
