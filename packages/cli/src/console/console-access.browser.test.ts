@@ -200,6 +200,8 @@ describe('console access in Chromium', () => {
         controls: [['fetch-host-keys', 'cluster:bootstrap:preflight', true]],
       },
       { path: '/bootstrap?workers=w20', ready: 'worker-wizard', controls: [['worker-wizard-preflight', 'cluster:bootstrap:preflight', false]] },
+      // A running bootstrap job's page (the job's answer stubbed in the page: a real one needs SSH nodes).
+      { path: '/bootstrap/bs-gated', ready: 'bootstrap-phase', controls: [['bootstrap-cancel', 'cluster:bootstrap:cancel', true]] },
       {
         path: '/machines/devices',
         ready: 'devices-table',
@@ -266,11 +268,14 @@ describe('console access in Chromium', () => {
         await shot(`${role}-gated-${p.path.replace(/[^a-z0-9]+/gi, '-')}`);
       }
     };
+    const running = { id: 'bs-gated', phase: 'running', logTail: 'TASK [kubernetes]', error: null, kubeconfig: null, clusterId: null, createdAt: new Date().toISOString() };
+    await page.route('**/api/cluster/bootstrap/bs-gated', (route) => route.fulfill({ json: running }));
     await signIn(tokens.viewer);
     await expect.poll(() => page.getByTestId('signed-in').textContent(), { timeout: 10_000 }).toBe('Signed in as lab-viewer (viewer)');
     await visit('viewer');
     await signIn(tokens.admin);
     await expect.poll(() => page.getByTestId('signed-in').textContent(), { timeout: 10_000 }).toBe('Signed in as lab-admin (admin)');
     await visit('admin');
+    await page.unroute('**/api/cluster/bootstrap/bs-gated');
   });
 });
