@@ -69,7 +69,7 @@ beforeAll(async () => {
   if (!existsSync(DNSMASQ)) throw new Error(`${DNSMASQ} is missing: install the Debian package dnsmasq-base (scripts/install-test-deps.sh)`);
   writeFileSync(hostsFile, '127.0.0.1 rebind.test\n');
   const port = await freeTcpPort();
-  const args = ['--keep-in-foreground', '--conf-file=/dev/null', '--no-resolv', '--no-hosts', '--no-dhcp-interface=', '--bind-interfaces', '--listen-address=127.0.0.1'];
+  const args = ['--keep-in-foreground', '--conf-file=/dev/null', '--no-resolv', '--no-hosts', '--bind-interfaces', '--listen-address=127.0.0.1'];
   args.push(`--port=${port}`, '--user=root', '--pid-file=', `--addn-hosts=${hostsFile}`, '--address=/good.test/127.0.0.1', '--log-facility=-');
   for (const [name, address] of Object.entries(EVIL)) args.push(`--address=/${name}/${address}`);
   dnsmasq = spawn(DNSMASQ, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
