@@ -1,6 +1,8 @@
 import { type FormEvent, useMemo, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { gate, useAccess } from '../../access';
 import { type BootstrapListItem, type BootstrapNodeInput, type BootstrapRole, fingerprintOf, type HostKeyItem, type HostKeyPin, type PreflightResponse } from '../../clusters-api';
+import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate, useLocation } from '../../router';
@@ -59,6 +61,7 @@ export function BootstrapListPage() {
 
 function Wizard() {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [rows, setRows] = useState<NodeRow[]>(() => [newRow(true), newRow(false)]);
   const [keys, setKeys] = useState<HostKeyItem[] | null>(null);
   const [confirmed, setConfirmed] = useState<Set<string>>(new Set());
@@ -178,7 +181,7 @@ function Wizard() {
           <button type="button" className="btn" onClick={() => setRows((rs) => [...rs, newRow(false)])}>
             Add a node row
           </button>
-          <button type="submit" className="btn btn-primary" disabled={act.pending || !rows.some((r) => r.host.trim())} data-testid="fetch-host-keys">
+          <button type="submit" className="btn btn-primary" {...gate(access, 'cluster:bootstrap:preflight', act.pending || !rows.some((r) => r.host.trim()))} data-testid="fetch-host-keys">
             Fetch host keys
           </button>
         </div>
@@ -225,7 +228,7 @@ function Wizard() {
             })}
           </ul>
           <div className="form-actions start">
-            <button type="button" className="btn btn-primary" disabled={!allConfirmed || noControlPlane || act.pending} onClick={() => void runPreflight()} data-testid="run-preflight">
+            <button type="button" className="btn btn-primary" {...gate(access, 'cluster:bootstrap:preflight', !allConfirmed || noControlPlane || act.pending)} onClick={() => void runPreflight()} data-testid="run-preflight">
               Run preflight
             </button>
           </div>
@@ -237,31 +240,27 @@ function Wizard() {
             Preflight {preflight.allPassed ? <Badge tone="good">all passed</Badge> : <Badge tone="bad">not passed</Badge>}
           </h3>
           <ScrollBox label="Preflight table">
-            <table className="table" data-testid="preflight-table">
-              <caption className="sr-only">Preflight per node and check</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Node</th>
-                  <th scope="col">Check</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                {preflight.items.flatMap((n) =>
-                  n.checks.map((c, j) => (
-                    <tr key={`${n.host}/${c.id}`} className={c.status === 'failed' ? 'row-conflict' : undefined} data-testid={`check-${n.host}-${c.id}`}>
-                      <td>{j === 0 ? `${n.host} (${n.roles.join(', ')})` : ''}</td>
-                      <td>{c.label}</td>
-                      <td>
-                        <Badge tone={c.status === 'passed' ? 'good' : c.status === 'failed' ? 'bad' : 'muted'}>{c.status}</Badge>
-                      </td>
-                      <td className="small">{c.detail ?? (j === 0 ? (n.error ?? '') : '')}</td>
-                    </tr>
-                  )),
-                )}
-              </tbody>
-            </table>
+            <DataTable
+              caption="Preflight per node and check"
+              testId="preflight-table"
+              columns={['Node', 'Check', 'Status', 'Detail']}
+              rows={preflight.items.flatMap((n) =>
+                n.checks.map((c, j) => ({
+                  key: `${n.host}/${c.id}`,
+                  className: c.status === 'failed' ? 'row-conflict' : undefined,
+                  testId: `check-${n.host}-${c.id}`,
+                  cellClass: [undefined, undefined, undefined, 'small'],
+                  cells: [
+                    j === 0 ? `${n.host} (${n.roles.join(', ')})` : '',
+                    c.label,
+                    <Badge key="status" tone={c.status === 'passed' ? 'good' : c.status === 'failed' ? 'bad' : 'muted'}>
+                      {c.status}
+                    </Badge>,
+                    c.detail ?? (j === 0 ? (n.error ?? '') : ''),
+                  ],
+                })),
+              )}
+            />
           </ScrollBox>
           <fieldset className="field">
             <legend>When it succeeds</legend>
@@ -283,7 +282,7 @@ function Wizard() {
             )}
           </fieldset>
           <div className="form-actions start">
-            <button type="button" className="btn btn-primary" disabled={!preflight.allPassed || act.pending || (register.on && !register.name.trim())} onClick={() => void start()} data-testid="bootstrap-start">
+            <button type="button" className="btn btn-primary" {...gate(access, 'cluster:bootstrap:execute', !preflight.allPassed || act.pending || (register.on && !register.name.trim()))} onClick={() => void start()} data-testid="bootstrap-start">
               Start bootstrap
             </button>
           </div>

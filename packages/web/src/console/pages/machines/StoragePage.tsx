@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
-import { useAccess } from '../../access';
+import { gate, useAccess } from '../../access';
 import { DataTable } from '../../components/tables';
 import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
@@ -21,63 +21,44 @@ export function StoragePage() {
         <h2 id="agents-title">Agents</h2>
         <ErrorNote error={agents.error} testId="agents-error" />
         <ScrollBox label="Scrollable table">
-          <table className="table" data-testid="agents-table">
-            <caption className="sr-only">Storage agents</caption>
-            <thead>
-              <tr>
-                <th scope="col">Agent</th>
-                <th scope="col">Health</th>
-                <th scope="col">URL</th>
-                <th scope="col">iSCSI portal</th>
-                <th scope="col">Roles</th>
-                <th scope="col">Capabilities</th>
-                <th scope="col">Tags</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(agents.data ?? []).map((a) => (
-                <tr key={a.id} data-testid={`agent-row-${a.id}`}>
-                  <td>{a.id}</td>
-                  <td>
-                    <Badge tone={toneOf[a.health ?? 'ok'] ?? 'warn'} testId={`agent-health-${a.id}`}>
-                      {a.health ?? 'unknown'}
-                    </Badge>
-                    {a.error && <div className="small error-text">{a.error}</div>}
-                  </td>
-                  <td className="mono">{a.base_url}</td>
-                  <td className="mono">{a.iscsi_server ?? '—'}</td>
-                  <td>{[a.role.disk && 'disk', a.role.cd && 'cd'].filter(Boolean).join(', ') || '—'}</td>
-                  <td className="small">
-                    {a.capabilities
-                      ? Object.entries(a.capabilities)
-                          .filter(([, v]) => typeof v === 'string' || typeof v === 'boolean')
-                          .map(([k, v]) => `${k}: ${String(v)}`)
-                          .join(' · ')
-                      : '—'}
-                  </td>
-                  <td>{a.tags.join(', ') || '—'}</td>
-                  <td className="actions">
-                    <button type="button" className="btn btn-small" onClick={() => setEditing(a)} aria-label={`Edit ${a.id}`} data-testid={`agent-edit-${a.id}`}>
-                      Edit
-                    </button>
-                    <button type="button" className="btn btn-small" onClick={() => setLunsOf(lunsOf === a.id ? null : a.id)} aria-expanded={lunsOf === a.id} aria-label={`LUNs of ${a.id}`} data-testid={`agent-luns-${a.id}`}>
-                      LUNs
-                    </button>
-                  </td>
-                </tr>
-              ))}
-              {agents.data && agents.data.length === 0 && (
-                <tr>
-                  <td colSpan={8} className="empty">
-                    No agent registered yet: probe one above.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Storage agents"
+            testId="agents-table"
+            columns={['Agent', 'Health', 'URL', 'iSCSI portal', 'Roles', 'Capabilities', 'Tags', <span key="actions" className="sr-only">Actions</span>]}
+            empty={agents.data ? 'No agent registered yet: probe one above.' : null}
+            rows={(agents.data ?? []).map((a) => ({
+              key: a.id,
+              testId: `agent-row-${a.id}`,
+              cellClass: [undefined, undefined, 'mono', 'mono', undefined, 'small', undefined, 'actions'],
+              cells: [
+                a.id,
+                <>
+                  <Badge tone={toneOf[a.health ?? 'ok'] ?? 'warn'} testId={`agent-health-${a.id}`}>
+                    {a.health ?? 'unknown'}
+                  </Badge>
+                  {a.error && <div className="small error-text">{a.error}</div>}
+                </>,
+                a.base_url,
+                a.iscsi_server ?? '—',
+                [a.role.disk && 'disk', a.role.cd && 'cd'].filter(Boolean).join(', ') || '—',
+                a.capabilities
+                  ? Object.entries(a.capabilities)
+                      .filter(([, v]) => typeof v === 'string' || typeof v === 'boolean')
+                      .map(([k, v]) => `${k}: ${String(v)}`)
+                      .join(' · ')
+                  : '—',
+                a.tags.join(', ') || '—',
+                <>
+                  <button type="button" className="btn btn-small" onClick={() => setEditing(a)} aria-label={`Edit ${a.id}`} data-testid={`agent-edit-${a.id}`}>
+                    Edit
+                  </button>
+                  <button type="button" className="btn btn-small" onClick={() => setLunsOf(lunsOf === a.id ? null : a.id)} aria-expanded={lunsOf === a.id} aria-label={`LUNs of ${a.id}`} data-testid={`agent-luns-${a.id}`}>
+                    LUNs
+                  </button>
+                </>,
+              ],
+            }))}
+          />
         </ScrollBox>
       </section>
       {lunsOf && <Luns agentId={lunsOf} />}
@@ -288,6 +269,7 @@ function EditAgent({ agent, onClose, onDone }: { agent: AgentView; onClose: () =
 
 function Luns({ agentId }: { agentId: string }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const luns = usePoll(() => metal.luns(agentId), 15_000, [agentId]);
   const [deleteFile, setDeleteFile] = useState(false);
   const act = useAction();
@@ -312,7 +294,7 @@ function Luns({ agentId }: { agentId: string }) {
     <section className="card" aria-labelledby="luns-title" data-testid="luns">
       <div className="card-head">
         <h2 id="luns-title">LUNs on {agentId}</h2>
-        <button type="button" className="btn btn-small" onClick={() => void scan()} disabled={act.pending}>
+        <button type="button" className="btn btn-small" onClick={() => void scan()} {...gate(access, 'metal:lun:write', act.pending)} data-testid="luns-rescan">
           Rescan
         </button>
       </div>
@@ -322,7 +304,7 @@ function Luns({ agentId }: { agentId: string }) {
           <span>New install CD target: ISO file on this agent</span>
           <input value={iso} onChange={(e) => setIso(e.target.value)} placeholder="Win11_24H2.iso" required data-testid="cd-iso" />
         </label>
-        <button type="submit" className="btn" disabled={!iso.trim() || act.pending} data-testid="cd-create">
+        <button type="submit" className="btn" {...gate(access, 'metal:lun:write', !iso.trim() || act.pending)} data-testid="cd-create">
           Create CD target
         </button>
       </form>
@@ -343,7 +325,7 @@ function Luns({ agentId }: { agentId: string }) {
               t.iqn,
               (t.luns ?? []).map((l) => l.backing).join(', ') || '—',
               (t.acl ?? []).join(', ') || '—',
-              <button key="d" type="button" className="btn btn-small btn-danger" onClick={() => void remove(t.iqn)} disabled={act.pending} aria-label={`Delete target ${t.iqn}`}>
+              <button key="d" type="button" className="btn btn-small btn-danger" onClick={() => void remove(t.iqn)} {...gate(access, 'metal:lun:delete', act.pending)} aria-label={`Delete target ${t.iqn}`}>
                 Delete
               </button>,
             ],
