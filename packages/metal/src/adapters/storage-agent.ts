@@ -1,4 +1,9 @@
 import { AppError, type ChapCredential } from '@ironlens/core';
+import type { AgentCapabilities, AgentLunTarget, AgentMaster, CreatedLun, ScanResult } from '../api/schemas';
+
+/** The answers as metal's client checked them: the agent's own schemas (`@ironlens/agent/api`), each field that may be missing optional. */
+export type { AgentCapabilities, AgentMaster, CreatedLun, ScanResult };
+export type AgentTarget = AgentLunTarget;
 
 /**
  * The storage agent (packages/agent) as the control plane uses it: one typed method per
@@ -35,26 +40,6 @@ export interface StorageAgents {
   connect(endpoint: AgentEndpoint): StorageAgent;
 }
 
-export interface AgentCapabilities {
-  backend?: 'stgt' | 'lio';
-  fs_type?: string;
-  cd?: boolean;
-  persistent?: string;
-  /** Checked with `isBaseIqn`. */
-  base_iqn?: string;
-  clone?: string;
-  empty_disk?: string;
-}
-
-export interface AgentTarget {
-  iqn: string;
-  tid?: number;
-  luns: Array<{ backing: string }>;
-  acl?: string[];
-  /** CHAP users a login must prove (stgt agents; absent without CHAP). Checked with `isChapUser`. */
-  accounts?: string[];
-}
-
 export interface ScanRequest {
   chap?: ChapCredential[];
 }
@@ -79,32 +64,10 @@ export interface CreateCdRequest {
   timeoutMs?: number;
 }
 
-export interface CreatedLun {
-  iqn: string;
-  backing: string;
-  filename: string;
-  clone?: 'reflink' | 'copy' | null;
-  size?: number;
-  initiator?: string;
-  /** The CHAP user the target is bound to (the agent never answers the secret). */
-  chap_user?: string;
-}
-
 export interface DeleteTargetRequest {
   iqn: string;
   deleteFile: boolean;
   ignoreMissing: boolean;
-}
-
-export interface ScanResult {
-  created: Array<{ iqn: string; cd?: boolean; filename: string }>;
-  skipped: Array<{ iqn?: string | null; filename: string; reason: string }>;
-}
-
-export interface AgentMaster {
-  name: string;
-  size?: number;
-  mtime?: number;
 }
 
 // ---- errors: each is an AppError, rendered `{"agent": id, "error": text}` by the API ----
