@@ -1,9 +1,19 @@
 import { AppError, type ChapCredential } from '@ironlens/core';
+import type { CreateCdBody as AgentCreateCdBody, CreateDiskBody as AgentCreateDiskBody, ScanBody as AgentScanBody } from '@ironlens/agent/api';
 import type { AgentCapabilities, AgentLunTarget, AgentMaster, CreatedLun, ScanResult } from '../api/schemas';
 
 /** The answers as metal's client checked them: the agent's own schemas (`@ironlens/agent/api`), each field that may be missing optional. */
 export type { AgentCapabilities, AgentMaster, CreatedLun, ScanResult };
 export type AgentTarget = AgentLunTarget;
+
+/** What `scan` sends: the CHAP accounts of targets bound to one (the agent keeps no secret). */
+export type ScanRequest = { chap?: ChapCredential[] } & NonNullable<AgentScanBody>;
+
+/** The agent's `POST /luns/disk` body (`@ironlens/agent/api`), with `timeoutMs`: overrides the client's deadline (a copy of a whole master is slow). */
+export type CreateDiskRequest = AgentCreateDiskBody & { chap?: ChapCredential; timeoutMs?: number };
+
+/** The agent's `POST /luns/cd` body, with `timeoutMs`. */
+export type CreateCdRequest = AgentCreateCdBody & { chap?: ChapCredential; timeoutMs?: number };
 
 /**
  * The storage agent (packages/agent) as the control plane uses it: one typed method per
@@ -38,30 +48,6 @@ export interface AgentEndpoint {
 /** Hands out a client per agent. */
 export interface StorageAgents {
   connect(endpoint: AgentEndpoint): StorageAgent;
-}
-
-export interface ScanRequest {
-  chap?: ChapCredential[];
-}
-
-export interface CreateDiskRequest {
-  iqn: string;
-  filename?: string;
-  master?: string;
-  size?: string | number;
-  initiator?: string;
-  /** The CHAP account the initiator must log in with (only with `initiator`); sent to the agent, never logged. */
-  chap?: ChapCredential;
-  /** Overrides the client's deadline (a copy of a whole master is slow). */
-  timeoutMs?: number;
-}
-
-export interface CreateCdRequest {
-  iso: string;
-  iqn?: string;
-  initiator?: string;
-  chap?: ChapCredential;
-  timeoutMs?: number;
 }
 
 export interface DeleteTargetRequest {

@@ -19,6 +19,9 @@ import {
   AgentCapabilities as AgentCapabilitiesAnswer,
   AgentMaster as AgentMasterAnswer,
   AgentTarget as AgentTargetAnswer,
+  CreateCdBody as AgentCreateCdBody,
+  CreateDiskBody as AgentCreateDiskBody,
+  DeleteLunQuery as AgentDeleteLunQuery,
   DiskCreated as AgentDiskCreated,
   LunDeleted as AgentLunDeleted,
   ScannedTarget as AgentScannedTarget,
@@ -447,21 +450,16 @@ export type AgentListQuery = Static<typeof agentListQuery>;
 export const agentProbeBody = Type.Object({ base_url: Type.String(), token: Type.Optional(nullableString), agent_id: Type.Optional(nullableString) });
 export type AgentProbeRequest = Static<typeof agentProbeBody>;
 
-/** `POST /agents/<id>/luns/disk` (§14): the agent's own request, passed on. */
-export const lunDiskBody = Type.Object({
-  iqn: Type.String(),
-  filename: Type.Optional(Type.String()),
-  master: Type.Optional(Type.String()),
-  size: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
-  initiator: Type.Optional(Type.String()),
-});
+/** `POST /agents/<id>/luns/disk` (§14): the agent's own request (its schema), passed on; the CHAP account is metal's to give, not the caller's. */
+export const lunDiskBody = Type.Omit(AgentCreateDiskBody, ['chap']);
 export type DirectDiskRequest = Static<typeof lunDiskBody>;
 
-/** `POST /agents/<id>/luns/cd` (§14). */
-export const lunCdBody = Type.Object({ iso: Type.String(), iqn: Type.Optional(Type.String()), initiator: Type.Optional(Type.String()) });
+/** `POST /agents/<id>/luns/cd` (§14): the agent's own request, likewise. */
+export const lunCdBody = Type.Omit(AgentCreateCdBody, ['chap']);
 export type DirectCdRequest = Static<typeof lunCdBody>;
 
-export const lunDeleteQuery = Type.Object({ iqn: Type.String(), delete_file: flag(), ignore_missing: flag() });
+/** `DELETE /agents/<id>/luns` (§14): the agent's own query. */
+export const lunDeleteQuery = AgentDeleteLunQuery;
 export type LunDeleteQuery = Static<typeof lunDeleteQuery>;
 
 // ---- workers' disks (§7.1–7.4, §10) ---------------------------------------------------------
