@@ -14,7 +14,6 @@ import {
   security,
   macParams,
 } from '../api/schemas';
-import type { BmcInput } from '../domain/power';
 import type { MetalServices } from '../wiring';
 
 declare module 'fastify' {
@@ -51,7 +50,7 @@ export function powerRoutes(instance: FastifyInstance, s: MetalServices): void {
         response: { 200: bmcSchema, ...errorResponses },
       },
     },
-    async (req) => s.power.putBmc(req.params.mac, req.body as BmcInput, { client: req.ip }),
+    async (req) => s.power.putBmc(req.params.mac, req.body, { client: req.ip }),
   );
   app.delete(
     '/devices/:mac/bmc',
