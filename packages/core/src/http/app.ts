@@ -56,7 +56,7 @@ export interface HttpAppOptions {
   /**
    * Called with the bare app before any hook, route or plugin is added, so what it installs
    * (an `onRoute` hook) sees every route: tests compare each answer with what its handler
-   * returned (`answerCheck` in `@ironlens/core/testing`). Default: none.
+   * returned (`answerCheck` of core's test helpers). Default: none.
    */
   instrument?: (app: FastifyInstance) => void;
 }
