@@ -1,8 +1,9 @@
 import { AppError } from '@ironlens/core';
 import type { V1DaemonSet, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { Kube, ResourceClaimLike, ResourceSliceLike } from '../adapters/kube.adapter';
-import { type ClusterRecord, isoUtc } from '../domain';
-import type { GatewayService, GatewayStatusView } from '../gateway/gateway.service';
+import type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from '../api/clusters';
+import { isoUtc } from '../domain';
+import type { GatewayService } from '../gateway/gateway.service';
 import { type ClusterAccess, onCluster } from './cluster-access';
 import type { ClusterService } from './cluster.service';
 import { isControlPlane } from './platform.service';
@@ -16,63 +17,7 @@ export const GPU_RESOURCES: Record<string, string> = {
 /** DRA drivers that publish GPUs, and their profile. */
 export const DRA_GPU_DRIVERS: Record<string, string> = { 'gpu.nvidia.com': 'nvidia-cuda', 'gpu.intel.com': 'intel-xpu' };
 
-export interface OverviewNode {
-  name: string;
-  version: string;
-  osImage: string;
-  ready: boolean;
-  schedulingDisabled: boolean;
-  cpu: number;
-  gpu: boolean;
-  gpuCount: number;
-  gpuByProfile: Record<string, number>;
-  vramBytes: number;
-  role: 'control-plane' | 'worker';
-  cachedImages: string[];
-}
-
-export interface ComponentStatus {
-  installed: boolean;
-  ready: number;
-  desired: number;
-  status: 'ready' | 'degraded' | 'unavailable' | 'missing';
-}
-
-export interface Hardware {
-  nodes: number;
-  cpuCores: number;
-  memoryBytes: number;
-  memoryUsagePercent: number | null;
-  memoryAvailableBytes: number | null;
-  diskBytes: number | null;
-  diskUsedBytes: number | null;
-  diskAvailableBytes: number | null;
-  diskUsagePercent: number | null;
-  gpuNodes: number;
-  gpuCount: number;
-  totalGpuCount: number;
-  accelerators: Array<{ id: string; gpuCount: number }>;
-  vramBytes: number;
-  allocatedGpuCount: number;
-  availableGpuCount: number;
-  usableGpuCount: number;
-}
-
-export interface OverviewResponse {
-  cluster: ClusterRecord;
-  fetchedAt: string;
-  kubernetes: {
-    components: Record<string, ComponentStatus>;
-    nodes: OverviewNode[];
-    namespaces: Array<{ name: string; deployments: Array<{ name: string; desired: number; ready: number; available: number }>; ready: number }>;
-    hardware: Hardware;
-  };
-  /**
-   * The shared gateway (issue 22), the same answer as `GET …/gateway/status`; null when the
-   * gateway is not wired in. An ironlens addition beside seed 000's fields.
-   */
-  gateway: GatewayStatusView | null;
-}
+export type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from '../api/clusters';
 
 export interface OverviewOptions {
   /** Parallel Summary API calls through the node proxy. */
@@ -342,7 +287,7 @@ export class OverviewService {
       })
       .sort((a, b) => a.name.localeCompare(b.name));
 
-    const components: Record<string, ComponentStatus> = {
+    const components: OverviewResponse['kubernetes']['components'] = {
       nvidiaDevicePlugin: daemonSetComponent(daemonSets, /nvidia-device-plugin/),
       intelDevicePlugin: daemonSetComponent(daemonSets, /intel-gpu-plugin/),
       monitoring: prometheus

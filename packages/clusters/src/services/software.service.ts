@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { AppError, type JobRunner, type OperationsLog } from '@ironlens/core';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { GitClone } from '../adapters/git.adapter';
+import type { ImageState, PrepullStatus } from '../api/clusters';
 import type { DownloadStatus, SoftwareDownloadStatus } from '../domain';
 import type { StackProfile } from '../profile';
 import type { DownloadRepository, DownloadRow, PrepullRepository } from '../repositories/download.repository';
@@ -143,15 +144,7 @@ export class SoftwareService {
   }
 }
 
-export type ImageState = 'ready' | 'pulling' | 'failed';
-
-export interface PrepullStatus {
-  state: 'idle' | ImageState;
-  desired: number;
-  ready: number;
-  images: Array<{ name: string; ready: number; desired: number; state: ImageState }>;
-  nodes: Array<{ node: string; phase: string; ready: boolean; restarts: number }>;
-}
+export type { ImageState, PrepullStatus } from '../api/clusters';
 
 export const ACCELERATOR_IMAGES: Record<string, string> = { nvidia: 'llm-d-cuda', intel: 'llm-d-xpu' };
 
