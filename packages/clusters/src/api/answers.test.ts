@@ -323,6 +323,21 @@ describe('every cluster-manager route answers exactly what its service returned'
     expect(o.gateway.clusterId).toBe(id);
   });
 
+  it('the overview of a node whose figures are not numbers (`cpu: 1.2.3`, a GPU memory label `lots`) answers 200 with finite numbers', async () => {
+    const odd = node('odd-0', { gpus: 2 });
+    odd.status.capacity.cpu = '1.2.3';
+    odd.metadata.labels['nvidia.com/gpu.memory'] = 'lots';
+    api.set('/api/v1/nodes', { json: list('NodeList', [node('cp-0', { controlPlane: true }), odd]) });
+    try {
+      const o = await same('overview', 'overview', 'GET', `/api/cluster/overview?clusterId=${id}`);
+      const n = o.kubernetes.nodes.find((x: { name: string }) => x.name === 'odd-0');
+      expect(n).toMatchObject({ cpu: 0, gpuCount: 2, vramBytes: 0 });
+      expect(o.kubernetes.hardware.cpuCores).toBe(7.5);
+    } finally {
+      api.set('/api/v1/nodes', { json: list('NodeList', [node('cp-0', { controlPlane: true }), node('gpu-0', { gpus: 8 })]) });
+    }
+  });
+
   it('disconnect and delete answer 204 without a body', async () => {
     const off = await t.app.inject({ method: 'POST', url: `/api/cluster-overview/sessions/${sessionId}/disconnect` });
     expect(off.statusCode).toBe(204);

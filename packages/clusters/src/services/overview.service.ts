@@ -44,14 +44,19 @@ const UNITS: Record<string, number> = {
   k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, m: 1e-3, n: 1e-9, u: 1e-6,
 };
 
-/** A Kubernetes quantity (`480Gi`, `7500m`, `1e3`) as a number. */
-export function quantity(q: string | number | undefined | null): number {
-  if (q === undefined || q === null) return 0;
-  if (typeof q === 'number') return q;
+/**
+ * A Kubernetes quantity (`480Gi`, `7500m`, `1e3`) as a number; 0 for anything that is not one
+ * (`1.2.3`, `abc`, a value of another type): the answer's figures are always finite numbers (a
+ * NaN has no JSON, and the schema's serializer refuses it).
+ */
+export function quantity(q: unknown): number {
+  if (typeof q === 'number') return Number.isFinite(q) ? q : 0;
+  if (typeof q !== 'string') return 0;
   const m = /^([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([A-Za-z]*)$/.exec(q.trim());
   if (!m) return 0;
   const mult = m[2] ? UNITS[m[2]] : 1;
-  return mult === undefined ? 0 : Number(m[1]) * mult;
+  const v = mult === undefined ? 0 : Number(m[1]) * mult;
+  return Number.isFinite(v) ? v : 0;
 }
 
 interface NodeFs {
@@ -204,7 +209,9 @@ export class OverviewService {
       let gpuCount = Object.values(byProfile).reduce((a, b) => a + b, 0);
       if (gpuCount > 0) {
         const nvidia = Math.floor(quantity(cap['nvidia.com/gpu']));
-        if (nvidia > 0 && labels['nvidia.com/gpu.memory']) vram += nvidia * Number(labels['nvidia.com/gpu.memory']) * 2 ** 20;
+        // GPU Feature Discovery's label is MiB per GPU; one that is not a number counts nothing.
+        const mib = Number(labels['nvidia.com/gpu.memory']);
+        if (nvidia > 0 && Number.isFinite(mib)) vram += nvidia * mib * 2 ** 20;
         if ((byProfile['intel-xpu'] ?? 0) > 0) vram += quantity(labels['gpu.intel.com/memory.max'] ?? cap['gpu.intel.com/memory.max']);
         const dra = draByNode.get(name);
         if (vram === 0 && dra) vram = dra.vram;
