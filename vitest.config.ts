@@ -26,6 +26,7 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.api.test.ts',
   'packages/clusters/src/clusters.kube.test.ts',
   'packages/clusters/src/gateway/gateway.api.test.ts',
+  'packages/clusters/src/gateway/gateway.authz-port.test.ts',
   'packages/clusters/src/clusters.hardening.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',

@@ -163,6 +163,50 @@ describe('ironlens serve', () => {
     }
   });
 
+  it('on an ephemeral console port (0), the gateway’s authorization hook takes the port the console bound', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    // The reconcile's CRD bundles come from a mirror on that closed port too: nothing leaves loopback.
+    const running = await serve({ ...env(), IRONLENS_BOOT_LISTEN: 'off', IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0', IRONLENS_GITHUB_MIRROR: `http://127.0.0.1:${port}` });
+    try {
+      const kubeconfig = YAML.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}` } }],
+        users: [{ name: 'u', user: { token: 'kube-token' } }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'c',
+      });
+      const form = new FormData();
+      form.set('name', 'ephemeral-console');
+      form.set('gatewayProvider', 'envoy-ai-gateway');
+      form.set('gatewayAuthzHost', '192.0.2.10');
+      form.set('file', new Blob([kubeconfig]), 'kubeconfig.yaml');
+      const res = await fetch(`${running.urls.console}/api/cluster/clusters`, { method: 'POST', body: form });
+      const body = (await res.json()) as { cluster: { id: string } };
+      expect(res.status, JSON.stringify(body)).toBe(201);
+      // The cluster and the mirror cannot be reached here: the reconcile fails there, not on the
+      // hook's port; what the status says of that port needs no cluster.
+      type Status = { authz: { state: string; reason: string | null }; lastOperation: { status: string; message: string } | null };
+      let st: Status;
+      const end = Date.now() + 60_000;
+      for (;;) {
+        st = (await (await fetch(`${running.urls.console}/api/cluster/clusters/${body.cluster.id}/gateway/status`)).json()) as Status;
+        if (st.lastOperation && st.lastOperation.status !== 'running') break;
+        if (Date.now() > end) throw new Error(`the reconcile did not finish: ${JSON.stringify(st)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(st.lastOperation.status).toBe('failed');
+      expect(st.lastOperation.message).not.toMatch(/authz port|gateway_authz_port_unknown/);
+      expect(st.authz.reason).toBeNull();
+      expect(st.authz.state).not.toBe('failed');
+    } finally {
+      await running.close();
+    }
+  });
+
   it('maps flags onto the environment names', () => {
     expect(parseArgs(['serve', '--data-dir', '/x', '--boot-listen=127.0.0.1:1']).env).toEqual({ IRONLENS_DATA_DIR: '/x', IRONLENS_BOOT_LISTEN: '127.0.0.1:1' });
   });

@@ -239,6 +239,8 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
       await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, authenticator: consoleAuth, metalToken: metalConfig.token });
       app.get('/healthz', { config: { permission: 'public' }, schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
       urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
+      // The gateway's authorization hook reaches this listener: on an ephemeral port (0) its bound port.
+      clusters.gateway.useConsolePort((app.server.address() as AddressInfo).port);
       const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : namedCount > 0 ? 'bearer token required (named tokens)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
       log(`console on ${boundAddress(app)} (${urls.console}/; provisioning API at /api/metal, kind panel at /kind/, kind API at /kind/api/v1, cluster manager at /api/cluster; ${access})`);
       if (!token && namedCount === 0 && !isLoopback((app.server.address() as AddressInfo).address)) {

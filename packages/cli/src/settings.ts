@@ -103,7 +103,7 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_CRD_BUNDLE_REDIRECT_HOSTS', 'objects.githubusercontent.com,release-assets.githubusercontent.com', "hosts a CRD bundle download may be redirected to besides the mirror's", 'docs/clusters.md', 'serve'),
   S('IRONLENS_CHART_MIRROR', '', "where the gateway's Helm charts come from: an HTTP(S) Helm repository or an oci:// prefix", 'docs/clusters.md', 'serve'),
   S('IRONLENS_HELM', 'helm on PATH', 'the helm binary the gateway install runs', 'docs/clusters.md', 'serve'),
-  S('IRONLENS_GATEWAY_AUTHZ_PORT', 'the console port', "the port the gateway's authorization hook reaches ironlens on", 'docs/clusters.md', 'serve'),
+  S('IRONLENS_GATEWAY_AUTHZ_PORT', 'the console port (the bound one on port 0)', "the port the gateway's authorization hook reaches ironlens on", 'docs/clusters.md', 'serve'),
   S('IRONLENS_GATEWAY_AUTHZ_RATE', '200', "the authorization hook's calls per second per source", 'docs/clusters.md', 'serve'),
   S('IRONLENS_GATEWAY_AUTHZ_BURST', '400', "the authorization hook's bucket size per source", 'docs/clusters.md', 'serve'),
   S('IRONLENS_GATEWAY_CRD_WAIT_MS', '60000', 'how long a gateway reconcile waits for a kind a chart just installed', 'docs/clusters.md', 'serve'),

@@ -54,18 +54,30 @@ export interface ClustersConfig {
   chartMirror: string | null;
   /** `IRONLENS_HELM`: the helm binary. Default: `helm` on `PATH`. */
   helm: string | null;
-  /** `IRONLENS_GATEWAY_AUTHZ_PORT`: the port the hook's EndpointSlice points at. Default: the port of `IRONLENS_CONSOLE_LISTEN` (`8080`). */
-  authzPort: number;
+  /**
+   * `IRONLENS_GATEWAY_AUTHZ_PORT`: the port the hook's EndpointSlice points at. Default: the port of
+   * `IRONLENS_CONSOLE_LISTEN` (`8080`); `null` when that port is `0` (ephemeral): then the port the
+   * console listener actually bound, given by `ironlens serve` once it listens (`GatewayService.useConsolePort`).
+   */
+  authzPort: number | null;
   /** `IRONLENS_GATEWAY_AUTHZ_RATE` / `IRONLENS_GATEWAY_AUTHZ_BURST`: authorization calls per second per source, and the burst. Default is `200` / `400`. */
   authzRate: { perSecond: number; burst: number };
   /** `IRONLENS_GATEWAY_CRD_WAIT_MS`: how long a reconcile waits for a kind a chart just added to be served. Default is `60000`. */
   crdWaitMs: number;
 }
 
-function consolePort(env: Env): number {
+/** The console listener's configured port; `null` for `0` (an ephemeral port, known once bound). */
+function consolePort(env: Env): number | null {
   const listen = envOptional(env, 'IRONLENS_CONSOLE_LISTEN') ?? '127.0.0.1:8080';
   const m = /:(\d+)$/.exec(listen);
-  return m ? Number(m[1]) : 8080;
+  const port = m ? Number(m[1]) : 8080;
+  return port === 0 ? null : port;
+}
+
+function envPort(env: Env, name: string): number {
+  const port = envInt(env, name, 0, 1);
+  if (port > 65535) throw new Error(`${name} must be a port (1-65535), got ${port}`);
+  return port;
 }
 
 export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig {
@@ -89,7 +101,7 @@ export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig
     cacheDir: join(dataDir, 'clusters', 'cache'),
     chartMirror: envOptional(env, 'IRONLENS_CHART_MIRROR') ?? null,
     helm: findHelm({ IRONLENS_HELM: envOptional(env, 'IRONLENS_HELM'), PATH: env.PATH ?? process.env.PATH }),
-    authzPort: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_PORT', consolePort(env), 1),
+    authzPort: envOptional(env, 'IRONLENS_GATEWAY_AUTHZ_PORT') === undefined ? consolePort(env) : envPort(env, 'IRONLENS_GATEWAY_AUTHZ_PORT'),
     authzRate: { perSecond: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_RATE', 200, 1), burst: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_BURST', 400, 1) },
     crdWaitMs: envInt(env, 'IRONLENS_GATEWAY_CRD_WAIT_MS', 60_000, 0),
   };

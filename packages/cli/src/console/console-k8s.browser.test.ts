@@ -159,6 +159,10 @@ describe('cluster pages against a real control plane', () => {
     await page.getByTestId('nodes-cordon').click();
     await expect.poll(async () => (await core.readNode({ name })).spec?.unschedulable, { timeout: 20_000 }).toBe(true);
     await expect.poll(() => page.getByTestId(`node-row-${name}`).textContent(), { timeout: 20_000 }).toContain('cordoned');
+    // The batch answer, one row per node, in the shared result table.
+    const results = page.getByRole('table', { name: 'Cordon results' });
+    expect(await results.getByRole('row').filter({ hasText: name }).textContent()).toMatch(/cordoned.*scheduling disabled/);
+    expect(await axe('cluster-cordon')).toEqual([]);
   });
 
   it('lists the cluster as ready, previews the delete, deletes', async () => {

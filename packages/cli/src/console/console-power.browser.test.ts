@@ -113,15 +113,20 @@ describe('console power controls in Chromium', () => {
 
   it('powers the selected devices from the list, one result each', async () => {
     await page.goto(`${cp.urls.console}/machines/devices`);
-    for (const s of SYSTEMS) await page.getByTestId(`pick-${macKey(s.mac)}`).check();
+    // One device ticked, then the rest through select-all (the pool's shared table).
+    await page.getByRole('checkbox', { name: `Select ${SYSTEMS[0].mac} for a power action` }).check();
+    expect(await page.getByTestId('batch-power').getByRole('heading').textContent()).toBe('Power 1 selected device');
+    await page.getByRole('checkbox', { name: 'Select all shown devices for a power action' }).check();
+    for (const s of SYSTEMS) expect(await page.getByTestId(`pick-${macKey(s.mac)}`).isChecked()).toBe(true);
     const batch = page.getByTestId('batch-power');
     await expect.poll(() => batch.isVisible()).toBe(true);
     await batch.getByTestId('batch-power-action').selectOption('cycle');
     await batch.getByTestId('batch-power-run').click();
     await page.getByTestId('batch-power-confirm').getByTestId('batch-power-confirm-ok').click();
     const result = batch.getByTestId('batch-power-result');
-    await expect.poll(() => result.locator('li').count(), { timeout: 20_000 }).toBe(2);
+    await expect.poll(() => result.locator('tbody tr').count(), { timeout: 20_000 }).toBe(2);
     expect(await result.textContent()).toContain('pending');
+    for (const s of SYSTEMS) expect(await page.getByRole('table', { name: 'Power results' }).getByRole('row').filter({ hasText: s.mac }).textContent()).toMatch(/cycle \(network boot\).*pending/);
     await expect.poll(() => page.getByTestId(`last-power-${macKey(SYSTEMS[1].mac)}`).textContent(), { timeout: 10_000 }).toContain('cycle (network boot)');
     expect(await axe('batch-power')).toEqual([]);
     await page.screenshot({ path: join(artifacts, 'batch-power.png'), fullPage: true });

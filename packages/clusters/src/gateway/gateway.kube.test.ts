@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,6 +86,8 @@ async function versions(): Promise<Record<string, string>> {
     for (const o of (await custom.listNamespacedCustomObject({ ...api, namespace: ns, plural })).items as Array<{ metadata: { name: string; resourceVersion: string } }>) add(`${plural}/${o.metadata.name}`, o);
   }
   add('svc/lens-authz', await core.readNamespacedService({ name: 'lens-authz', namespace: ns }));
+  // What the real controller made from them: the proxy's Service (a write here would be a reconcile's doing too).
+  for (const s of (await proxyServices()).items) add(`proxy-svc/${s.metadata?.name}`, s);
   for (const s of (await core.listSecretForAllNamespaces({ labelSelector: 'owner=helm' })).items) add(`helm/${s.metadata?.namespace}/${s.metadata?.name}`, s);
   // CRDs (the two bundles).
   for (const crd of ['gateways.gateway.networking.k8s.io', 'httproutes.gateway.networking.k8s.io', 'inferencepools.inference.networking.k8s.io']) {
@@ -94,9 +97,13 @@ async function versions(): Promise<Record<string, string>> {
   return out;
 }
 
+/** The Service(s) Envoy Gateway generated for the registration's Gateway (found by its owning-gateway labels). */
+const proxyServices = () =>
+  core.listNamespacedService({ namespace: 'envoy-gateway-system', labelSelector: `gateway.envoyproxy.io/owning-gateway-name=lens-gateway,gateway.envoyproxy.io/owning-gateway-namespace=${ns}` });
+
 /** The nodePort of the Service Envoy Gateway generated for the registration's Gateway. */
 async function proxyNodePort(): Promise<number | undefined> {
-  const svcs = await core.listNamespacedService({ namespace: 'envoy-gateway-system', labelSelector: `gateway.envoyproxy.io/owning-gateway-name=lens-gateway,gateway.envoyproxy.io/owning-gateway-namespace=${ns}` });
+  const svcs = await proxyServices();
   return svcs.items[0]?.spec?.ports?.find((p) => p.port === 80)?.nodePort;
 }
 
@@ -282,22 +289,41 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     expect(seen.log.join('\n')).toContain('is deployed with these values');
   }, 10 * 60_000);
 
-  it('a PATCH with nothing changed starts nothing; a port change updates the NodePort in place', async () => {
+  it('a PATCH with nothing changed starts nothing; a port change moves the real proxy Service to the new nodePort, and a reconcile after it changes nothing', async () => {
+    // The controller watches EnvoyProxy objects (it started, as its pod does, once its chart's CRDs were served).
+    expect(readFileSync(eg.logPath, 'utf8')).not.toMatch(/EnvoyProxy CRD not found/);
     const prev = (await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: id, limit: 1 }))[0].id;
     expect((await send('PATCH', `/api/cluster/clusters/${id}`, { description: 'same gateway' })).statusCode).toBe(200);
     await new Promise((r) => setTimeout(r, 1000));
     expect((await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: id, limit: 1 }))[0].id).toBe(prev);
     const before = await versions();
+    const svcBefore = (await proxyServices()).items.map((x) => ({ name: x.metadata?.name, uid: x.metadata?.uid }));
+    expect(svcBefore).toHaveLength(1);
     expect((await send('PATCH', `/api/cluster/clusters/${id}`, { gatewayPort: 30081 })).statusCode).toBe(200);
     const job = await lastJob(prev);
     expect(job.status, job.error ?? '').toBe('success');
     const after = await versions();
-    const moved = Object.keys(after).filter((k) => after[k] !== before[k]);
+    const moved = Object.keys(after).filter((k) => after[k] !== before[k] && !k.startsWith('proxy-svc/'));
     expect(moved).toEqual(['envoyproxies/lens-gateway-proxy']);
     const proxy = (await custom.getNamespacedCustomObject({ ...EG, namespace: ns, plural: 'envoyproxies', name: 'lens-gateway-proxy' })) as { spec: { provider: { kubernetes: { envoyService: { patch: { value: { spec: { ports: Array<{ nodePort: number }> } } } } } } } };
     expect(proxy.spec.provider.kubernetes.envoyService.patch.value.spec.ports[0].nodePort).toBe(30081);
-    // Not asserted: Envoy Gateway v1.8.1 kept nodePort 30080 on the proxy Service it had already
-    // made (seen in this suite), though its EnvoyProxy now says 30081 — see docs/clusters.md.
+    // The real controller updates its Service in place (the same object, server-side applied).
+    await until('Envoy Gateway to move its Service to 30081', async () => (await proxyNodePort()) === 30081).catch((e: Error) => {
+      throw new Error(`${e.message}\ncontroller log: ${eg.log()}`);
+    });
+    expect((await proxyServices()).items.map((x) => ({ name: x.metadata?.name, uid: x.metadata?.uid }))).toEqual(svcBefore);
+    const st = (await get(`/api/cluster/clusters/${id}/gateway/status`)).json();
+    expect(st).toMatchObject({ gatewayPort: 30081, gatewayPublicUrl: `http://${st.gatewayAddress}:30081/v1`, lastOperation: { status: 'succeeded' } });
+    // Settled: a forced reconcile now moves no resourceVersion, the controller's Service included.
+    const settled = await versions();
+    const again = await send('POST', `/api/cluster/clusters/${id}/gateway/reconcile`);
+    expect(again.statusCode).toBe(202);
+    const job2 = await lastJob(job.id);
+    expect(job2.status, job2.error ?? '').toBe('success');
+    expect(job2.result?.changed, job2.log.join('\n')).toBe(0);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await versions()).toEqual(settled);
+    expect(await proxyNodePort()).toBe(30081);
   }, 10 * 60_000);
 
   it('a loopback gatewayAuthzHost shows as the hook’s failure with the API server’s reason', async () => {
@@ -348,6 +374,70 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     expect((await lastJob(job.id)).status).toBe('success');
   }, 15 * 60_000);
 
+  it('a second registration, its console on an ephemeral port: the hook fails with gateway_authz_port_unknown until the bound port is given, then points at it; its delete leaves the first registration alone', async () => {
+    const t2 = await startClustersApp({
+      env: {
+        IRONLENS_GITHUB_MIRROR: gh.url,
+        IRONLENS_CHART_MIRROR: charts.url,
+        IRONLENS_HELM: testHelm(),
+        IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
+        IRONLENS_CLUSTER_GATEWAY_CLEANUP_TIMEOUT_MS: '90000',
+        IRONLENS_CLUSTER_REQUEST_TIMEOUT_MS: '30000',
+      },
+    });
+    try {
+      const done = (cid: string, after?: string) =>
+        until(
+          'the second registration’s gateway job',
+          async () => {
+            const [j] = await t2.services.runner.repository.list({ kind: 'clusters.gateway', subject: cid, limit: 1 });
+            return j && j.id !== after && j.status !== 'queued' && j.status !== 'running' ? (j as unknown as JobView) : null;
+          },
+          600_000,
+        );
+      const { payload, headers } = multipart({ name: 'second', gatewayProvider: 'envoy-ai-gateway', gatewayPort: '30082', gatewayAuthzHost: '192.0.2.11' }, { content: h.kubeconfig });
+      const res = await t2.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
+      expect(res.statusCode, res.body).toBe(201);
+      const id2 = res.json().cluster.id as string;
+      const ns2 = `lens-gateway-${id2}`;
+      const job = await done(id2);
+      expect(job.status, `${job.error}\n${job.log.join('\n')}`).toBe('success');
+      expect(job.result?.hookError).toMatch(/^gateway_authz_port_unknown: /);
+      // The rest is there; the hook is not.
+      expect((await custom.getNamespacedCustomObject({ ...GW, namespace: ns2, plural: 'gateways', name: 'lens-gateway' })) as object).toBeTruthy();
+      await expect(core.readNamespacedService({ name: 'lens-authz', namespace: ns2 })).rejects.toThrow();
+      const st = (await t2.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id2}/gateway/status` })).json();
+      expect(st.authz).toMatchObject({ state: 'failed', reason: expect.stringMatching(/^gateway_authz_port_unknown: .*IRONLENS_GATEWAY_AUTHZ_PORT/) });
+      // What `ironlens serve` does once its console listens; a reconcile then applies the hook on that port.
+      t2.services.gateway.useConsolePort(41234);
+      expect((await t2.app.inject({ method: 'POST', url: `/api/cluster/clusters/${id2}/gateway/reconcile` })).statusCode).toBe(202);
+      const job2 = await done(id2, job.id);
+      expect(job2.status, job2.error ?? '').toBe('success');
+      expect(job2.result?.hookError).toBeNull();
+      const svc = await core.readNamespacedService({ name: 'lens-authz', namespace: ns2 });
+      expect(svc.spec?.ports?.[0]).toMatchObject({ port: 8081, targetPort: 41234 });
+      const slice = (await custom.getNamespacedCustomObject({ group: 'discovery.k8s.io', version: 'v1', namespace: ns2, plural: 'endpointslices', name: 'lens-authz-ironlens' })) as { ports: Array<{ port: number }>; endpoints: Array<{ addresses: string[] }> };
+      expect(slice.ports[0].port).toBe(41234);
+      expect(slice.endpoints[0].addresses).toEqual(['192.0.2.11']);
+      expect((await t2.app.inject({ method: 'GET', url: `/api/cluster/clusters/${id2}/gateway/status` })).json().authz).toMatchObject({ state: 'ready', reason: null, endpoints: ['192.0.2.11'] });
+      // Deleting this registration leaves the first one's namespace, Gateway and class in place.
+      const del = await t2.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${id2}` });
+      expect(del.statusCode, del.body).toBe(204);
+      expect((await core.listNamespace()).items.map((n) => n.metadata?.name)).not.toContain(ns2);
+      expect((await core.readNamespace({ name: ns })).metadata?.name).toBe(ns);
+      expect(((await custom.getNamespacedCustomObject({ ...GW, namespace: ns, plural: 'gateways', name: 'lens-gateway' })) as { metadata: { labels: Record<string, string> } }).metadata.labels['ironlens.dev/cluster']).toBe(id);
+      expect(((await custom.getClusterCustomObject({ ...GW, plural: 'gatewayclasses', name: `lens-envoy-ai-gateway-${id}` })) as { metadata: { name: string } }).metadata.name).toBe(`lens-envoy-ai-gateway-${id}`);
+      await expect(custom.getClusterCustomObject({ ...GW, plural: 'gatewayclasses', name: `lens-envoy-ai-gateway-${id2}` })).rejects.toThrow();
+      // The real controller takes down the proxy it ran for that Gateway, and only that one.
+      const proxiesOf = async (n: string) =>
+        (await core.listNamespacedService({ namespace: 'envoy-gateway-system', labelSelector: `gateway.envoyproxy.io/owning-gateway-namespace=${n}` })).items.length;
+      await until('Envoy Gateway to remove the second registration’s proxy Service', async () => (await proxiesOf(ns2)) === 0);
+      expect(await proxiesOf(ns)).toBe(1);
+    } finally {
+      await t2.close();
+    }
+  }, 15 * 60_000);
+
   it('delete removes the namespace and the registration’s class, never the provider control plane or a user’s namespace', async () => {
     await core.createNamespace({ body: { metadata: { name: `user-${process.pid}` } } });
     const res = await send('DELETE', `/api/cluster/clusters/${id}`);
@@ -357,5 +447,7 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     expect((await core.readNamespace({ name: `user-${process.pid}` })).metadata?.name).toBe(`user-${process.pid}`);
     expect((await apps.readNamespacedDeployment({ name: 'envoy-gateway', namespace: 'envoy-gateway-system' })).metadata?.name).toBe('envoy-gateway');
     expect(JSON.parse(helmCli('list', '--namespace', 'envoy-gateway-system', '--output', 'json')).map((r: { name: string }) => r.name)).toEqual(['eg']);
+    // The proxy the real controller ran for the registration's Gateway goes with it.
+    await until('Envoy Gateway to remove the proxy Service', async () => (await proxyServices()).items.length === 0);
   }, 5 * 60_000);
 });

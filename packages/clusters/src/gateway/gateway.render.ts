@@ -145,8 +145,8 @@ export interface GatewayInputs {
   port: number | null;
   /** Address the cluster reaches ironlens on; null: no hook. */
   authzHost: string | null;
-  /** ironlens' console port (the EndpointSlice's port). */
-  authzPort: number;
+  /** ironlens' console port (the EndpointSlice's port); null: not known yet (an ephemeral console port before it is bound), no hook rendered. */
+  authzPort: number | null;
 }
 
 /** Name of the registration's GatewayClass (per registration, so a delete removes exactly it). */
@@ -160,7 +160,7 @@ export function checkGatewayInputs(i: GatewayInputs): void {
   if (!isDnsLabel(i.namespace)) throw new Error(`gateway namespace ${JSON.stringify(i.namespace)} is not a DNS label`);
   if (!isDnsLabel(i.gatewayName)) throw new Error(`gateway name ${JSON.stringify(i.gatewayName)} is not a DNS label`);
   if (i.port !== null && (!Number.isInteger(i.port) || i.port < GATEWAY_PORT_MIN || i.port > GATEWAY_PORT_MAX)) throw new Error(`gateway port ${i.port} is not a NodePort`);
-  if (!Number.isInteger(i.authzPort) || i.authzPort < 1 || i.authzPort > 65535) throw new Error(`authz port ${i.authzPort} is not a port`);
+  if (i.authzPort !== null && (!Number.isInteger(i.authzPort) || i.authzPort < 1 || i.authzPort > 65535)) throw new Error(`authz port ${i.authzPort} is not a port`);
   if (i.authzHost !== null && !authzAddress(i.authzHost)) throw new Error(`gatewayAuthzHost ${JSON.stringify(i.authzHost)} is not an IP address or a DNS name`);
 }
 
@@ -243,7 +243,7 @@ export function renderGateway(i: GatewayInputs, profile: StackProfile): Rendered
 
   const authz: KubeObjectRef[] = [];
   const addr = i.authzHost === null ? null : authzAddress(i.authzHost);
-  if (addr && i.provider !== 'gke') {
+  if (addr && i.provider !== 'gke' && i.authzPort !== null) {
     authz.push({
       apiVersion: 'v1',
       kind: 'Service',

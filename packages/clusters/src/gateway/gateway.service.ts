@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
-import { AppError, type Job, type JobContext, type JobRunner, type OperationsLog } from '@ironlens/core';
+import { AppError, type ErrorCode, errorCatalog, type Job, type JobContext, type JobRunner, type OperationsLog } from '@ironlens/core';
 import { type Kube, KubeApiError, type KubeObjectRef } from '../adapters/kube.adapter';
 import type { GatewayProvider } from '../domain';
 import type { StackProfile } from '../profile';
@@ -30,8 +30,8 @@ export const GATEWAY_JOB = 'clusters.gateway';
 export interface GatewayServiceOptions {
   profile: StackProfile;
   githubMirror: string;
-  /** ironlens' console port: the hook's EndpointSlice port. */
-  authzPort: number;
+  /** ironlens' console port: the hook's EndpointSlice port; null: the console listener's bound port ({@link GatewayService.useConsolePort}). */
+  authzPort: number | null;
   /** How long a reconcile waits for a CRD a chart just installed to be served. */
   crdWaitMs: number;
   /** The hook's rate limit per source address: `perSecond` refill, `burst` bucket size. */
@@ -89,6 +89,10 @@ export interface GatewayStatusView {
 const KEY_NAME = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
 const KEY_PREFIX = 'ilgw_';
 
+/** The hook's failure when its port is not known (an ephemeral console port not bound yet). */
+const PORT_UNKNOWN_CODE = 'gateway_authz_port_unknown' satisfies ErrorCode;
+const PORT_UNKNOWN = `${PORT_UNKNOWN_CODE}: ${errorCatalog[PORT_UNKNOWN_CODE].message}`;
+
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const keyOf = (o: KubeObjectRef): ObjectKey => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
@@ -102,6 +106,7 @@ const sameKey = (a: ObjectKey, b: ObjectKey) => a.apiVersion === b.apiVersion &&
 export class GatewayService {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private workers: Pick<WorkerDirectory, 'joinedTo'> | null = null;
+  private consolePort: number | null = null;
 
   constructor(
     private readonly access: ClusterAccess,
@@ -124,6 +129,25 @@ export class GatewayService {
     this.workers = w;
   }
 
+  /**
+   * The port the console listener bound (`ironlens serve` gives it once it listens): the hook's
+   * port when `IRONLENS_GATEWAY_AUTHZ_PORT` is unset and the console listens on port 0.
+   */
+  useConsolePort(port: number): void {
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`console port ${port} is not a port`);
+    this.consolePort = port;
+  }
+
+  /** The hook's port: the configured one, else the console's bound one; null while neither is known. */
+  authzPort(): number | null {
+    return this.opts.authzPort ?? this.consolePort;
+  }
+
+  /** True when the registration wants a hook whose port is not known yet. */
+  private hookPortUnknown(i: GatewayInputs): boolean {
+    return i.authzHost !== null && i.provider !== 'gke' && i.authzPort === null;
+  }
+
   inputs(row: ClusterRow): GatewayInputs | null {
     if (!row.gatewayProvider) return null;
     return {
@@ -133,7 +157,7 @@ export class GatewayService {
       gatewayName: row.gatewayName,
       port: row.gatewayPort,
       authzHost: row.gatewayAuthzHost,
-      authzPort: this.opts.authzPort,
+      authzPort: this.authzPort(),
     };
   }
 
@@ -332,7 +356,10 @@ export class GatewayService {
 
     ctx.stage('apply the authorization hook', 80);
     let hookError: string | null = null;
-    if (r.authz.length === 0) ctx.log(i.authzHost ? `${i.provider} has no ext_authz hook` : 'no gatewayAuthzHost: no hook');
+    if (this.hookPortUnknown(i)) {
+      hookError = PORT_UNKNOWN;
+      ctx.log(`the hook is not applied: ${hookError}`);
+    } else if (r.authz.length === 0) ctx.log(i.authzHost ? `${i.provider} has no ext_authz hook` : 'no gatewayAuthzHost: no hook');
     for (const o of r.authz) {
       try {
         if (await this.applyOne(kube, o, ctx)) changed++;
@@ -460,7 +487,8 @@ export class GatewayService {
       gatewayClassConditions: [],
       gatewayConditions: [],
       ippReady: null,
-      authz: { state: 'unknown', path: authzPath(row.id), endpoints: [], reason: state?.hookError ?? null },
+      // Without a hook (no host, gke), or without its port, the cluster need not be read to say so.
+      authz: { state: !i?.authzHost || i.provider === 'gke' ? 'disabled' : this.hookPortUnknown(i) ? 'failed' : 'unknown', path: authzPath(row.id), endpoints: [], reason: i && this.hookPortUnknown(i) ? PORT_UNKNOWN : (state?.hookError ?? null) },
       controlPlane: { state: 'unknown', deployments: [] },
       error: state?.error ?? null,
     };
@@ -502,7 +530,7 @@ export class GatewayService {
       view.ippReady = ipp ? ippConds.some((c) => c.type === 'Available' && c.status === 'True') : null;
       const eps = ((slice as { endpoints?: Array<{ addresses?: string[] }> } | null)?.endpoints ?? []).flatMap((e) => e.addresses ?? []);
       view.authz.endpoints = eps.map(String);
-      view.authz.state = !i.authzHost || i.provider === 'gke' ? 'disabled' : state?.hookError ? 'failed' : slice ? 'ready' : 'missing';
+      view.authz.state = !i.authzHost || i.provider === 'gke' ? 'disabled' : this.hookPortUnknown(i) || state?.hookError ? 'failed' : slice ? 'ready' : 'missing';
       const ns = new Set(PROVIDERS[i.provider].controlPlaneNamespaces);
       // The control plane is what the provider's charts installed (Helm's label), not the proxies its controller creates there.
       const cp = deployments.filter((d) => ns.has(d.metadata?.namespace ?? '') && d.metadata?.labels?.['app.kubernetes.io/managed-by'] === 'Helm');

@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 
 /**
  * The REAL Envoy Gateway controller (`envoy-gateway server`, built from the Go module proxy by
@@ -15,8 +16,13 @@ import { join } from 'node:path';
  *
  * It also runs `envoy-gateway certgen` against the cluster once the chart made its namespace, as
  * the chart's hook Job would (kwok runs no container), so the certificate Secrets exist.
- * Like its pod, it is restarted when it exits (it exits at start while the Gateway API CRDs are
- * not installed yet), one second later, until `stop()`.
+ * Like its pod, it starts once the chart has created its Deployment (`envoy-gateway-system/envoy-gateway`):
+ * Helm installs a chart's CRDs (`crds/`, the `crds` subchart's included) and waits for them before
+ * it creates the templates, so the controller finds Envoy Gateway's own CRDs at start. That matters:
+ * it checks at start which of its kinds are served and never watches the others (its log says
+ * `EnvoyProxy CRD not found, skipping EnvoyProxy watch`), so a controller started before the chart
+ * would never see an EnvoyProxy change (a gatewayPort PATCH) or a policy change. Like its pod, it is
+ * restarted when it exits, one second later, until `stop()`.
  *
  * Its configuration is the chart's `envoy-gateway-config` without the AI Gateway's extension
  * manager, whose server (the AI Gateway controller, a pod) cannot be reached from outside the
@@ -26,6 +32,7 @@ export class EnvoyGatewayController {
   private child?: ChildProcess;
   private stopped = false;
   private certgen?: NodeJS.Timeout;
+  private waitDeployment?: NodeJS.Timeout;
   private log$?: ReturnType<typeof createWriteStream>;
   /** How many times the process was started. */
   starts = 0;
@@ -60,7 +67,28 @@ export class EnvoyGatewayController {
     );
     if (!existsSync('/certs')) mkdirSync('/certs');
     this.log$ = createWriteStream(this.logPath, { flags: 'a' });
-    this.spawnOnce(config);
+    // The pod exists once the chart's Deployment does (kwok "runs" it): start then, not before.
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.kubeconfigPath);
+    const apps = kc.makeApiClient(AppsV1Api);
+    let asking = false;
+    this.waitDeployment = setInterval(() => {
+      if (asking) return;
+      asking = true;
+      apps
+        .readNamespacedDeployment({ name: 'envoy-gateway', namespace: 'envoy-gateway-system' })
+        .then(() => {
+          if (!this.waitDeployment) return;
+          clearInterval(this.waitDeployment);
+          this.waitDeployment = undefined;
+          this.log$?.write(`[test] the chart's Deployment envoy-gateway-system/envoy-gateway exists: starting the controller\n`);
+          this.spawnOnce(config);
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          asking = false;
+        });
+    }, 250);
     // What the chart's certgen hook Job does in a cluster (kwok only pretends to run it): the
     // control plane's and the proxies' certificate Secrets in envoy-gateway-system, tried every
     // second until the chart has made that namespace and the Secrets are there.
@@ -102,6 +130,8 @@ export class EnvoyGatewayController {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.certgen);
+    clearInterval(this.waitDeployment);
+    this.waitDeployment = undefined;
     const c = this.child;
     if (c?.pid && c.exitCode === null) {
       const gone = new Promise((r) => c.once('exit', r));

@@ -126,6 +126,10 @@ export const errorCatalog = {
   gateway_unauthorized: { status: 401, message: 'a gateway access key is required' },
   gateway_forbidden: { status: 403, message: 'access denied' },
   gateway_rate_limited: { status: 429, message: 'too many authorization calls from this source' },
+  gateway_authz_port_unknown: {
+    status: 409,
+    message: 'the port the authorization hook reaches ironlens on is not known: the console listens on an ephemeral port (0) and has not bound yet; set IRONLENS_GATEWAY_AUTHZ_PORT',
+  },
 
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
   bootstrap_host_invalid: { status: 422, message: 'a host spec is not an IPv4 address, a range or a host name' },

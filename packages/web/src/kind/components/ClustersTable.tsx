@@ -1,5 +1,6 @@
 import type { ClusterSummary } from '@ironlens/kind/api';
 import { type MouseEvent, useState } from 'react';
+import { DataTable } from '../../shared/tables';
 import { type KindApi, saveBlob } from '../api';
 
 export function ClustersTable(props: { api: KindApi; clusters?: ClusterSummary[]; error: string | null; onShowWorkloads: (name: string) => void; onChanged: () => void | Promise<void> }) {
@@ -36,59 +37,39 @@ export function ClustersTable(props: { api: KindApi; clusters?: ClusterSummary[]
       </div>
       {note && <p className="note">{note}</p>}
       <div className="table-wrap">
-        <table data-testid="clusters-table">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>In kind</th>
-              <th>Kubeconfig</th>
-              <th>Version</th>
-              <th>Workers</th>
-              <th aria-label="Actions" />
-            </tr>
-          </thead>
-          <tbody>
-            {props.clusters === undefined && (
-              <tr>
-                <td colSpan={6} className="muted">
-                  Loading…
-                </td>
-              </tr>
-            )}
-            {props.clusters?.length === 0 && (
-              <tr>
-                <td colSpan={6} className="muted">
-                  No clusters yet.
-                </td>
-              </tr>
-            )}
-            {props.clusters?.map((c) => (
-              <tr key={c.name} data-testid={`cluster-row-${c.name}`}>
-                <td className="strong">{c.name}</td>
-                <td>{c.registered_in_kind ? <span className="check-ok">yes</span> : <span className="check-bad">no</span>}</td>
-                <td>
-                  {c.has_local_kubeconfig ? (
-                    <a href={props.api.kubeconfigUrl(c.name)} download={`kubeconfig-${c.name}.yaml`} data-testid={`kubeconfig-${c.name}`} onClick={(e) => void download(e, c.name)}>
-                      download
-                    </a>
-                  ) : (
-                    <span className="muted">—</span>
-                  )}
-                </td>
-                <td>{c.meta?.kubernetes_version_tag ?? <span className="muted">default</span>}</td>
-                <td>{c.meta?.worker_nodes ?? <span className="muted">—</span>}</td>
-                <td className="actions">
-                  <button type="button" className="btn btn-small" data-testid={`workloads-${c.name}`} onClick={() => props.onShowWorkloads(c.name)}>
-                    Nodes &amp; pods
-                  </button>
-                  <button type="button" className="btn btn-small btn-danger-ghost" data-testid={`delete-${c.name}`} disabled={deleting === c.name} onClick={() => void remove(c.name)}>
-                    {deleting === c.name ? 'Deleting…' : 'Delete'}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption="Clusters"
+          testId="clusters-table"
+          columns={['Name', 'In kind', 'Kubeconfig', 'Version', 'Workers', <span key="actions" className="sr-only">Actions</span>]}
+          empty={props.clusters === undefined ? 'Loading…' : 'No clusters yet.'}
+          emptyClass="muted"
+          rows={(props.clusters ?? []).map((c) => ({
+            key: c.name,
+            testId: `cluster-row-${c.name}`,
+            cellClass: ['strong', undefined, undefined, undefined, undefined, 'actions'],
+            cells: [
+              c.name,
+              c.registered_in_kind ? <span className="check-ok">yes</span> : <span className="check-bad">no</span>,
+              c.has_local_kubeconfig ? (
+                <a href={props.api.kubeconfigUrl(c.name)} download={`kubeconfig-${c.name}.yaml`} data-testid={`kubeconfig-${c.name}`} onClick={(e) => void download(e, c.name)}>
+                  download
+                </a>
+              ) : (
+                <span className="muted">—</span>
+              ),
+              c.meta?.kubernetes_version_tag ?? <span className="muted">default</span>,
+              c.meta?.worker_nodes ?? <span className="muted">—</span>,
+              <>
+                <button type="button" className="btn btn-small" data-testid={`workloads-${c.name}`} onClick={() => props.onShowWorkloads(c.name)}>
+                  Nodes &amp; pods
+                </button>
+                <button type="button" className="btn btn-small btn-danger-ghost" data-testid={`delete-${c.name}`} disabled={deleting === c.name} onClick={() => void remove(c.name)}>
+                  {deleting === c.name ? 'Deleting…' : 'Delete'}
+                </button>
+              </>,
+            ],
+          }))}
+        />
       </div>
     </section>
   );

@@ -1,6 +1,7 @@
 import { type FormEvent, useMemo, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { type BootstrapListItem, type BootstrapNodeInput, type BootstrapRole, fingerprintOf, type HostKeyItem, type HostKeyPin, type PreflightResponse } from '../../clusters-api';
+import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate, useLocation } from '../../router';
@@ -237,31 +238,27 @@ function Wizard() {
             Preflight {preflight.allPassed ? <Badge tone="good">all passed</Badge> : <Badge tone="bad">not passed</Badge>}
           </h3>
           <ScrollBox label="Preflight table">
-            <table className="table" data-testid="preflight-table">
-              <caption className="sr-only">Preflight per node and check</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Node</th>
-                  <th scope="col">Check</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                {preflight.items.flatMap((n) =>
-                  n.checks.map((c, j) => (
-                    <tr key={`${n.host}/${c.id}`} className={c.status === 'failed' ? 'row-conflict' : undefined} data-testid={`check-${n.host}-${c.id}`}>
-                      <td>{j === 0 ? `${n.host} (${n.roles.join(', ')})` : ''}</td>
-                      <td>{c.label}</td>
-                      <td>
-                        <Badge tone={c.status === 'passed' ? 'good' : c.status === 'failed' ? 'bad' : 'muted'}>{c.status}</Badge>
-                      </td>
-                      <td className="small">{c.detail ?? (j === 0 ? (n.error ?? '') : '')}</td>
-                    </tr>
-                  )),
-                )}
-              </tbody>
-            </table>
+            <DataTable
+              caption="Preflight per node and check"
+              testId="preflight-table"
+              columns={['Node', 'Check', 'Status', 'Detail']}
+              rows={preflight.items.flatMap((n) =>
+                n.checks.map((c, j) => ({
+                  key: `${n.host}/${c.id}`,
+                  className: c.status === 'failed' ? 'row-conflict' : undefined,
+                  testId: `check-${n.host}-${c.id}`,
+                  cellClass: [undefined, undefined, undefined, 'small'],
+                  cells: [
+                    j === 0 ? `${n.host} (${n.roles.join(', ')})` : '',
+                    c.label,
+                    <Badge key="status" tone={c.status === 'passed' ? 'good' : c.status === 'failed' ? 'bad' : 'muted'}>
+                      {c.status}
+                    </Badge>,
+                    c.detail ?? (j === 0 ? (n.error ?? '') : ''),
+                  ],
+                })),
+              )}
+            />
           </ScrollBox>
           <fieldset className="field">
             <legend>When it succeeds</legend>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import type { BootstrapRole, PreflightResponse, WorkerNodeInput } from '../../clusters-api';
+import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
@@ -58,43 +59,30 @@ export function WorkerWizard({ ids }: { ids: string[] }) {
       </p>
       <ErrorNote error={workers.error} />
       <ScrollBox label="Workers to bootstrap">
-        <table className="table" data-testid="worker-wizard-table">
-          <caption className="sr-only">Workers and their roles</caption>
-          <thead>
-            <tr>
-              <th scope="col">Worker</th>
-              <th scope="col">Address</th>
-              <th scope="col">Host key (reported)</th>
-              <th scope="col">Control plane</th>
-              <th scope="col">Worker</th>
-              <th scope="col">User</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ids.map((id) => {
-              const w = byId.get(id);
-              const key = w?.host?.ssh_host_keys.find((k) => k.algorithm === 'ssh-ed25519') ?? w?.host?.ssh_host_keys[0];
-              return (
-                <tr key={id} data-testid={`wizard-worker-${id}`}>
-                  <td>
-                    <Link to={`/machines/workers/${encodeURIComponent(id)}`}>{id}</Link>
-                  </td>
-                  <td className="mono">{w?.address ?? (workers.data ? 'not reported' : '…')}</td>
-                  <td className="mono small">{key ? `${key.algorithm} ${key.fingerprint}` : '—'}</td>
-                  <td>
-                    <input type="checkbox" aria-label={`${id}: control plane`} checked={picks[id].cp} onChange={(e) => edit(id, { cp: e.target.checked })} data-testid={`wizard-cp-${id}`} />
-                  </td>
-                  <td>
-                    <input type="checkbox" aria-label={`${id}: worker`} checked={picks[id].worker} onChange={(e) => edit(id, { worker: e.target.checked })} data-testid={`wizard-worker-role-${id}`} />
-                  </td>
-                  <td>
-                    <input aria-label={`${id}: user`} value={picks[id].username} onChange={(e) => edit(id, { username: e.target.value })} size={8} />
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <DataTable
+          caption="Workers and their roles"
+          testId="worker-wizard-table"
+          columns={['Worker', 'Address', 'Host key (reported)', 'Control plane', 'Worker', 'User']}
+          rows={ids.map((id) => {
+            const w = byId.get(id);
+            const key = w?.host?.ssh_host_keys.find((k) => k.algorithm === 'ssh-ed25519') ?? w?.host?.ssh_host_keys[0];
+            return {
+              key: id,
+              testId: `wizard-worker-${id}`,
+              cellClass: [undefined, 'mono', 'mono small'],
+              cells: [
+                <Link key="id" to={`/machines/workers/${encodeURIComponent(id)}`}>
+                  {id}
+                </Link>,
+                w?.address ?? (workers.data ? 'not reported' : '…'),
+                key ? `${key.algorithm} ${key.fingerprint}` : '—',
+                <input key="cp" type="checkbox" aria-label={`${id}: control plane`} checked={picks[id].cp} onChange={(e) => edit(id, { cp: e.target.checked })} data-testid={`wizard-cp-${id}`} />,
+                <input key="worker" type="checkbox" aria-label={`${id}: worker`} checked={picks[id].worker} onChange={(e) => edit(id, { worker: e.target.checked })} data-testid={`wizard-worker-role-${id}`} />,
+                <input key="user" aria-label={`${id}: user`} value={picks[id].username} onChange={(e) => edit(id, { username: e.target.value })} size={8} />,
+              ],
+            };
+          })}
+        />
       </ScrollBox>
       {unreported.length > 0 && <p className="callout warn small">Not reported yet: {unreported.join(', ')}. Boot them from a master image with the host reporter first.</p>}
       {noControlPlane && <p className="callout warn small">At least one worker needs the control-plane role.</p>}

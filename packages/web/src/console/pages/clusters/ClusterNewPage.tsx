@@ -1,6 +1,7 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import type { ClusterRecord, CrdApplyResult, GatewayPortCheck, KubernetesVersion, PrepullStatus, ProxyConfig, SoftwareDownloads } from '../../clusters-api';
+import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, Meter, PageHeader, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
 import { navigate, useLocation } from '../../router';
@@ -383,37 +384,14 @@ function SoftwareStep({ cluster, onNext }: { cluster: ClusterRecord; onNext: () 
         <div data-testid="sw-prepull">
           <Meter label={`Image pre-pull: ${prepull.data.state}`} value={prepull.data.ready} max={prepull.data.desired} detail={`${prepull.data.ready} of ${prepull.data.desired} nodes`} />
           <ScrollBox label="Pre-pull per node">
-            <table className="table">
-              <caption className="sr-only">Pre-pull per image and node</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Image or node</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Ready</th>
-                </tr>
-              </thead>
-              <tbody>
-                {prepull.data.images.map((i) => (
-                  <tr key={i.name}>
-                    <td className="mono small">{i.name}</td>
-                    <td>{i.state}</td>
-                    <td>
-                      {i.ready}/{i.desired}
-                    </td>
-                  </tr>
-                ))}
-                {prepull.data.nodes.map((n) => (
-                  <tr key={n.node}>
-                    <td>node {n.node}</td>
-                    <td>
-                      {n.phase}
-                      {n.restarts ? ` (${n.restarts} restarts)` : ''}
-                    </td>
-                    <td>{n.ready ? 'yes' : 'no'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataTable
+              caption="Pre-pull per image and node"
+              columns={['Image or node', 'State', 'Ready']}
+              rows={[
+                ...prepull.data.images.map((i) => ({ key: `image ${i.name}`, cellClass: ['mono small'], cells: [i.name, i.state, `${i.ready}/${i.desired}`] })),
+                ...prepull.data.nodes.map((n) => ({ key: `node ${n.node}`, cells: [`node ${n.node}`, `${n.phase}${n.restarts ? ` (${n.restarts} restarts)` : ''}`, n.ready ? 'yes' : 'no'] })),
+              ]}
+            />
           </ScrollBox>
         </div>
       )}

@@ -2,6 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
 import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
+import { BatchResultTable, DataTable } from '../../components/tables';
 import { Badge, bytes, Dialog, ErrorNote, Meter, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
@@ -125,12 +126,12 @@ function OverviewCharts({ ov }: { ov: Overview }) {
 function Nodes({ id, ov, onDone }: { id: string; ov: Overview; onDone: () => void }) {
   const { clusters } = useConsole();
   const [sel, setSel] = useState<string[]>([]);
-  const [result, setResult] = useState<{ items: CordonResult[] } | null>(null);
+  const [result, setResult] = useState<{ cordon: boolean; items: CordonResult[] } | null>(null);
   const act = useAction();
   const run = async (cordon: boolean) => {
     const r = await act.run(() => (cordon ? clusters.cordon(id, sel) : clusters.uncordon(id, sel)));
     if (r) {
-      setResult(r);
+      setResult({ cordon, items: r.items });
       setSel([]);
       onDone();
     }
@@ -149,60 +150,61 @@ function Nodes({ id, ov, onDone }: { id: string; ov: Overview; onDone: () => voi
         </div>
       </div>
       <ErrorNote error={act.error} />
-      {result && (
-        <ul className="plain small" aria-live="polite">
-          {result.items.map((i) => (
-            <li key={i.name}>
-              {i.name}: {i.error ? <span className="error-text">{i.error}</span> : 'done'}
-            </li>
-          ))}
-        </ul>
-      )}
+      <div aria-live="polite">
+        {result && (
+          <ScrollBox label="Cordon results">
+            <BatchResultTable
+              caption={result.cordon ? 'Cordon results' : 'Uncordon results'}
+              columns={['Node']}
+              testId="nodes-result"
+              items={result.items.map((i) => {
+                const failed = !i.ok || !!i.error;
+                const state = i.schedulingDisabled == null ? '' : i.schedulingDisabled ? 'scheduling disabled' : 'schedulable';
+                return {
+                  key: i.name,
+                  className: failed ? 'row-not_found' : undefined,
+                  cells: [i.name],
+                  tone: failed ? ('bad' as const) : ('good' as const),
+                  label: failed ? 'failed' : result.cordon ? 'cordoned' : 'uncordoned',
+                  detail: failed ? <span className="error-text">{i.error ?? 'failed'}</span> : state,
+                };
+              })}
+            />
+          </ScrollBox>
+        )}
+      </div>
       <ScrollBox label="Nodes table">
-        <table className="table" data-testid="nodes-table">
-          <caption className="sr-only">Nodes</caption>
-          <thead>
-            <tr>
-              <th scope="col">
-                <span className="sr-only">Select</span>
-              </th>
-              <th scope="col">Node</th>
-              <th scope="col">Role</th>
-              <th scope="col">Ready</th>
-              <th scope="col">CPU</th>
-              <th scope="col">GPUs</th>
-              <th scope="col">VRAM</th>
-              <th scope="col">Kubernetes / OS</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ov.kubernetes.nodes.map((n) => (
-              <tr key={n.name} data-testid={`node-row-${n.name}`}>
-                <td>
-                  <input type="checkbox" aria-label={`Select node ${n.name}`} checked={sel.includes(n.name)} onChange={() => setSel((s) => (s.includes(n.name) ? s.filter((x) => x !== n.name) : [...s, n.name]))} />
-                </td>
-                <td>{n.name}</td>
-                <td>{n.role}</td>
-                <td>
-                  <Badge tone={n.ready ? 'good' : 'bad'}>{n.ready ? 'ready' : 'not ready'}</Badge> {n.schedulingDisabled && <Badge tone="warn">cordoned</Badge>}
-                </td>
-                <td>{n.cpu}</td>
-                <td>
-                  {n.gpuCount}{' '}
-                  <span className="small muted">
-                    {Object.entries(n.gpuByProfile)
-                      .map(([k, v]) => `${k}×${v}`)
-                      .join(', ')}
-                  </span>
-                </td>
-                <td>{bytes(n.vramBytes)}</td>
-                <td className="small">
-                  {n.version} · {n.osImage}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption="Nodes"
+          testId="nodes-table"
+          columns={['Node', 'Role', 'Ready', 'CPU', 'GPUs', 'VRAM', 'Kubernetes / OS']}
+          selection={{ selected: sel, onChange: setSel, label: (name) => `Select node ${name}`, allLabel: 'Select all nodes' }}
+          rows={ov.kubernetes.nodes.map((n) => ({
+            key: n.name,
+            testId: `node-row-${n.name}`,
+            cellClass: [undefined, undefined, undefined, undefined, undefined, undefined, 'small'],
+            cells: [
+              n.name,
+              n.role,
+              <>
+                <Badge tone={n.ready ? 'good' : 'bad'}>{n.ready ? 'ready' : 'not ready'}</Badge> {n.schedulingDisabled && <Badge tone="warn">cordoned</Badge>}
+              </>,
+              n.cpu,
+              <>
+                {n.gpuCount}{' '}
+                <span className="small muted">
+                  {Object.entries(n.gpuByProfile)
+                    .map(([k, v]) => `${k}×${v}`)
+                    .join(', ')}
+                </span>
+              </>,
+              bytes(n.vramBytes),
+              <>
+                {n.version} · {n.osImage}
+              </>,
+            ],
+          }))}
+        />
       </ScrollBox>
     </section>
   );
@@ -213,40 +215,16 @@ function Workloads({ ov }: { ov: Overview }) {
     <section className="card" aria-labelledby="ns-title">
       <h2 id="ns-title">Namespaces and deployments</h2>
       <ScrollBox label="Deployments table">
-        <table className="table" data-testid="namespaces-table">
-          <caption className="sr-only">Deployments per namespace</caption>
-          <thead>
-            <tr>
-              <th scope="col">Namespace</th>
-              <th scope="col">Deployment</th>
-              <th scope="col">Ready / desired</th>
-              <th scope="col">Available</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ov.kubernetes.namespaces.flatMap((ns) =>
-              ns.deployments.length
-                ? ns.deployments.map((d) => (
-                    <tr key={`${ns.name}/${d.name}`}>
-                      <td>{ns.name}</td>
-                      <td>{d.name}</td>
-                      <td>
-                        {d.ready}/{d.desired}
-                      </td>
-                      <td>{d.available}</td>
-                    </tr>
-                  ))
-                : [
-                    <tr key={ns.name}>
-                      <td>{ns.name}</td>
-                      <td className="muted">no deployments</td>
-                      <td />
-                      <td />
-                    </tr>,
-                  ],
-            )}
-          </tbody>
-        </table>
+        <DataTable
+          caption="Deployments per namespace"
+          testId="namespaces-table"
+          columns={['Namespace', 'Deployment', 'Ready / desired', 'Available']}
+          rows={ov.kubernetes.namespaces.flatMap((ns) =>
+            ns.deployments.length
+              ? ns.deployments.map((d) => ({ key: `${ns.name}/${d.name}`, cells: [ns.name, d.name, `${d.ready}/${d.desired}`, d.available] }))
+              : [{ key: ns.name, cellClass: [undefined, 'muted'], cells: [ns.name, 'no deployments', '', ''] }],
+          )}
+        />
       </ScrollBox>
     </section>
   );

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useAction } from '../../../shared/use-poll';
-import { Badge, Dialog, ErrorNote } from '../../components/ui';
+import { BatchResultTable } from '../../components/tables';
+import { Dialog, ErrorNote, ScrollBox, type Tone } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { BatchPowerResult, PowerAction } from '../../metal-api';
 import { ACTIONS, resultTone } from './PowerPanel';
@@ -12,6 +13,8 @@ export function BatchPower({ macs, onDone }: { macs: string[]; onDone: () => voi
   const [network, setNetwork] = useState(true);
   const [confirming, setConfirming] = useState(false);
   const [result, setResult] = useState<BatchPowerResult | null>(null);
+  // The action the shown result is for (the select may have changed since).
+  const [ran, setRan] = useState<PowerAction>('cycle');
   const act = useAction();
   const needsConfirm = ACTIONS.find((a) => a.action === action)?.confirm ?? true;
   const boots = network && (action === 'on' || action === 'cycle');
@@ -20,6 +23,7 @@ export function BatchPower({ macs, onDone }: { macs: string[]; onDone: () => voi
     const r = await act.run(() => metal.powerBatch(macs, action, boots));
     setConfirming(false);
     if (r) {
+      setRan(action);
       setResult(r);
       onDone();
     }
@@ -48,24 +52,34 @@ export function BatchPower({ macs, onDone }: { macs: string[]; onDone: () => voi
       </div>
       {!confirming && <ErrorNote error={act.error} />}
       {result && (
-        <ul className="plain" data-testid="batch-power-result">
-          {result.succeeded.map((s) => (
-            <li key={s.mac}>
-              <span className="mono">{s.mac}</span> <Badge tone="good">{s.action}</Badge> state {s.state}
-              {s.last_power.result && (
-                <>
-                  {' '}
-                  <Badge tone={resultTone[s.last_power.result] ?? 'muted'}>{s.last_power.result.replace(/_/g, ' ')}</Badge>
-                </>
-              )}
-            </li>
-          ))}
-          {result.failed.map((f) => (
-            <li key={String(f.mac)}>
-              <span className="mono">{String(f.mac)}</span> <Badge tone="bad">{f.code}</Badge> <span className="small">{f.detail}</span>
-            </li>
-          ))}
-        </ul>
+        <ScrollBox label="Power results">
+          <BatchResultTable
+            caption="Power results"
+            columns={['MAC', 'Action']}
+            testId="batch-power-result"
+            items={[
+              ...result.succeeded.map((s) => ({
+                key: `s${s.mac}`,
+                testId: 'power-result-succeeded',
+                cellClass: ['mono'],
+                cells: [s.mac, `${s.action}${s.boot ? ' (network boot)' : ''}`],
+                tone: (s.last_power.result ? (resultTone[s.last_power.result] ?? 'muted') : 'good') as Tone,
+                label: s.last_power.result ? s.last_power.result.replace(/_/g, ' ') : 'accepted',
+                detail: `state ${s.state}`,
+              })),
+              ...result.failed.map((f) => ({
+                key: `f${String(f.mac)}`,
+                className: 'row-not_found',
+                testId: 'power-result-failed',
+                cellClass: ['mono'],
+                cells: [String(f.mac), ran],
+                tone: 'bad' as const,
+                label: f.code,
+                detail: f.detail,
+              })),
+            ]}
+          />
+        </ScrollBox>
       )}
       <Dialog title={`${ACTIONS.find((a) => a.action === action)?.label} ${macs.length} devices`} open={confirming} onClose={() => setConfirming(false)} testId="batch-power-confirm">
         <p>

@@ -1,6 +1,7 @@
 import { type FormEvent, useMemo, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
+import { DataTable } from '../../components/tables';
 import { Badge, Dialog, ErrorNote, mem, PageHeader, ScrollBox, toneOf, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { Device, WorkerView } from '../../metal-api';
@@ -40,15 +41,8 @@ export function DevicesPage() {
   const [confirm, setConfirm] = useState<{ device: Device; action: 'unbind' | 'revoke' } | null>(null);
   const [showBatch, setShowBatch] = useState(false);
   // Power (issue 21): rows picked for a batch action, and the device whose power dialog is open.
-  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [picked, setPicked] = useState<string[]>([]);
   const [powering, setPowering] = useState<Device | null>(null);
-  const toggle = (mac: string) =>
-    setPicked((p) => {
-      const n = new Set(p);
-      if (n.has(mac)) n.delete(mac);
-      else n.add(mac);
-      return n;
-    });
   const act = useAction();
   const shown = useMemo(() => (devices.data ?? []).filter((d) => matches(d, search)), [devices.data, search]);
 
@@ -78,7 +72,7 @@ export function DevicesPage() {
       )}
       <AutoRegisterSwitch />
       {showBatch && <BatchBind onDone={() => void devices.refresh()} />}
-      {picked.size > 0 && <BatchPower macs={[...picked]} onDone={() => void devices.refresh()} />}
+      {picked.length > 0 && <BatchPower macs={picked} onDone={() => void devices.refresh()} />}
       <section className="card" aria-labelledby="pool-title">
         <div className="card-head">
           <h2 id="pool-title">Device pool</h2>
@@ -104,90 +98,71 @@ export function DevicesPage() {
         <ErrorNote error={devices.error} testId="devices-error" />
         <ErrorNote error={act.error && !confirm ? act.error : null} />
         <ScrollBox label="Scrollable table">
-          <table className="table" data-testid="devices-table">
-            <caption className="sr-only">Devices in the pool</caption>
-            <thead>
-              <tr>
-                <th scope="col">
-                  <span className="sr-only">Select for a power action</span>
-                </th>
-                <th scope="col">MAC</th>
-                <th scope="col">State</th>
-                <th scope="col">Worker</th>
-                <th scope="col">Model</th>
-                <th scope="col">Serial</th>
-                <th scope="col">CPU and memory</th>
-                <th scope="col">NIC</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">Last power action</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((d) => (
-                <tr key={d.mac} data-testid={`device-row-${macKey(d.mac)}`}>
-                  <td>
-                    {d.state !== 'revoked' && (
-                      <input type="checkbox" checked={picked.has(d.mac)} onChange={() => toggle(d.mac)} aria-label={`Select ${d.mac} for a power action`} data-testid={`pick-${macKey(d.mac)}`} />
-                    )}
-                  </td>
-                  <td className="mono">{d.mac}</td>
-                  <td>
-                    <Badge tone={toneOf[d.state]}>{d.state}</Badge>
-                    {d.source === 'manual' && <span className="muted small"> manual</span>}
-                  </td>
-                  <td>{d.bound_worker_id ? <Link to={`/machines/workers/${encodeURIComponent(d.bound_worker_id)}`}>{d.bound_worker_id}</Link> : '—'}</td>
-                  <td>
-                    {d.fingerprint.manufacturer ?? '—'}
-                    {d.fingerprint.product && <div className="small muted">{d.fingerprint.product}</div>}
-                  </td>
-                  <td className="mono">{d.fingerprint.serial ?? '—'}</td>
-                  <td>
-                    {d.fingerprint.cpumodel ?? '—'}
-                    <div className="small muted">
-                      {mem(d.fingerprint.mem_total)}
-                      {d.fingerprint.mem_type ? ` ${d.fingerprint.mem_type}` : ''}
-                      {d.fingerprint.mem_speed ? ` @${d.fingerprint.mem_speed}` : ''}
-                    </div>
-                  </td>
-                  <td>{[d.fingerprint.chip, d.fingerprint.busid].filter(Boolean).join(' ') || '—'}</td>
-                  <td className="nowrap">{when(d.last_seen)}</td>
-                  <td>{d.last_power ? <LastPowerNote last={d.last_power} testId={`last-power-${macKey(d.mac)}`} /> : '—'}</td>
-                  <td className="actions">
-                    {d.state !== 'revoked' && access.can('metal:power:operate') && (
-                      <button type="button" className="btn btn-small" onClick={() => setPowering(d)} data-testid={`power-${macKey(d.mac)}`} aria-label={`Power ${d.mac}`}>
-                        Power
-                      </button>
-                    )}
-                    {d.state !== 'revoked' && canBind && (
-                      <button type="button" className="btn btn-small" onClick={() => setBinding(d)} data-testid={`bind-${macKey(d.mac)}`} aria-label={`${d.state === 'bound' ? 'Re-bind' : 'Bind'} ${d.mac}`}>
-                        {d.state === 'bound' ? 'Re-bind' : 'Bind'}
-                      </button>
-                    )}
-                    {d.state === 'bound' && canUnbind && (
-                      <button type="button" className="btn btn-small" onClick={() => setConfirm({ device: d, action: 'unbind' })} data-testid={`unbind-${macKey(d.mac)}`} aria-label={`Unbind ${d.mac}`}>
-                        Unbind
-                      </button>
-                    )}
-                    {d.state !== 'revoked' && canRevoke && (
-                      <button type="button" className="btn btn-small btn-danger" onClick={() => setConfirm({ device: d, action: 'revoke' })} data-testid={`revoke-${macKey(d.mac)}`} aria-label={`Revoke ${d.mac}`}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-              {devices.data && shown.length === 0 && (
-                <tr>
-                  <td colSpan={11} className="empty">
-                    {devices.data.length === 0 ? 'No devices yet. A machine appears here when its iPXE calls /devices/report.' : 'No device matches the filter.'}
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Devices in the pool"
+            testId="devices-table"
+            columns={['MAC', 'State', 'Worker', 'Model', 'Serial', 'CPU and memory', 'NIC', 'Last seen', 'Last power action', <span key="actions" className="sr-only">Actions</span>]}
+            selection={{
+              selected: picked,
+              onChange: setPicked,
+              label: (mac) => `Select ${mac} for a power action`,
+              allLabel: 'Select all shown devices for a power action',
+              testId: (mac) => `pick-${macKey(mac)}`,
+            }}
+            empty={devices.data ? (devices.data.length === 0 ? 'No devices yet. A machine appears here when its iPXE calls /devices/report.' : 'No device matches the filter.') : null}
+            rows={shown.map((d) => ({
+              key: d.mac,
+              testId: `device-row-${macKey(d.mac)}`,
+              selectable: d.state !== 'revoked',
+              cellClass: ['mono', undefined, undefined, undefined, 'mono', undefined, undefined, 'nowrap', undefined, 'actions'],
+              cells: [
+                d.mac,
+                <>
+                  <Badge tone={toneOf[d.state]}>{d.state}</Badge>
+                  {d.source === 'manual' && <span className="muted small"> manual</span>}
+                </>,
+                d.bound_worker_id ? <Link to={`/machines/workers/${encodeURIComponent(d.bound_worker_id)}`}>{d.bound_worker_id}</Link> : '—',
+                <>
+                  {d.fingerprint.manufacturer ?? '—'}
+                  {d.fingerprint.product && <div className="small muted">{d.fingerprint.product}</div>}
+                </>,
+                d.fingerprint.serial ?? '—',
+                <>
+                  {d.fingerprint.cpumodel ?? '—'}
+                  <div className="small muted">
+                    {mem(d.fingerprint.mem_total)}
+                    {d.fingerprint.mem_type ? ` ${d.fingerprint.mem_type}` : ''}
+                    {d.fingerprint.mem_speed ? ` @${d.fingerprint.mem_speed}` : ''}
+                  </div>
+                </>,
+                [d.fingerprint.chip, d.fingerprint.busid].filter(Boolean).join(' ') || '—',
+                when(d.last_seen),
+                d.last_power ? <LastPowerNote last={d.last_power} testId={`last-power-${macKey(d.mac)}`} /> : '—',
+                <>
+                  {d.state !== 'revoked' && access.can('metal:power:operate') && (
+                    <button type="button" className="btn btn-small" onClick={() => setPowering(d)} data-testid={`power-${macKey(d.mac)}`} aria-label={`Power ${d.mac}`}>
+                      Power
+                    </button>
+                  )}
+                  {d.state !== 'revoked' && canBind && (
+                    <button type="button" className="btn btn-small" onClick={() => setBinding(d)} data-testid={`bind-${macKey(d.mac)}`} aria-label={`${d.state === 'bound' ? 'Re-bind' : 'Bind'} ${d.mac}`}>
+                      {d.state === 'bound' ? 'Re-bind' : 'Bind'}
+                    </button>
+                  )}
+                  {d.state === 'bound' && canUnbind && (
+                    <button type="button" className="btn btn-small" onClick={() => setConfirm({ device: d, action: 'unbind' })} data-testid={`unbind-${macKey(d.mac)}`} aria-label={`Unbind ${d.mac}`}>
+                      Unbind
+                    </button>
+                  )}
+                  {d.state !== 'revoked' && canRevoke && (
+                    <button type="button" className="btn btn-small btn-danger" onClick={() => setConfirm({ device: d, action: 'revoke' })} data-testid={`revoke-${macKey(d.mac)}`} aria-label={`Revoke ${d.mac}`}>
+                      Revoke
+                    </button>
+                  )}
+                </>,
+              ],
+            }))}
+          />
         </ScrollBox>
       </section>
       {binding && (

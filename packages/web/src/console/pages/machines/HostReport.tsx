@@ -1,5 +1,6 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { useAction } from '../../../shared/use-poll';
+import { DataTable } from '../../components/tables';
 import { bytes, ErrorNote, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import type { WorkerView } from '../../metal-api';
@@ -75,32 +76,20 @@ export function HostReport({ w }: { w: WorkerView }) {
           ))}
         </ul>
         <ScrollBox label="Network interfaces">
-          <table className="table" data-testid="worker-nics">
-            <caption>Network interfaces</caption>
-            <thead>
-              <tr>
-                <th scope="col">Interface</th>
-                <th scope="col">MAC</th>
-                <th scope="col">Speed</th>
-                <th scope="col">IPv4</th>
-                <th scope="col">IPv6</th>
-              </tr>
-            </thead>
-            <tbody>
-              {h.addresses.map((a) => {
-                const nic = hw.nics.find((n) => n.name === a.interface);
-                return (
-                  <tr key={a.interface}>
-                    <td>{a.interface}</td>
-                    <td className="mono">{a.mac}</td>
-                    <td>{nic?.speed_mbps ? `${nic.speed_mbps} Mb/s` : '—'}</td>
-                    <td className="mono">{a.ipv4.join(', ') || '—'}</td>
-                    <td className="mono">{a.ipv6.join(', ') || '—'}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Network interfaces"
+            showCaption
+            testId="worker-nics"
+            columns={['Interface', 'MAC', 'Speed', 'IPv4', 'IPv6']}
+            rows={h.addresses.map((a) => {
+              const nic = hw.nics.find((n) => n.name === a.interface);
+              return {
+                key: a.interface,
+                cellClass: [undefined, 'mono', undefined, 'mono', 'mono'],
+                cells: [a.interface, a.mac, nic?.speed_mbps ? `${nic.speed_mbps} Mb/s` : '—', a.ipv4.join(', ') || '—', a.ipv6.join(', ') || '—'],
+              };
+            })}
+          />
         </ScrollBox>
         <h3>Disks</h3>
         <ul className="plain">

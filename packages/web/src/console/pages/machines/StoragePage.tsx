@@ -21,63 +21,44 @@ export function StoragePage() {
         <h2 id="agents-title">Agents</h2>
         <ErrorNote error={agents.error} testId="agents-error" />
         <ScrollBox label="Scrollable table">
-          <table className="table" data-testid="agents-table">
-            <caption className="sr-only">Storage agents</caption>
-            <thead>
-              <tr>
-                <th scope="col">Agent</th>
-                <th scope="col">Health</th>
-                <th scope="col">URL</th>
-                <th scope="col">iSCSI portal</th>
-                <th scope="col">Roles</th>
-                <th scope="col">Capabilities</th>
-                <th scope="col">Tags</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(agents.data ?? []).map((a) => (
-                <tr key={a.id} data-testid={`agent-row-${a.id}`}>
-                  <td>{a.id}</td>
-                  <td>
-                    <Badge tone={toneOf[a.health ?? 'ok'] ?? 'warn'} testId={`agent-health-${a.id}`}>
-                      {a.health ?? 'unknown'}
-                    </Badge>
-                    {a.error && <div className="small error-text">{a.error}</div>}
-                  </td>
-                  <td className="mono">{a.base_url}</td>
-                  <td className="mono">{a.iscsi_server ?? '—'}</td>
-                  <td>{[a.role.disk && 'disk', a.role.cd && 'cd'].filter(Boolean).join(', ') || '—'}</td>
-                  <td className="small">
-                    {a.capabilities
-                      ? Object.entries(a.capabilities)
-                          .filter(([, v]) => typeof v === 'string' || typeof v === 'boolean')
-                          .map(([k, v]) => `${k}: ${String(v)}`)
-                          .join(' · ')
-                      : '—'}
-                  </td>
-                  <td>{a.tags.join(', ') || '—'}</td>
-                  <td className="actions">
-                    <button type="button" className="btn btn-small" onClick={() => setEditing(a)} aria-label={`Edit ${a.id}`} data-testid={`agent-edit-${a.id}`}>
-                      Edit
-                    </button>
-                    <button type="button" className="btn btn-small" onClick={() => setLunsOf(lunsOf === a.id ? null : a.id)} aria-expanded={lunsOf === a.id} aria-label={`LUNs of ${a.id}`} data-testid={`agent-luns-${a.id}`}>
-                      LUNs
-                    </button>
-                  </td>
-                </tr>
-              ))}
-              {agents.data && agents.data.length === 0 && (
-                <tr>
-                  <td colSpan={8} className="empty">
-                    No agent registered yet: probe one above.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Storage agents"
+            testId="agents-table"
+            columns={['Agent', 'Health', 'URL', 'iSCSI portal', 'Roles', 'Capabilities', 'Tags', <span key="actions" className="sr-only">Actions</span>]}
+            empty={agents.data ? 'No agent registered yet: probe one above.' : null}
+            rows={(agents.data ?? []).map((a) => ({
+              key: a.id,
+              testId: `agent-row-${a.id}`,
+              cellClass: [undefined, undefined, 'mono', 'mono', undefined, 'small', undefined, 'actions'],
+              cells: [
+                a.id,
+                <>
+                  <Badge tone={toneOf[a.health ?? 'ok'] ?? 'warn'} testId={`agent-health-${a.id}`}>
+                    {a.health ?? 'unknown'}
+                  </Badge>
+                  {a.error && <div className="small error-text">{a.error}</div>}
+                </>,
+                a.base_url,
+                a.iscsi_server ?? '—',
+                [a.role.disk && 'disk', a.role.cd && 'cd'].filter(Boolean).join(', ') || '—',
+                a.capabilities
+                  ? Object.entries(a.capabilities)
+                      .filter(([, v]) => typeof v === 'string' || typeof v === 'boolean')
+                      .map(([k, v]) => `${k}: ${String(v)}`)
+                      .join(' · ')
+                  : '—',
+                a.tags.join(', ') || '—',
+                <>
+                  <button type="button" className="btn btn-small" onClick={() => setEditing(a)} aria-label={`Edit ${a.id}`} data-testid={`agent-edit-${a.id}`}>
+                    Edit
+                  </button>
+                  <button type="button" className="btn btn-small" onClick={() => setLunsOf(lunsOf === a.id ? null : a.id)} aria-expanded={lunsOf === a.id} aria-label={`LUNs of ${a.id}`} data-testid={`agent-luns-${a.id}`}>
+                    LUNs
+                  </button>
+                </>,
+              ],
+            }))}
+          />
         </ScrollBox>
       </section>
       {lunsOf && <Luns agentId={lunsOf} />}

@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { useAccess } from '../../access';
+import { DataTable } from '../../components/tables';
 import { Badge, Dialog, ErrorNote, Options, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, type WorkerView } from '../../metal-api';
@@ -19,8 +20,6 @@ export function WorkersPage() {
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<string[] | null>(null);
   const list = workers.data ?? [];
-  const toggle = (id: string) => setSelected((s) => (s.includes(id) ? s.filter((x) => x !== id) : [...s, id]));
-  const allSelected = list.length > 0 && list.every((w) => selected.includes(w.worker_id));
   const now = useNow();
 
   return (
@@ -53,60 +52,35 @@ export function WorkersPage() {
         </div>
         <ErrorNote error={workers.error} testId="workers-error" />
         <ScrollBox label="Scrollable table">
-          <table className="table" data-testid="workers-table">
-            <caption className="sr-only">Workers</caption>
-            <thead>
-              <tr>
-                <th scope="col">
-                  <input type="checkbox" aria-label="Select all workers" checked={allSelected} onChange={() => setSelected(allSelected ? [] : list.map((w) => w.worker_id))} />
-                </th>
-                <th scope="col">Worker</th>
-                <th scope="col">Hostname</th>
-                <th scope="col">MAC</th>
-                <th scope="col">Address</th>
-                <th scope="col">Booted</th>
-                <th scope="col">Readiness</th>
-                <th scope="col">Disks</th>
-                <th scope="col">Default OS</th>
-                <th scope="col">Boot menu</th>
-                <th scope="col">CD</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((w) => (
-                <tr key={w.worker_id} data-testid={`worker-row-${w.worker_id}`}>
-                  <td>
-                    <input type="checkbox" aria-label={`Select ${w.worker_id}`} checked={selected.includes(w.worker_id)} onChange={() => toggle(w.worker_id)} data-testid={`select-${w.worker_id}`} />
-                  </td>
-                  <td>
-                    <Link to={`/machines/workers/${encodeURIComponent(w.worker_id)}`}>{w.worker_id}</Link>
-                  </td>
-                  <td>{w.hostname}</td>
-                  <td className="mono">{w.mac ?? '—'}</td>
-                  <td className="mono" data-testid={`address-${w.worker_id}`}>
-                    {w.address ?? '—'}
-                  </td>
-                  <td data-testid={`booted-${w.worker_id}`}>{bootedAgo(w, now)}</td>
-                  <td>
-                    <Badge tone={toneOf[w.readiness]} testId={`readiness-${w.worker_id}`}>
-                      {w.readiness}
-                    </Badge>
-                  </td>
-                  <td>{w.disks.length ? w.disks.map((d) => `${d.os} @ ${d.agent}`).join(', ') : '—'}</td>
-                  <td>{w.default_os ?? '—'}</td>
-                  <td>{w.boot?.menu_default ? `${w.boot.menu_default}${w.boot.menu_timeout != null ? `, ${w.boot.menu_timeout} ms` : ''}` : '—'}</td>
-                  <td>{w.cd ? w.cd.iso : '—'}</td>
-                </tr>
-              ))}
-              {workers.data && list.length === 0 && (
-                <tr>
-                  <td colSpan={11} className="empty">
-                    No workers yet.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Workers"
+            testId="workers-table"
+            columns={['Worker', 'Hostname', 'MAC', 'Address', 'Booted', 'Readiness', 'Disks', 'Default OS', 'Boot menu', 'CD']}
+            selection={{ selected, onChange: setSelected, label: (id) => `Select ${id}`, allLabel: 'Select all workers', testId: (id) => `select-${id}` }}
+            empty={workers.data ? 'No workers yet.' : null}
+            rows={list.map((w) => ({
+              key: w.worker_id,
+              testId: `worker-row-${w.worker_id}`,
+              cellClass: [undefined, undefined, 'mono', 'mono'],
+              cellTestId: [undefined, undefined, undefined, `address-${w.worker_id}`, `booted-${w.worker_id}`],
+              cells: [
+                <Link key="id" to={`/machines/workers/${encodeURIComponent(w.worker_id)}`}>
+                  {w.worker_id}
+                </Link>,
+                w.hostname,
+                w.mac ?? '—',
+                w.address ?? '—',
+                bootedAgo(w, now),
+                <Badge key="readiness" tone={toneOf[w.readiness]} testId={`readiness-${w.worker_id}`}>
+                  {w.readiness}
+                </Badge>,
+                w.disks.length ? w.disks.map((d) => `${d.os} @ ${d.agent}`).join(', ') : '—',
+                w.default_os ?? '—',
+                w.boot?.menu_default ? `${w.boot.menu_default}${w.boot.menu_timeout != null ? `, ${w.boot.menu_timeout} ms` : ''}` : '—',
+                w.cd ? w.cd.iso : '—',
+              ],
+            }))}
+          />
         </ScrollBox>
       </section>
       <BatchDisks workers={list} selected={selected} onDone={() => void workers.refresh()} />
