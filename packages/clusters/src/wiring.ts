@@ -4,6 +4,7 @@ import { type Env, envBool, envInt, envOptional, envString, githubMirrorFrom, jo
 import { type BundleFetcher, HttpBundleFetcher } from './adapters/bundle-fetch.adapter';
 import { GitCli, type GitClone } from './adapters/git.adapter';
 import { clientNodeConnector, type KubeConnector } from './adapters/kube.adapter';
+import type { HostResolver } from './adapters/address-guard';
 import { type LensHosts, SystemLensHosts } from './adapters/lens-hosts.adapter';
 import { GatewayRepository } from './gateway/gateway.repository';
 import { GATEWAY_JOB, GatewayService } from './gateway/gateway.service';
@@ -135,6 +136,8 @@ export interface ClusterServicesDeps {
   runner?: JobRunner;
   /** Opens a cluster's API. Default: `@kubernetes/client-node`. */
   connector?: KubeConnector;
+  /** Resolves cluster servers' names at each connection (the link-local guard checks the answers). Default: the system resolver. */
+  resolve?: HostResolver;
   git?: GitClone;
   fetcher?: BundleFetcher;
   hosts?: LensHosts;
@@ -165,6 +168,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     requestTimeoutMs: config.requestTimeoutMs,
     env,
     allowLinkLocal: config.allowLinkLocal,
+    resolve: deps.resolve,
     maxResponseBytes: config.maxResponseBytes,
     maxListBytes: config.maxListBytes,
   });

@@ -14,6 +14,8 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { ProxyConfig } from '../domain';
+import { AppError } from '@ironlens/core';
+import { guardedLookup, type HostResolver } from './address-guard';
 import { type KubeconfigCheckOptions, loadCheckedKubeconfig } from './kubeconfig';
 
 export { preloadKubeClient } from './kubeconfig';
@@ -183,8 +185,15 @@ export interface KubeConnectOptions {
   timeoutMs: number;
   /** Where `system` proxy settings come from. Default is `process.env`. */
   env?: Record<string, string | undefined>;
-  /** Servers on link-local / metadata addresses are accepted. Default is `false`. */
+  /**
+   * Servers on link-local / metadata addresses are accepted. Default is `false`: a literal
+   * address is refused when the kubeconfig is loaded, and every connection resolves the
+   * server's name through `guardedLookup`, failing with `cluster_address_forbidden` when it
+   * resolves to such an address (also when it resolved elsewhere before: DNS rebinding).
+   */
   allowLinkLocal?: boolean;
+  /** Resolves the server's name at each connection. Default: the system resolver (`dns.lookup`). */
+  resolve?: HostResolver;
   /** Cap of one answer, bytes, enforced while streaming. Default is `DEFAULT_MAX_RESPONSE_BYTES` (4 MiB). */
   maxResponseBytes?: number;
   /** Cap of one list answer, bytes. Default is `DEFAULT_MAX_LIST_BYTES` (64 MiB). */
@@ -242,8 +251,11 @@ export class ClientNodeKube implements Kube {
     // One keep-alive agent per connection instead of one per request.
     const holder = kc as unknown as { createAgent: (cluster: unknown, o: Record<string, unknown>) => Agent };
     const original = holder.createAgent.bind(kc);
+    // Every connection's name resolution is checked: the server's, or an HTTP(S) proxy's (which then resolves the server itself).
+    const lookup = opts.allowLinkLocal ? undefined : guardedLookup(opts.resolve);
     holder.createAgent = (cluster, o) => {
-      this.agent ??= original(cluster, { ...o, keepAlive: true, maxSockets: 64 });
+      // `proxyRequestOptions` reaches hpagent's CONNECT to an HTTP(S) proxy: the proxy's own name is checked too.
+      this.agent ??= original(cluster, { ...o, keepAlive: true, maxSockets: 64, ...(lookup ? { lookup, proxyRequestOptions: { lookup } } : {}) });
       return this.agent;
     };
     this.kc = kc;
@@ -320,7 +332,8 @@ export class ClientNodeKube implements Kube {
           res.on('error', (e) => fail(e, false));
           res.on('aborted', () => fail(new Error('the answer was cut off'), false));
         });
-        req.on('error', (e) => fail(e, false));
+        // A refused address (cluster_address_forbidden) is reported as itself, not as unreachable.
+        req.on('error', (e) => (e instanceof AppError ? settle(e) : fail(e, false)));
         req.end(body);
       } catch (e) {
         // A kubeconfig whose certificate or key cannot be loaded fails here, before any packet.

@@ -3,6 +3,7 @@ import type { Cluster, Context, User } from '@kubernetes/client-node';
 import { createRequire } from 'node:module';
 import type { KubeConfig } from '@kubernetes/client-node';
 import yaml from 'js-yaml';
+import { isLinkLocalAddress } from './address-guard';
 
 /**
  * The one place a kubeconfig's text becomes a `KubeConfig` (issue 18, findings 1, 3 and 7).
@@ -84,15 +85,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 export function isLinkLocalHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (METADATA_NAMES.has(h.replace(/\.$/, ''))) return true;
-  if (isIP(h) === 4) return h.startsWith('169.254.');
-  if (isIP(h) === 6) {
-    if (/^fe[89ab][0-9a-f]?:/.test(h)) return true;
-    if (h === 'fd00:ec2::254') return true;
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
-    if (mapped) return mapped[1].startsWith('169.254.');
-    const hexMapped = /^::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}$/.exec(h);
-    if (hexMapped) return Number.parseInt(hexMapped[1], 16) === 0xa9fe;
-  }
+  // Literal addresses: the same test as at connection time (`address-guard.ts`).
+  if (isIP(h)) return isLinkLocalAddress(h);
   return false;
 }
 

@@ -1,5 +1,6 @@
 import { AppError, type SecretBox, type Store } from '@ironlens/core';
 import { type Kube, KubeApiError, type KubeConnector, KubeResponseError, KubeUnreachableError } from '../adapters/kube.adapter';
+import type { HostResolver } from '../adapters/address-guard';
 import { KubeconfigRefused } from '../adapters/kubeconfig';
 import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
 import type { ClustersDb } from '../repositories/tables';
@@ -40,6 +41,8 @@ export interface ClusterAccessOptions {
   env: Record<string, string | undefined>;
   /** Kubeconfig servers on link-local / metadata addresses are accepted. Default is `false`. */
   allowLinkLocal?: boolean;
+  /** Resolves a server's name at each connection (checked by the adapter's guard). Default: the system resolver. */
+  resolve?: HostResolver;
 }
 
 /**
@@ -86,6 +89,7 @@ export class ClusterAccess {
         timeoutMs: this.opts.requestTimeoutMs,
         env: this.opts.env,
         allowLinkLocal: this.opts.allowLinkLocal,
+        resolve: this.opts.resolve,
         maxResponseBytes: this.opts.maxResponseBytes,
         maxListBytes: this.opts.maxListBytes,
       });

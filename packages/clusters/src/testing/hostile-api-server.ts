@@ -66,6 +66,11 @@ current-context: hostile
 `;
   }
 
+  /** Closes every open connection (keep-alive ones included), so the next request connects (and resolves) anew. */
+  dropConnections(): void {
+    this.server?.closeAllConnections();
+  }
+
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise((r) => this.server?.close(r));

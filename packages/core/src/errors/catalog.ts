@@ -158,6 +158,11 @@ export const errorCatalog = {
   invalid_cluster_description: { status: 422, message: 'description is longer than 4096 characters' },
   cluster_response_too_large: { status: 502, message: 'the cluster answered with more bytes than IRONLENS_CLUSTER_MAX_RESPONSE_BYTES allows' },
   cluster_response_invalid: { status: 502, message: 'the cluster answered with JSON that is not the kind of object asked for' },
+  // issue 18 (h25f): link-local / metadata addresses found when a cluster connection is made
+  cluster_address_forbidden: {
+    status: 422,
+    message: "the cluster's server name resolves to a link-local or cloud-metadata address; the connection was not made (IRONLENS_CLUSTER_ALLOW_LINK_LOCAL=1 allows it)",
+  },
   bootstrap_host_not_allowed: { status: 422, message: 'a host is an unspecified, broadcast, multicast or link-local address, or a numeric-looking host name' },
   // issue 18 (h18b): browsers, proxies and listeners
   host_not_allowed: { status: 421, message: 'this listener does not serve that host name (IRONLENS_CONSOLE_HOSTS, KIND_K8S_HOSTS add names)' },

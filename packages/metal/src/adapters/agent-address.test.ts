@@ -32,4 +32,24 @@ describe('agent addresses', () => {
       await fake.stop();
     }
   });
+
+  it('refuses the connection when the name resolves elsewhere than at the check (DNS rebinding), before any request reaches it', async () => {
+    const fake = await new FakeAgent().start();
+    try {
+      const base_url = fake.url.replace('127.0.0.1', 'localhost');
+      // The check sees loopback; the connection's own resolution a moment later sees 169.254.169.254.
+      let calls = 0;
+      const resolve = async () => (calls++ === 0 ? ['127.0.0.1'] : ['169.254.169.254']);
+      const agent = new HttpStorageAgents({ timeoutMs: 2_000, resolve }).connect({ id: 'a', base_url, token: null });
+      await expect(agent.health()).rejects.toMatchObject({ code: 'agent_address_forbidden', status: 400 });
+      expect(calls).toBe(2);
+      expect(fake.calls).toHaveLength(0);
+      // The same name resolving to loopback both times reaches the agent, through the same hook.
+      const steady = new HttpStorageAgents({ timeoutMs: 2_000, resolve: async () => ['127.0.0.1'] }).connect({ id: 'a', base_url, token: null });
+      await steady.health();
+      expect(fake.calls.map((c) => c.path)).toEqual(['/healthz']);
+    } finally {
+      await fake.stop();
+    }
+  });
 });

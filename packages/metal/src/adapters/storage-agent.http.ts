@@ -1,5 +1,9 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { AppError } from '@ironlens/core';
 import { parseCapabilities, parseCreatedLun, parseMasters, parseScan, parseTargets } from './agent-answers';
-import { checkAgentAddress, dnsResolver, type Resolver } from './agent-address';
+import { checkAgentAddress, dnsResolver, guardedAgentLookup, type Resolver } from './agent-address';
 import {
   AgentAnswerInvalidError,
   type AgentEndpoint,
@@ -20,11 +24,48 @@ export interface HttpStorageAgentsOptions {
   timeoutMs: number;
   /** Let calls reach link-local and metadata addresses (`IPXE_CP_AGENT_ALLOW_LINK_LOCAL`). Default is `false`. */
   allowLinkLocal?: boolean;
-  /** Name resolution for that check. Default is the system resolver. */
+  /** Name resolution for that check and for each connection. Default is the system resolver. */
   resolve?: Resolver;
 }
 
-/** The storage agents' HTTP API (packages/agent): `fetch` with a deadline. */
+/** The answer of one HTTP call: status and body text. */
+interface RawAnswer {
+  status: number;
+  text: string;
+}
+
+/**
+ * One HTTP(S) call with a deadline, connecting through `lookup` (the link-local guard) when
+ * given. Fails with the guard's `AppError`, a `TimeoutError`, or the socket's error.
+ */
+function httpCall(url: URL, init: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number; lookup?: LookupFunction }): Promise<RawAnswer> {
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (e: Error | null, v?: RawAnswer) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (e) {
+        reject(e);
+        req.destroy();
+      } else resolve(v!);
+    };
+    const headers = { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) };
+    const req = send(url, { method: init.method, headers, ...(init.lookup ? { lookup: init.lookup } : {}) }, (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => finish(null, { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', (e) => finish(e));
+      res.on('aborted', () => finish(new Error('the answer was cut off')));
+    });
+    const timer = setTimeout(() => finish(Object.assign(new Error(`no answer within ${init.timeoutMs} ms`), { name: 'TimeoutError' })), init.timeoutMs);
+    req.on('error', (e) => finish(e));
+    req.end(init.body);
+  });
+}
+
+/** The storage agents' HTTP API (packages/agent): one HTTP call per request, with a deadline. */
 export class HttpStorageAgents implements StorageAgents {
   constructor(private readonly opts: HttpStorageAgentsOptions) {}
 
@@ -114,19 +155,27 @@ class HttpStorageAgent implements StorageAgent {
     if (opts.auth !== false && this.ep.token) headers.authorization = `Bearer ${this.ep.token}`;
     else if (basic) headers.authorization = `Basic ${basic}`;
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
+    let res: RawAnswer;
     try {
-      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(timeoutMs) });
+      res = await httpCall(url, {
+        method,
+        headers,
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        timeoutMs,
+        // Every connection's addresses are checked too (DNS rebinding after checkAgentAddress).
+        lookup: this.opts.allowLinkLocal ? undefined : guardedAgentLookup(this.opts.resolve ?? dnsResolver),
+      });
     } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
+      if (err instanceof AppError) throw err;
+      const e = err as Error & { code?: string };
       if (e.name === 'TimeoutError') throw new AgentTimeoutError(this.id, timeoutMs);
-      throw new AgentUnreachableError(this.id, e.cause?.code ?? e.message);
+      throw new AgentUnreachableError(this.id, e.code ?? e.message);
     }
-    const text = await res.text().catch(() => '');
+    const text = res.text;
     try {
       return { status: res.status, body: text === '' ? null : JSON.parse(text) };
     } catch {
-      if (res.ok) throw new AgentAnswerInvalidError(this.id, 'something that is not JSON');
+      if (res.status >= 200 && res.status < 300) throw new AgentAnswerInvalidError(this.id, 'something that is not JSON');
       return { status: res.status, body: { detail: text.slice(0, 500) } };
     }
   }

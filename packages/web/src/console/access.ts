@@ -81,3 +81,21 @@ export function useWhoami(api: AuthApi, token: string | null): Whoami | null {
   }, [api, token]);
   return who;
 }
+
+/** What a control that calls a route gets from {@link gate}: spread onto the button. */
+export interface Gated {
+  disabled: boolean;
+  /** The reason (its accessible description) when the token lacks a permission; absent otherwise. */
+  title: string | undefined;
+}
+
+/**
+ * A control that calls routes needing `permissions` (every one of them, the names of
+ * docs/access.md): disabled when the token lacks one, with "your token (NAME, role) may not …"
+ * as its title, so the reason is on the control itself; also disabled while `busy` (pending,
+ * nothing selected…), without a title then. While whoami is unknown the server decides.
+ */
+export function gate(access: Access, permissions: string | readonly string[], busy = false): Gated {
+  const missing = (typeof permissions === 'string' ? [permissions] : permissions).find((p) => !access.can(p));
+  return { disabled: busy || missing !== undefined, title: missing === undefined ? undefined : access.reason(missing) };
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorText } from '../shared/http';
+import { accessOf, gate } from './access';
 import { parsePairs } from './pages/machines/batch-pairs';
 import { routeOf } from './router';
 
@@ -52,5 +53,19 @@ describe('routes', () => {
     expect(routeOf('/local-clusters')).toEqual({ page: 'local-clusters' });
     expect(routeOf('/machines/nope')).toEqual({ page: 'not-found' });
     expect(routeOf('/clusters/a/b')).toEqual({ page: 'not-found' });
+  });
+});
+
+describe('permission gates (issue 20)', () => {
+  const viewer = accessOf({ name: 'lab-viewer', role: 'viewer', permissions: ['metal:device:read', 'metal:power:read'] });
+  it('disables a control whose route the token may not call, with the reason as its title', () => {
+    expect(gate(viewer, 'metal:power:operate')).toEqual({ disabled: true, title: 'your token (lab-viewer, viewer) may not metal:power:operate' });
+    expect(gate(viewer, ['metal:power:read', 'metal:bmc:write'])).toEqual({ disabled: true, title: 'your token (lab-viewer, viewer) may not metal:bmc:write' });
+  });
+  it('leaves a permitted control enabled unless busy, and without a reason', () => {
+    expect(gate(viewer, 'metal:power:read')).toEqual({ disabled: false, title: undefined });
+    expect(gate(viewer, 'metal:power:read', true)).toEqual({ disabled: true, title: undefined });
+    // whoami not known yet: the server decides.
+    expect(gate(accessOf(null), 'metal:power:operate')).toEqual({ disabled: false, title: undefined });
   });
 });

@@ -1,5 +1,6 @@
 import { type FormEvent, useMemo, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { gate, useAccess } from '../../access';
 import { type BootstrapListItem, type BootstrapNodeInput, type BootstrapRole, fingerprintOf, type HostKeyItem, type HostKeyPin, type PreflightResponse } from '../../clusters-api';
 import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, PageHeader, ScrollBox, when } from '../../components/ui';
@@ -60,6 +61,7 @@ export function BootstrapListPage() {
 
 function Wizard() {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [rows, setRows] = useState<NodeRow[]>(() => [newRow(true), newRow(false)]);
   const [keys, setKeys] = useState<HostKeyItem[] | null>(null);
   const [confirmed, setConfirmed] = useState<Set<string>>(new Set());
@@ -179,7 +181,7 @@ function Wizard() {
           <button type="button" className="btn" onClick={() => setRows((rs) => [...rs, newRow(false)])}>
             Add a node row
           </button>
-          <button type="submit" className="btn btn-primary" disabled={act.pending || !rows.some((r) => r.host.trim())} data-testid="fetch-host-keys">
+          <button type="submit" className="btn btn-primary" {...gate(access, 'cluster:bootstrap:preflight', act.pending || !rows.some((r) => r.host.trim()))} data-testid="fetch-host-keys">
             Fetch host keys
           </button>
         </div>
@@ -226,7 +228,7 @@ function Wizard() {
             })}
           </ul>
           <div className="form-actions start">
-            <button type="button" className="btn btn-primary" disabled={!allConfirmed || noControlPlane || act.pending} onClick={() => void runPreflight()} data-testid="run-preflight">
+            <button type="button" className="btn btn-primary" {...gate(access, 'cluster:bootstrap:preflight', !allConfirmed || noControlPlane || act.pending)} onClick={() => void runPreflight()} data-testid="run-preflight">
               Run preflight
             </button>
           </div>
@@ -280,7 +282,7 @@ function Wizard() {
             )}
           </fieldset>
           <div className="form-actions start">
-            <button type="button" className="btn btn-primary" disabled={!preflight.allPassed || act.pending || (register.on && !register.name.trim())} onClick={() => void start()} data-testid="bootstrap-start">
+            <button type="button" className="btn btn-primary" {...gate(access, 'cluster:bootstrap:execute', !preflight.allPassed || act.pending || (register.on && !register.name.trim()))} onClick={() => void start()} data-testid="bootstrap-start">
               Start bootstrap
             </button>
           </div>

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { saveBlob } from '../../../shared/http';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { gate, useAccess } from '../../access';
 import { BOOTSTRAP_PHASES } from '../../clusters-api';
 import { Badge, ErrorNote, PageHeader, ScrollBox } from '../../components/ui';
 import { useConsole } from '../../context';
@@ -12,6 +13,7 @@ const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 /** One bootstrap job: live phase and log tail, cancel, the one-time kubeconfig or the registered cluster. */
 export function BootstrapRunPage({ id }: { id: string }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [done, setDone] = useState(false);
   const st = usePoll(() => clusters.bootstrap(id), done ? 0 : 2000, [id, done]);
   // The kubeconfig is handed over once: kept in this page's memory only, never in storage.
@@ -39,7 +41,7 @@ export function BootstrapRunPage({ id }: { id: string }) {
           </Badge>
         )}
         {s && !FINAL.has(s.phase) && (
-          <button type="button" className="btn btn-danger" onClick={() => void cancel.run(() => clusters.cancelBootstrap(id)).then(() => st.refresh())} disabled={cancel.pending} data-testid="bootstrap-cancel">
+          <button type="button" className="btn btn-danger" onClick={() => void cancel.run(() => clusters.cancelBootstrap(id)).then(() => st.refresh())} {...gate(access, 'cluster:bootstrap:cancel', cancel.pending)} data-testid="bootstrap-cancel">
             Cancel
           </button>
         )}

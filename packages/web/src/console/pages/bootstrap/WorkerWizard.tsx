@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { gate, useAccess } from '../../access';
 import type { BootstrapRole, PreflightResponse, WorkerNodeInput } from '../../clusters-api';
 import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, ScrollBox } from '../../components/ui';
@@ -19,6 +20,7 @@ interface Pick {
  */
 export function WorkerWizard({ ids }: { ids: string[] }) {
   const { clusters, metal } = useConsole();
+  const access = useAccess();
   const workers = usePoll(() => metal.workers(), 10_000);
   const [picks, setPicks] = useState<Record<string, Pick>>(() => Object.fromEntries(ids.map((id, i) => [id, { cp: i === 0, worker: i !== 0 || ids.length === 1, username: 'root' }])));
   const [preflight, setPreflight] = useState<PreflightResponse | null>(null);
@@ -87,7 +89,7 @@ export function WorkerWizard({ ids }: { ids: string[] }) {
       {unreported.length > 0 && <p className="callout warn small">Not reported yet: {unreported.join(', ')}. Boot them from a master image with the host reporter first.</p>}
       {noControlPlane && <p className="callout warn small">At least one worker needs the control-plane role.</p>}
       <div className="form-actions start">
-        <button type="button" className="btn btn-primary" disabled={act.pending || noRole || noControlPlane || unreported.length > 0} onClick={() => void runPreflight()} data-testid="worker-wizard-preflight">
+        <button type="button" className="btn btn-primary" {...gate(access, 'cluster:bootstrap:preflight', act.pending || noRole || noControlPlane || unreported.length > 0)} onClick={() => void runPreflight()} data-testid="worker-wizard-preflight">
           Run preflight
         </button>
       </div>
@@ -121,7 +123,7 @@ export function WorkerWizard({ ids }: { ids: string[] }) {
             <button
               type="button"
               className="btn btn-primary"
-              disabled={!preflight.allPassed || act.pending || (register.on && !register.name.trim())}
+              {...gate(access, 'cluster:bootstrap:execute', !preflight.allPassed || act.pending || (register.on && !register.name.trim()))}
               onClick={() => void start()}
               data-testid="worker-wizard-start"
             >

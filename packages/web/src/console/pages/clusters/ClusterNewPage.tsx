@@ -1,5 +1,6 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { gate, useAccess } from '../../access';
 import type { ClusterRecord, CrdApplyResult, GatewayPortCheck, KubernetesVersion, PrepullStatus, ProxyConfig, SoftwareDownloads } from '../../clusters-api';
 import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, Meter, PageHeader, ScrollBox } from '../../components/ui';
@@ -78,6 +79,7 @@ export function ClusterNewPage() {
 
 function KubeconfigStep({ onRegistered }: { onRegistered: (c: ClusterRecord) => void }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [file, setFile] = useState<File | null>(null);
@@ -108,7 +110,7 @@ function KubeconfigStep({ onRegistered }: { onRegistered: (c: ClusterRecord) => 
         </div>
         <p className="muted small">The kubeconfig is stored encrypted by the server and never shown again.</p>
         <div className="form-actions start">
-          <button type="submit" className="btn btn-primary" disabled={!file || !name.trim() || act.pending} data-testid="cluster-upload">
+          <button type="submit" className="btn btn-primary" {...gate(access, 'cluster:cluster:create', !file || !name.trim() || act.pending)} data-testid="cluster-upload">
             Upload and check
           </button>
         </div>
@@ -148,6 +150,7 @@ function VersionLine({ v }: { v: KubernetesVersion }) {
 
 function ProxyStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSaved: (c: ClusterRecord) => void; onNext: () => void }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [p, setP] = useState<ProxyConfig>(cluster.proxy ?? { mode: 'none', httpProxy: null, httpsProxy: null, noProxy: null });
   const v = usePoll(() => clusters.kubernetesVersion(cluster.id), 0, [cluster.id, JSON.stringify(cluster.proxy)]);
   const act = useAction();
@@ -186,7 +189,7 @@ function ProxyStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSav
           </div>
         )}
         <div className="form-actions start">
-          <button type="submit" className="btn" disabled={act.pending}>
+          <button type="submit" className="btn" {...gate(access, 'cluster:cluster:update', act.pending)} data-testid="proxy-save">
             Save and check again
           </button>
           <button type="button" className="btn btn-primary" disabled={!ok} onClick={onNext} data-testid="wizard-next-proxy" title={ok ? undefined : 'The cluster must be reachable and recent enough'}>
@@ -201,7 +204,9 @@ function ProxyStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSav
 
 function GatewayStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSaved: (c: ClusterRecord) => void; onNext: () => void }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const hosts = usePoll(() => clusters.lensHosts(), 0);
+  const mayCheck = access.can('cluster:gateway:check');
   const [f, setF] = useState({
     provider: cluster.gatewayProvider ?? 'envoy-ai-gateway',
     port: cluster.gatewayPort ? String(cluster.gatewayPort) : '',
@@ -217,11 +222,13 @@ function GatewayStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onS
     setCheckError(null);
     const n = Number(f.port);
     if (!f.port || !Number.isInteger(n)) return;
+    // The live check reaches the cluster (cluster:gateway:check): not asked for a token without it.
+    if (!mayCheck) return;
     const t = setTimeout(() => {
       clusters.gatewayPortCheck(cluster.id, n).then(setCheck, (err: Error) => setCheckError(err.message));
     }, 400);
     return () => clearTimeout(t);
-  }, [f.port, cluster.id, clusters]);
+  }, [f.port, cluster.id, clusters, mayCheck]);
   const save = async (e: FormEvent) => {
     e.preventDefault();
     const r = await act.run(() =>
@@ -272,7 +279,7 @@ function GatewayStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onS
         </p>
         <ErrorNote error={checkError ?? hosts.error} />
         <div className="form-actions start">
-          <button type="submit" className="btn btn-primary" disabled={act.pending || (check !== null && !check.available)} data-testid="wizard-next-gateway">
+          <button type="submit" className="btn btn-primary" {...gate(access, 'cluster:cluster:update', act.pending || (check !== null && !check.available))} data-testid="wizard-next-gateway">
             Save and continue
           </button>
         </div>
@@ -284,6 +291,7 @@ function GatewayStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onS
 
 function HfStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSaved: (c: ClusterRecord) => void; onNext: () => void }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [ns, setNs] = useState(cluster.hfTokenSecret?.namespace ?? `llm-d-bench-storage-${cluster.id}`);
   const [name, setName] = useState(cluster.hfTokenSecret?.name ?? `hf-token-${cluster.id}`);
   const [token, setToken] = useState('');
@@ -319,7 +327,7 @@ function HfStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSaved:
           </label>
         </div>
         <div className="form-actions start">
-          <button type="submit" className="btn btn-primary" disabled={!token || act.pending}>
+          <button type="submit" className="btn btn-primary" {...gate(access, cluster.hfTokenSecret ? 'cluster:hf-token:update' : 'cluster:hf-token:create', !token || act.pending)} data-testid="hf-save">
             {cluster.hfTokenSecret ? 'Replace the token and continue' : 'Create the secret and continue'}
           </button>
           <button type="button" className="btn" onClick={onNext} data-testid="hf-skip">
@@ -334,6 +342,7 @@ function HfStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSaved:
 
 function SoftwareStep({ cluster, onNext }: { cluster: ClusterRecord; onNext: () => void }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [started, setStarted] = useState(false);
   const [accels, setAccels] = useState<string[]>([]);
   const downloads = usePoll<SoftwareDownloads>(() => clusters.downloads(cluster.id), 3000, [cluster.id]);
@@ -361,7 +370,7 @@ function SoftwareStep({ cluster, onNext }: { cluster: ClusterRecord; onNext: () 
         ))}
       </fieldset>
       <div className="form-actions start">
-        <button type="button" className="btn btn-primary" onClick={() => void start()} disabled={act.pending} data-testid="sw-start">
+        <button type="button" className="btn btn-primary" onClick={() => void start()} {...gate(access, ['cluster:software:download', 'cluster:image:prepull'], act.pending)} data-testid="sw-start">
           Download and pre-pull
         </button>
         <button type="button" className="btn" onClick={onNext} data-testid="wizard-next-software">
@@ -401,6 +410,7 @@ function SoftwareStep({ cluster, onNext }: { cluster: ClusterRecord; onNext: () 
 
 function CrdStep({ cluster }: { cluster: ClusterRecord }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const status = usePoll(() => clusters.crds(cluster.id), 0, [cluster.id]);
   const [applied, setApplied] = useState<CrdApplyResult | null>(null);
   const act = useAction();
@@ -433,10 +443,10 @@ function CrdStep({ cluster }: { cluster: ClusterRecord }) {
         </p>
       )}
       <div className="form-actions start">
-        <button type="button" className="btn" onClick={() => void apply()} disabled={act.pending} data-testid="crd-apply">
+        <button type="button" className="btn" onClick={() => void apply()} {...gate(access, 'cluster:crd:install', act.pending)} data-testid="crd-apply">
           Apply CRDs
         </button>
-        <button type="button" className="btn btn-primary" onClick={() => void finish()} disabled={act.pending} data-testid="wizard-finish">
+        <button type="button" className="btn btn-primary" onClick={() => void finish()} {...gate(access, 'cluster:cluster:update', act.pending)} data-testid="wizard-finish">
           Finish registration
         </button>
       </div>

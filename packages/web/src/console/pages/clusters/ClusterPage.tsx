@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
-import { useAccess } from '../../access';
+import { gate, useAccess } from '../../access';
 import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
 import { BatchResultTable, DataTable } from '../../components/tables';
 import { Badge, bytes, Dialog, ErrorNote, Meter, PageHeader, ScrollBox, when } from '../../components/ui';
@@ -125,6 +125,7 @@ function OverviewCharts({ ov }: { ov: Overview }) {
 
 function Nodes({ id, ov, onDone }: { id: string; ov: Overview; onDone: () => void }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [sel, setSel] = useState<string[]>([]);
   const [result, setResult] = useState<{ cordon: boolean; items: CordonResult[] } | null>(null);
   const act = useAction();
@@ -141,10 +142,10 @@ function Nodes({ id, ov, onDone }: { id: string; ov: Overview; onDone: () => voi
       <div className="card-head">
         <h2 id="nodes-title">Nodes</h2>
         <div className="page-actions">
-          <button type="button" className="btn btn-small" disabled={!sel.length || act.pending} onClick={() => void run(true)} data-testid="nodes-cordon">
+          <button type="button" className="btn btn-small" {...gate(access, 'cluster:node:operate', !sel.length || act.pending)} onClick={() => void run(true)} data-testid="nodes-cordon">
             Cordon
           </button>
-          <button type="button" className="btn btn-small" disabled={!sel.length || act.pending} onClick={() => void run(false)} data-testid="nodes-uncordon">
+          <button type="button" className="btn btn-small" {...gate(access, 'cluster:node:operate', !sel.length || act.pending)} onClick={() => void run(false)} data-testid="nodes-uncordon">
             Uncordon
           </button>
         </div>
@@ -232,6 +233,7 @@ function Workloads({ ov }: { ov: Overview }) {
 
 function CrdCard({ id }: { id: string }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const st = usePoll(() => clusters.crds(id), 60_000, [id]);
   const act = useAction();
   const apply = async () => {
@@ -251,7 +253,7 @@ function CrdCard({ id }: { id: string }) {
           </li>
         </ul>
       )}
-      <button type="button" className="btn btn-small" onClick={() => void apply()} disabled={act.pending}>
+      <button type="button" className="btn btn-small" onClick={() => void apply()} {...gate(access, 'cluster:crd:install', act.pending)} data-testid="crds-apply">
         Apply again
       </button>
       <ErrorNote error={st.error ?? act.error} />
@@ -261,6 +263,7 @@ function CrdCard({ id }: { id: string }) {
 
 function TokenCard({ cluster }: { cluster: ClusterRecord }) {
   const { clusters } = useConsole();
+  const access = useAccess();
   const [token, setToken] = useState('');
   const [done, setDone] = useState<string | null>(null);
   const act = useAction();
@@ -281,7 +284,7 @@ function TokenCard({ cluster }: { cluster: ClusterRecord }) {
           <span>New token (write-only)</span>
           <input type="password" autoComplete="new-password" value={token} onChange={(e) => setToken(e.target.value)} required data-testid="rotate-token" />
         </label>
-        <button type="submit" className="btn" disabled={!token || act.pending || !cluster.hfTokenSecret}>
+        <button type="submit" className="btn" {...gate(access, 'cluster:hf-token:update', !token || act.pending || !cluster.hfTokenSecret)} data-testid="rotate-submit">
           Rotate
         </button>
       </form>

@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
+import { gate, useAccess } from '../../access';
 import type { GatewayCondition } from '../../clusters-api';
 import { Badge, ErrorNote } from '../../components/ui';
 import { useConsole } from '../../context';
@@ -7,8 +8,11 @@ import { useConsole } from '../../context';
 /** The shared gateway of a cluster (issue 22): conditions, public URL with a curl line, keys, reconcile. */
 export function GatewayCard({ id }: { id: string }) {
   const { clusters } = useConsole();
+  const access = useAccess();
+  // Keys are an admin's (cluster:gateway-key:read): a token without it is told so instead of polling into a 403.
+  const mayReadKeys = access.can('cluster:gateway-key:read');
   const st = usePoll(() => clusters.gatewayStatus(id), 15_000, [id]);
-  const keys = usePoll(() => clusters.gatewayKeys(id), 60_000, [id]);
+  const keys = usePoll(() => (mayReadKeys ? clusters.gatewayKeys(id) : Promise.resolve(null)), mayReadKeys ? 60_000 : 0, [id, mayReadKeys]);
   const act = useAction();
   const [name, setName] = useState('');
   const [shown, setShown] = useState<{ name: string; key: string } | null>(null);
@@ -47,7 +51,7 @@ export function GatewayCard({ id }: { id: string }) {
     <section className="card" aria-labelledby="gw-title" data-testid="cluster-gateway">
       <div className="card-head">
         <h2 id="gw-title">Gateway</h2>
-        <button type="button" className="btn btn-small" onClick={() => void reconcile()} disabled={act.pending || !g?.gatewayProvider} data-testid="gateway-reconcile">
+        <button type="button" className="btn btn-small" onClick={() => void reconcile()} {...gate(access, 'cluster:gateway:update', act.pending || !g?.gatewayProvider)} data-testid="gateway-reconcile">
           Reconcile
         </button>
       </div>
@@ -90,11 +94,16 @@ export function GatewayCard({ id }: { id: string }) {
           Key {shown.name} (shown once): <code>{shown.key}</code>
         </p>
       )}
+      {!mayReadKeys && (
+        <p className="small muted" data-testid="gateway-keys-unavailable">
+          Keys are not shown: {access.reason('cluster:gateway-key:read')}.
+        </p>
+      )}
       <ul className="plain" data-testid="gateway-keys">
         {keys.data?.items.map((k) => (
           <li key={k.name}>
             {k.name} <span className="small muted">created {k.createdAt}, last used {k.lastUsedAt ?? 'never'}</span>{' '}
-            <button type="button" className="btn btn-small btn-danger" onClick={() => void revoke(k.name)} disabled={act.pending}>
+            <button type="button" className="btn btn-small btn-danger" onClick={() => void revoke(k.name)} {...gate(access, 'cluster:gateway-key:delete', act.pending)} data-testid={`gateway-key-revoke-${k.name}`}>
               Revoke
             </button>
           </li>
@@ -105,7 +114,7 @@ export function GatewayCard({ id }: { id: string }) {
           <span>New key name</span>
           <input value={name} onChange={(e) => setName(e.target.value)} required pattern="[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?" data-testid="gateway-key-name" />
         </label>
-        <button type="submit" className="btn" disabled={!name || act.pending}>
+        <button type="submit" className="btn" {...gate(access, 'cluster:gateway-key:create', !name || act.pending)} data-testid="gateway-key-create">
           Create key
         </button>
       </form>

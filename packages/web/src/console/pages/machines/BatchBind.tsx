@@ -2,6 +2,7 @@ import { type ChangeEvent, useMemo, useState } from 'react';
 import { useAction } from '../../../shared/use-poll';
 import { BatchResultTable, DataTable } from '../../components/tables';
 import { Badge, ErrorNote, ScrollBox, toneOf } from '../../components/ui';
+import { gate, useAccess } from '../../access';
 import { useConsole } from '../../context';
 import type { BatchBindResult, BatchPreview } from '../../metal-api';
 import { parsePairs } from './batch-pairs';
@@ -30,6 +31,7 @@ const OUTCOME_LABEL: Record<PreviewRow['outcome'], string> = { ok: 'ok', mismatc
 /** Seed §16.9–16.10: paste or upload pairs → preview (writes nothing) → execute → per-row results. */
 export function BatchBind({ onDone }: { onDone: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const [text, setText] = useState('');
   const [preview, setPreview] = useState<BatchPreview | null>(null);
   const [result, setResult] = useState<BatchBindResult | null>(null);
@@ -84,10 +86,10 @@ export function BatchBind({ onDone }: { onDone: () => void }) {
         </ul>
       )}
       <div className="form-actions start">
-        <button type="button" className="btn" onClick={() => void runPreview()} disabled={parsed.pairs.length === 0 || act.pending} data-testid="batch-preview">
+        <button type="button" className="btn" onClick={() => void runPreview()} {...gate(access, 'metal:device:preview', parsed.pairs.length === 0 || act.pending)} data-testid="batch-preview">
           Preview {parsed.pairs.length ? `${parsed.pairs.length} pair${parsed.pairs.length > 1 ? 's' : ''}` : ''}
         </button>
-        <button type="button" className="btn btn-primary" onClick={() => void execute()} disabled={!preview || preview.summary.ok === 0 || act.pending || !!result} data-testid="batch-execute">
+        <button type="button" className="btn btn-primary" onClick={() => void execute()} {...gate(access, 'metal:device:bind', !preview || preview.summary.ok === 0 || act.pending || !!result)} data-testid="batch-execute">
           Bind {preview ? `${preview.summary.ok} matched` : ''}
         </button>
       </div>

@@ -2,6 +2,7 @@ import { type DragEvent, useMemo, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { BatchResultTable } from '../../components/tables';
 import { ErrorNote, Options, ScrollBox } from '../../components/ui';
+import { gate, useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { type DiskBatchResult, OS_CHOICES, type WorkerView } from '../../metal-api';
 
@@ -12,6 +13,7 @@ import { type DiskBatchResult, OS_CHOICES, type WorkerView } from '../../metal-a
  */
 export function BatchDisks({ workers, selected, onDone }: { workers: WorkerView[]; selected: string[]; onDone: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const agents = usePoll(() => metal.agents(false), 30_000);
   const masters = usePoll(() => metal.masters(), 30_000);
   const [assign, setAssign] = useState<Record<string, string>>({});
@@ -129,7 +131,7 @@ export function BatchDisks({ workers, selected, onDone }: { workers: WorkerView[
         </p>
       )}
       <div className="form-actions start">
-        <button type="button" className="btn btn-primary" disabled={!ready || act.pending} onClick={() => void execute()} data-testid="disks-create">
+        <button type="button" className="btn btn-primary" {...gate(access, 'metal:disk:write', !ready || act.pending)} onClick={() => void execute()} data-testid="disks-create">
           {act.pending ? 'Creating disks…' : `Create ${chosen.filter((w) => assign[w.worker_id]).length} disk(s)`}
         </button>
       </div>

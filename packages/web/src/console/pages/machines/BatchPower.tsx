@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useAction } from '../../../shared/use-poll';
 import { BatchResultTable } from '../../components/tables';
 import { Dialog, ErrorNote, ScrollBox, type Tone } from '../../components/ui';
+import { gate, useAccess } from '../../access';
 import { useConsole } from '../../context';
 import type { BatchPowerResult, PowerAction } from '../../metal-api';
 import { ACTIONS, resultTone } from './PowerPanel';
@@ -9,6 +10,7 @@ import { ACTIONS, resultTone } from './PowerPanel';
 /** One power action on the devices selected in the pool (issue 21): one result per MAC. */
 export function BatchPower({ macs, onDone }: { macs: string[]; onDone: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const [action, setAction] = useState<PowerAction>('cycle');
   const [network, setNetwork] = useState(true);
   const [confirming, setConfirming] = useState(false);
@@ -46,7 +48,7 @@ export function BatchPower({ macs, onDone }: { macs: string[]; onDone: () => voi
           <input type="checkbox" checked={network} onChange={(e) => setNetwork(e.target.checked)} data-testid="batch-power-network" />
           <span>Boot from the network once</span>
         </label>
-        <button type="button" className="btn btn-primary" disabled={macs.length === 0 || act.pending} onClick={() => (needsConfirm ? setConfirming(true) : void run())} data-testid="batch-power-run">
+        <button type="button" className="btn btn-primary" {...gate(access, 'metal:power:operate', macs.length === 0 || act.pending)} onClick={() => (needsConfirm ? setConfirming(true) : void run())} data-testid="batch-power-run">
           Run
         </button>
       </div>
@@ -91,7 +93,7 @@ export function BatchPower({ macs, onDone }: { macs: string[]; onDone: () => voi
           <button type="button" className="btn" onClick={() => setConfirming(false)}>
             Cancel
           </button>
-          <button type="button" className="btn btn-danger" disabled={act.pending} onClick={() => void run()} data-testid="batch-power-confirm-ok">
+          <button type="button" className="btn btn-danger" {...gate(access, 'metal:power:operate', act.pending)} onClick={() => void run()} data-testid="batch-power-confirm-ok">
             {ACTIONS.find((a) => a.action === action)?.label}
           </button>
         </div>

@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { useAction } from '../../../shared/use-poll';
 import { DataTable } from '../../components/tables';
 import { bytes, ErrorNote, ScrollBox, when } from '../../components/ui';
+import { gate, useAccess } from '../../access';
 import { useConsole } from '../../context';
 import type { WorkerView } from '../../metal-api';
 import { Link } from '../../router';
@@ -135,6 +136,7 @@ export function HostReport({ w }: { w: WorkerView }) {
 /** The worker's fixed IPv4 (issue 24): dnsmasq gives it to the bound MAC, with a lease that never runs out. */
 export function FixedAddressForm({ id, current, onDone }: { id: string; current: string | null; onDone: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const [value, setValue] = useState(current ?? '');
   const act = useAction();
   useEffect(() => setValue(current ?? ''), [current]);
@@ -152,7 +154,7 @@ export function FixedAddressForm({ id, current, onDone }: { id: string; current:
           <input value={value} onChange={(e) => setValue(e.target.value)} placeholder="192.168.81.11" inputMode="decimal" data-testid="worker-fixed-address" />
         </label>
         <div className="form-actions start">
-          <button type="submit" className="btn" disabled={act.pending || value.trim() === (current ?? '')} data-testid="worker-fixed-address-save">
+          <button type="submit" className="btn" {...gate(access, 'metal:worker:write', act.pending || value.trim() === (current ?? ''))} data-testid="worker-fixed-address-save">
             Save address
           </button>
         </div>

@@ -2,6 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { ApiError } from '../../../shared/http';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { Badge, Dialog, ErrorNote, type Tone, when } from '../../components/ui';
+import { gate, useAccess } from '../../access';
 import { useConsole } from '../../context';
 import type { BmcRequest, BmcView, LastPower, PowerAction } from '../../metal-api';
 
@@ -35,6 +36,7 @@ export function LastPowerNote({ last, testId }: { last: LastPower | undefined | 
 /** A device's power: state read from the BMC on demand, actions (off/cycle/soft-off confirmed), last result, BMC settings. */
 export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower | undefined | null; onDone?: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const bmc = usePoll(
     () =>
       metal.bmc(mac).catch((e) => {
@@ -85,7 +87,7 @@ export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower
       {configured && !editing && (
         <>
           <div className="toolbar">
-            <button type="button" className="btn btn-small" onClick={() => void read()} disabled={act.pending} data-testid="power-read">
+            <button type="button" className="btn btn-small" onClick={() => void read()} {...gate(access, 'metal:power:read', act.pending)} data-testid="power-read">
               Read state
             </button>
             {ACTIONS.map((a) => (
@@ -93,7 +95,7 @@ export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower
                 key={a.action}
                 type="button"
                 className={`btn btn-small${a.action === 'off' ? ' btn-danger' : ''}`}
-                disabled={act.pending}
+                {...gate(access, 'metal:power:operate', act.pending)}
                 onClick={() => (a.confirm ? setConfirm(a.action) : void run(a.action))}
                 data-testid={`power-${a.action}`}
               >
@@ -123,7 +125,7 @@ export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower
         />
       ) : (
         <div className="form-actions">
-          <button type="button" className="btn btn-small" onClick={() => setEditing(true)} data-testid="bmc-edit">
+          <button type="button" className="btn btn-small" onClick={() => setEditing(true)} {...gate(access, 'metal:bmc:write')} data-testid="bmc-edit">
             {configured ? 'Edit BMC' : 'Configure BMC'}
           </button>
         </div>
@@ -143,7 +145,7 @@ export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower
               <button type="button" className="btn" onClick={() => setConfirm(null)}>
                 Cancel
               </button>
-              <button type="button" className="btn btn-danger" disabled={act.pending} onClick={() => void run(confirm)} data-testid="power-confirm-ok">
+              <button type="button" className="btn btn-danger" {...gate(access, 'metal:power:operate', act.pending)} onClick={() => void run(confirm)} data-testid="power-confirm-ok">
                 {ACTIONS.find((a) => a.action === confirm)?.label}
               </button>
             </div>
@@ -157,6 +159,7 @@ export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower
 /** The BMC form: the password field is always empty; left empty it keeps the stored one. */
 function BmcForm({ mac, current, onClose, onDone }: { mac: string; current: BmcView | null; onClose: () => void; onDone: () => Promise<void> }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const [driver, setDriver] = useState<'redfish' | 'ipmi'>(current?.driver ?? 'redfish');
   const [url, setUrl] = useState(current?.url ?? '');
   const [verifyTls, setVerifyTls] = useState(current?.verify_tls ?? true);
@@ -225,11 +228,11 @@ function BmcForm({ mac, current, onClose, onDone }: { mac: string; current: BmcV
           Cancel
         </button>
         {current && (
-          <button type="button" className="btn btn-danger" onClick={() => void remove()} disabled={act.pending} data-testid="bmc-delete">
+          <button type="button" className="btn btn-danger" onClick={() => void remove()} {...gate(access, 'metal:bmc:write', act.pending)} data-testid="bmc-delete">
             Remove BMC
           </button>
         )}
-        <button type="submit" className="btn btn-primary" disabled={act.pending} data-testid="bmc-save">
+        <button type="submit" className="btn btn-primary" {...gate(access, 'metal:bmc:write', act.pending)} data-testid="bmc-save">
           Save BMC
         </button>
       </div>

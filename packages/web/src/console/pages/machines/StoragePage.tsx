@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
-import { useAccess } from '../../access';
+import { gate, useAccess } from '../../access';
 import { DataTable } from '../../components/tables';
 import { Badge, Dialog, ErrorNote, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
@@ -269,6 +269,7 @@ function EditAgent({ agent, onClose, onDone }: { agent: AgentView; onClose: () =
 
 function Luns({ agentId }: { agentId: string }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const luns = usePoll(() => metal.luns(agentId), 15_000, [agentId]);
   const [deleteFile, setDeleteFile] = useState(false);
   const act = useAction();
@@ -293,7 +294,7 @@ function Luns({ agentId }: { agentId: string }) {
     <section className="card" aria-labelledby="luns-title" data-testid="luns">
       <div className="card-head">
         <h2 id="luns-title">LUNs on {agentId}</h2>
-        <button type="button" className="btn btn-small" onClick={() => void scan()} disabled={act.pending}>
+        <button type="button" className="btn btn-small" onClick={() => void scan()} {...gate(access, 'metal:lun:write', act.pending)} data-testid="luns-rescan">
           Rescan
         </button>
       </div>
@@ -303,7 +304,7 @@ function Luns({ agentId }: { agentId: string }) {
           <span>New install CD target: ISO file on this agent</span>
           <input value={iso} onChange={(e) => setIso(e.target.value)} placeholder="Win11_24H2.iso" required data-testid="cd-iso" />
         </label>
-        <button type="submit" className="btn" disabled={!iso.trim() || act.pending} data-testid="cd-create">
+        <button type="submit" className="btn" {...gate(access, 'metal:lun:write', !iso.trim() || act.pending)} data-testid="cd-create">
           Create CD target
         </button>
       </form>
@@ -324,7 +325,7 @@ function Luns({ agentId }: { agentId: string }) {
               t.iqn,
               (t.luns ?? []).map((l) => l.backing).join(', ') || '—',
               (t.acl ?? []).join(', ') || '—',
-              <button key="d" type="button" className="btn btn-small btn-danger" onClick={() => void remove(t.iqn)} disabled={act.pending} aria-label={`Delete target ${t.iqn}`}>
+              <button key="d" type="button" className="btn btn-small btn-danger" onClick={() => void remove(t.iqn)} {...gate(access, 'metal:lun:delete', act.pending)} aria-label={`Delete target ${t.iqn}`}>
                 Delete
               </button>,
             ],

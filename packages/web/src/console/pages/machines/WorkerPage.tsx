@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, Options, PageHeader, ScrollBox, toneOf } from '../../components/ui';
+import { gate, useAccess } from '../../access';
 import { useConsole } from '../../context';
 import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
 import { Link, navigate } from '../../router';
@@ -78,6 +79,7 @@ export function WorkerPage({ id }: { id: string }) {
 
 function MacForm({ id, current, onDone }: { id: string; current: string | null; onDone: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const pooled = usePoll(() => metal.devices('pooled'), 0);
   const [mac, setMac] = useState('');
   const act = useAction();
@@ -104,7 +106,7 @@ function MacForm({ id, current, onDone }: { id: string; current: string | null; 
             ))}
           </select>
         </label>
-        <button type="submit" className="btn" disabled={!mac || act.pending}>
+        <button type="submit" className="btn" {...gate(access, 'metal:worker:write', !mac || act.pending)} data-testid="worker-set-mac-submit">
           Set MAC
         </button>
       </form>
@@ -116,6 +118,7 @@ function MacForm({ id, current, onDone }: { id: string; current: string | null; 
 
 function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; agent: string; iqn: string; filename: string; source: { type: string; name?: string; size?: string } }>; onDone: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const masters = usePoll(() => metal.masters(), 0);
   const agents = usePoll(() => metal.agents(false), 0);
   const [f, setF] = useState({ type: 'master' as 'master' | 'empty', os: 'ubuntu', master: '', size: '40G', agent: '' });
@@ -154,7 +157,7 @@ function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; a
               d.iqn,
               d.filename,
               d.source.type === 'master' ? `master ${d.source.name ?? ''}` : `empty ${d.source.size ?? ''}`,
-              <button key="d" type="button" className="btn btn-small btn-danger" onClick={() => void remove(d.os)} disabled={act.pending} aria-label={`Delete the ${d.os} disk`}>
+              <button key="d" type="button" className="btn btn-small btn-danger" onClick={() => void remove(d.os)} {...gate(access, 'metal:disk:delete', act.pending)} data-testid={`disk-delete-${d.os}`} aria-label={`Delete the ${d.os} disk`}>
                 Delete
               </button>,
             ],
@@ -220,7 +223,7 @@ function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; a
           )}
         </div>
         <div className="form-actions start">
-          <button type="submit" className="btn btn-primary" disabled={act.pending} data-testid="add-disk-submit">
+          <button type="submit" className="btn btn-primary" {...gate(access, 'metal:disk:write', act.pending)} data-testid="add-disk-submit">
             {act.pending ? 'Creating…' : 'Create disk'}
           </button>
         </div>
@@ -232,6 +235,7 @@ function Disks({ id, disks, onDone }: { id: string; disks: Array<{ os: string; a
 
 function BootForm({ id, defaultOs, menuDefault, menuTimeout, onDone }: { id: string; defaultOs: string | null; menuDefault: string | null; menuTimeout: number | null; onDone: () => void }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const [f, setF] = useState({ os: defaultOs ?? '', menu_default: menuDefault ?? '', menu_timeout: menuTimeout == null ? '' : String(menuTimeout) });
   useEffect(() => setF({ os: defaultOs ?? '', menu_default: menuDefault ?? '', menu_timeout: menuTimeout == null ? '' : String(menuTimeout) }), [defaultOs, menuDefault, menuTimeout]);
   const act = useAction();
@@ -266,7 +270,7 @@ function BootForm({ id, defaultOs, menuDefault, menuTimeout, onDone }: { id: str
           </label>
         </div>
         <div className="form-actions start">
-          <button type="submit" className="btn btn-primary" disabled={act.pending} data-testid="boot-save">
+          <button type="submit" className="btn btn-primary" {...gate(access, 'metal:worker:write', act.pending)} data-testid="boot-save">
             Save boot settings
           </button>
         </div>
@@ -278,6 +282,7 @@ function BootForm({ id, defaultOs, menuDefault, menuTimeout, onDone }: { id: str
 
 function DeleteWorker({ id }: { id: string }) {
   const { metal } = useConsole();
+  const access = useAccess();
   const [armed, setArmed] = useState(false);
   const [deleteDisk, setDeleteDisk] = useState(false);
   const act = useAction();
@@ -296,7 +301,7 @@ function DeleteWorker({ id }: { id: string }) {
       <div className="form-actions start">
         {armed ? (
           <>
-            <button type="button" className="btn btn-danger" onClick={() => void run()} disabled={act.pending}>
+            <button type="button" className="btn btn-danger" onClick={() => void run()} {...gate(access, 'metal:worker:delete', act.pending)} data-testid="worker-delete-yes">
               Yes, delete {id}
             </button>
             <button type="button" className="btn" onClick={() => setArmed(false)}>
@@ -304,7 +309,7 @@ function DeleteWorker({ id }: { id: string }) {
             </button>
           </>
         ) : (
-          <button type="button" className="btn btn-danger" onClick={() => setArmed(true)}>
+          <button type="button" className="btn btn-danger" onClick={() => setArmed(true)} {...gate(access, 'metal:worker:delete')} data-testid="worker-delete-arm">
             Delete worker…
           </button>
         )}

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
-import { useAccess } from '../../access';
+import { gate, useAccess } from '../../access';
 import { DataTable } from '../../components/tables';
 import { Badge, Dialog, ErrorNote, Options, PageHeader, ScrollBox, toneOf } from '../../components/ui';
 import { useConsole } from '../../context';
@@ -39,7 +39,7 @@ export function WorkersPage() {
             <button
               type="button"
               className="btn btn-small btn-primary"
-              disabled={selected.length === 0}
+              {...gate(access, ['cluster:bootstrap:preflight', 'cluster:bootstrap:execute'], selected.length === 0)}
               onClick={() => navigate(`/bootstrap?workers=${selected.map(encodeURIComponent).join(',')}`)}
               data-testid="workers-create-cluster"
             >
