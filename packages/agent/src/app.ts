@@ -1,4 +1,4 @@
-import { createHttpApp, type HttpLimits, type ListenerMetrics } from '@ironlens/core';
+import { createHttpApp, type HttpAppOptions, type HttpLimits, type ListenerMetrics } from '@ironlens/core';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { DiskImages } from './adapters/disk-images.adapter';
 import type { IscsiTargets } from './adapters/iscsi-targets';
@@ -33,6 +33,8 @@ export interface AgentDeps {
   metrics?: ListenerMetrics;
   /** Timeouts and connection caps (`httpLimitsFromEnv`). Default: core's defaults. */
   limits?: HttpLimits;
+  /** Called with the bare app before any route is added (`HttpAppOptions.instrument`: tests' answer checks). Default: none. */
+  instrument?: HttpAppOptions['instrument'];
 }
 
 /** The agent's services, wired by hand from its dependencies. */
@@ -54,6 +56,7 @@ export async function buildAgentApp(deps: AgentDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? false,
     metrics: deps.metrics,
     limits: deps.limits,
+    instrument: deps.instrument,
   });
   await app.register(agentRoutes, { luns, masters, token: deps.token });
   return app;

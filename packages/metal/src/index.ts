@@ -2,7 +2,20 @@ export { DetectingReloader, type DnsmasqDetection, detectDnsmasq } from './adapt
 export { buildMetalApp, type MetalPluginOptions, metalPlugin, PUBLIC_PATHS } from './app';
 export { type MetalConfig, metalConfigFromEnv, type ReloadMethod } from './config';
 export * from './domain/identifiers';
-export type * from './domain/responses';
+export type {
+  AgentLunTarget,
+  AgentProbe,
+  BatchBindResult,
+  BatchPreview,
+  BatchPreviewIssue,
+  BatchPreviewMatch,
+  DiskBatchResult,
+  MastersListing,
+  OperationsPage,
+  TargetCheck,
+  WorkerDeleted,
+  WorkerStatus,
+} from './api/schemas';
 export * from './domain/types';
 export { metalMigrations } from './repositories/metal.migrations';
 export type { MetalDatabase, MetalStore } from './repositories/tables';

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { AppError, echo } from '@ironlens/core';
-import type { CloneMode, DiskImages } from '../adapters/disk-images.adapter';
+import type { DiskImages } from '../adapters/disk-images.adapter';
 import type { IscsiTargets, Target } from '../adapters/iscsi-targets';
 import {
   checkChap,
@@ -18,6 +18,7 @@ import {
   isPlainFileName,
   parseSize,
 } from '../domain/names';
+import type { AgentCapabilities, AgentTarget, CdCreated, DiskCreated, LunDeleted, ScanResult } from '../api/schemas';
 import type { LunIndex, LunIndexEntry } from '../repositories/lun-index.repository';
 import { Mutex } from '../util/mutex';
 
@@ -37,16 +38,8 @@ export interface LunServiceOptions {
   scanOpen?: boolean;
 }
 
-/** A target as `GET /luns` shows it. */
-export interface LunTarget {
-  iqn: string;
-  tid?: number;
-  luns: { backing: string }[];
-  /** Who may log in: `["ALL"]`, or the initiator names (see `Target.acl`). */
-  acl: string[];
-  /** The CHAP users a login must prove (stgt; absent without CHAP, and on LIO). */
-  accounts?: string[];
-}
+/** A target as `GET /luns` shows it (the API's schema). */
+export type LunTarget = AgentTarget;
 
 export interface CreateDiskRequest {
   iqn: unknown;
@@ -59,19 +52,7 @@ export interface CreateDiskRequest {
   chap?: unknown;
 }
 
-export interface DiskCreated {
-  iqn: string;
-  backing: string;
-  filename: string;
-  /** `reflink` or `copy` for a clone of a master, `null` for a blank disk. */
-  clone: CloneMode | null;
-  /** Size of the backing file in bytes. */
-  size: number;
-  /** Present when the target admits only this initiator. */
-  initiator?: string;
-  /** Present when a login must prove this CHAP user (the secret is never answered). */
-  chap_user?: string;
-}
+export type { DiskCreated } from '../api/schemas';
 
 export interface CreateCdRequest {
   iso: unknown;
@@ -82,15 +63,7 @@ export interface CreateCdRequest {
   chap?: unknown;
 }
 
-export interface CdCreated {
-  iqn: string;
-  backing: string;
-  filename: string;
-  /** Present when the target admits only this initiator. */
-  initiator?: string;
-  /** Present when a login must prove this CHAP user (the secret is never answered). */
-  chap_user?: string;
-}
+export type { CdCreated } from '../api/schemas';
 
 export interface ScanRequest {
   /**
@@ -106,29 +79,11 @@ export interface DeleteRequest {
   ignoreMissing: boolean;
 }
 
-export interface Deleted {
-  deleted: string;
-  delete_file: boolean;
-  /** Whether a backing file was removed (never a master, nor a file another target still uses). */
-  file_deleted: boolean;
-  /** Present (true) when the target did not exist and `ignore_missing` was set. */
-  ignored_missing?: true;
-}
+export type Deleted = LunDeleted;
 
-export interface ScanResult {
-  created: { iqn: string; cd: boolean; filename: string }[];
-  skipped: { iqn: string | null; filename: string; reason: string }[];
-}
+export type { ScanResult } from '../api/schemas';
 
-export interface Capabilities {
-  backend: 'stgt' | 'lio';
-  fs_type: string;
-  cd: boolean;
-  persistent: string;
-  base_iqn: string;
-  clone: string;
-  empty_disk: string;
-}
+export type Capabilities = AgentCapabilities;
 
 const present = (v: unknown) => v !== undefined && v !== null && v !== '';
 

@@ -1,13 +1,9 @@
+import type { AgentMaster } from '../api/schemas';
 import type { DiskImages } from '../adapters/disk-images.adapter';
 import { isMasterName } from '../domain/names';
 
-export interface Master {
-  name: string;
-  /** Bytes. */
-  size: number;
-  /** Modification time, integer seconds since the epoch. */
-  mtime: number;
-}
+/** A master image as `GET /masters` lists it (the API's schema). */
+export type Master = AgentMaster;
 
 /** Default time between two rescans of DISK_DIR for masters: 30 s (seed 004 §15). */
 export const MASTER_RESCAN_MS = 30_000;

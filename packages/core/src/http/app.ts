@@ -53,6 +53,12 @@ export interface HttpAppOptions {
    * docs/access.md). Default: none (an app whose plugins guard themselves, like the agent's).
    */
   access?: AccessControl;
+  /**
+   * Called with the bare app before any hook, route or plugin is added, so what it installs
+   * (an `onRoute` hook) sees every route: tests compare each answer with what its handler
+   * returned (`answerCheck` of core's test helpers). Default: none.
+   */
+  instrument?: (app: FastifyInstance) => void;
 }
 
 /** One route as registered: what the permission test and docs/access.md enumerate. */
@@ -168,6 +174,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     routerOptions: { ignoreTrailingSlash: true },
   } as FastifyServerOptions);
   capConnections(app.server, limits);
+  opts.instrument?.(app);
   // First, so that every route of every plugin registered later is recorded.
   if (opts.metrics) recordHttpMetrics(app, opts.metrics);
   installSecurityHeaders(app);

@@ -1,4 +1,19 @@
 import { AppError, type ChapCredential } from '@ironlens/core';
+import type { CreateCdBody as AgentCreateCdBody, CreateDiskBody as AgentCreateDiskBody, ScanBody as AgentScanBody } from '@ironlens/agent/api';
+import type { AgentCapabilities, AgentLunTarget, AgentMaster, CreatedLun, ScanResult } from '../api/schemas';
+
+/** The answers as metal's client checked them: the agent's own schemas (`@ironlens/agent/api`), each field that may be missing optional. */
+export type { AgentCapabilities, AgentMaster, CreatedLun, ScanResult };
+export type AgentTarget = AgentLunTarget;
+
+/** What `scan` sends: the CHAP accounts of targets bound to one (the agent keeps no secret). */
+export type ScanRequest = { chap?: ChapCredential[] } & NonNullable<AgentScanBody>;
+
+/** The agent's `POST /luns/disk` body (`@ironlens/agent/api`), with `timeoutMs`: overrides the client's deadline (a copy of a whole master is slow). */
+export type CreateDiskRequest = AgentCreateDiskBody & { chap?: ChapCredential; timeoutMs?: number };
+
+/** The agent's `POST /luns/cd` body, with `timeoutMs`. */
+export type CreateCdRequest = AgentCreateCdBody & { chap?: ChapCredential; timeoutMs?: number };
 
 /**
  * The storage agent (packages/agent) as the control plane uses it: one typed method per
@@ -35,76 +50,10 @@ export interface StorageAgents {
   connect(endpoint: AgentEndpoint): StorageAgent;
 }
 
-export interface AgentCapabilities {
-  backend?: 'stgt' | 'lio';
-  fs_type?: string;
-  cd?: boolean;
-  persistent?: string;
-  /** Checked with `isBaseIqn`. */
-  base_iqn?: string;
-  clone?: string;
-  empty_disk?: string;
-}
-
-export interface AgentTarget {
-  iqn: string;
-  tid?: number;
-  luns: Array<{ backing: string }>;
-  acl?: string[];
-  /** CHAP users a login must prove (stgt agents; absent without CHAP). Checked with `isChapUser`. */
-  accounts?: string[];
-}
-
-export interface ScanRequest {
-  chap?: ChapCredential[];
-}
-
-export interface CreateDiskRequest {
-  iqn: string;
-  filename?: string;
-  master?: string;
-  size?: string | number;
-  initiator?: string;
-  /** The CHAP account the initiator must log in with (only with `initiator`); sent to the agent, never logged. */
-  chap?: ChapCredential;
-  /** Overrides the client's deadline (a copy of a whole master is slow). */
-  timeoutMs?: number;
-}
-
-export interface CreateCdRequest {
-  iso: string;
-  iqn?: string;
-  initiator?: string;
-  chap?: ChapCredential;
-  timeoutMs?: number;
-}
-
-export interface CreatedLun {
-  iqn: string;
-  backing: string;
-  filename: string;
-  clone?: 'reflink' | 'copy' | null;
-  size?: number;
-  initiator?: string;
-  /** The CHAP user the target is bound to (the agent never answers the secret). */
-  chap_user?: string;
-}
-
 export interface DeleteTargetRequest {
   iqn: string;
   deleteFile: boolean;
   ignoreMissing: boolean;
-}
-
-export interface ScanResult {
-  created: Array<{ iqn: string; cd?: boolean; filename: string }>;
-  skipped: Array<{ iqn?: string | null; filename: string; reason: string }>;
-}
-
-export interface AgentMaster {
-  name: string;
-  size?: number;
-  mtime?: number;
 }
 
 // ---- errors: each is an AppError, rendered `{"agent": id, "error": text}` by the API ----

@@ -5,13 +5,31 @@
  * is this module: a client (the console) imports the types from here with `import type`.
  *
  * The JSON they produce is the JSON Schema these routes have always had (`type: ['string',
- * 'null']` for a nullable value, no `required` in answers), so the validation errors, the answers
- * and the document stay as seed 004 clients know them. This module imports TypeBox and core's
- * TypeBox helpers (`@ironlens/core/typebox`, TypeBox alone) and nothing else. Property order is the answer's key order.
+ * 'null']` for a nullable value), so the validation errors and the document stay as seed 004
+ * clients know them. An answer's schema is exact: `required` lists what the service always
+ * answers, `Type.Optional` what it answers only sometimes, and it lists every field, because
+ * fastify serializes with fast-json-stringify, which drops a field its schema does not list
+ * (`metal/src/routes/answers.routes.test.ts` compares, route by route, what fastify sent with
+ * what the service returned). What the storage agent answers and metal passes through is described
+ * by the agent's own schemas (`@ironlens/agent/api`, TypeBox alone). This module imports TypeBox,
+ * core's TypeBox helpers (`@ironlens/core/typebox`, TypeBox alone) and the agent's schemas, and
+ * nothing else. Property order is the answer's key order.
  */
+import {
+  AgentCapabilities as AgentCapabilitiesAnswer,
+  AgentMaster as AgentMasterAnswer,
+  AgentTarget as AgentTargetAnswer,
+  CreateCdBody as AgentCreateCdBody,
+  CreateDiskBody as AgentCreateDiskBody,
+  DeleteLunQuery as AgentDeleteLunQuery,
+  DiskCreated as AgentDiskCreated,
+  LunDeleted as AgentLunDeleted,
+  ScannedTarget as AgentScannedTarget,
+  SkippedFile as AgentSkippedFile,
+} from '@ironlens/agent/api';
 import { AnyObject, OrNull, StringEnum } from '@ironlens/core/typebox';
 import { type Static, Type } from '@sinclair/typebox';
-import type { AgentCapabilities } from '../adapters/storage-agent';
+import type { Os } from '../domain/identifiers';
 
 export const nullableString = OrNull(Type.String());
 
@@ -24,15 +42,29 @@ export const bootSchema = OrNull(
 );
 export type BootSettings = Static<typeof bootSchema>;
 
-export const diskSchema = Type.Object({
-  agent: Type.Optional(Type.String()),
-  iqn: Type.Optional(Type.String()),
-  filename: Type.Optional(Type.String()),
-  backing: Type.Optional(Type.String()),
-  os: Type.Optional(Type.String()),
-  source: Type.Optional(AnyObject()),
+/** How a system disk was made (`source` of a disk): from a master, or empty of a size. */
+export const diskSourceSchema = Type.Object({
+  type: StringEnum(['master', 'empty'] as const),
+  name: Type.Optional(Type.String({ description: 'the master image (type master)' })),
+  size: Type.Optional(Type.String({ description: 'the size asked for (type empty)' })),
 });
-export type DiskView = Static<typeof diskSchema>;
+export type DiskSource = Static<typeof diskSourceSchema>;
+
+/** A worker's system disk in the ledger. */
+export const diskSchema = Type.Object({
+  agent: Type.String(),
+  iqn: Type.String(),
+  filename: Type.String(),
+  backing: Type.String(),
+  os: Type.Unsafe<Os>({ type: 'string', description: 'the OS the disk boots (menu item)' }),
+  source: diskSourceSchema,
+});
+export type Disk = Static<typeof diskSchema>;
+export type DiskView = Disk;
+
+/** A worker's install CD (`cd`), or null. */
+export const cdSchema = Type.Object({ agent: Type.String(), iqn: Type.String(), iso: Type.String(), backing: Type.String() });
+export type Cd = Static<typeof cdSchema>;
 
 
 // ---- host reports (issue 24) ----------------------------------------------------------------
@@ -113,21 +145,28 @@ export const bootTimelineSchema = Type.Object({
 export type BootTimeline = Static<typeof bootTimelineSchema>;
 
 export const hostReportAnswer = Type.Object({ worker_id: Type.String(), accepted: Type.Boolean(), changed: Type.Boolean() });
+export type HostReportAnswer = Static<typeof hostReportAnswer>;
 // ---- power (issue 21) -----------------------------------------------------------------------
 
 /** One of `values`, or `null` (`enum` lists `null` too, or a validator refuses it). */
-const EnumOrNull = <const T extends readonly string[]>(values: T) => Type.Unsafe<T[number] | null>({ type: ['string', 'null'], enum: [...values, null] });
+const EnumOrNull = <const T extends readonly string[]>(values: T, options: { description?: string } = {}) =>
+  Type.Unsafe<T[number] | null>({ type: ['string', 'null'], enum: [...values, null], ...options });
+const POWER_ACTION_VALUES = ['on', 'off', 'cycle', 'soft-off'] as const;
+export type PowerAction = (typeof POWER_ACTION_VALUES)[number];
+const POWER_STATE_VALUES = ['on', 'off', 'unknown'] as const;
+export type PowerState = (typeof POWER_STATE_VALUES)[number];
 
 /** A device's last power action and its proof of boot. */
 export const lastPowerSchema = Type.Object({
-  action: Type.Optional(StringEnum(['on', 'off', 'cycle', 'soft-off'] as const)),
-  boot: Type.Optional(EnumOrNull(['network'] as const)),
-  requested_at: Type.Optional(Type.String()),
-  bmc_ok: Type.Optional(Type.Boolean()),
-  network_boot_seen_at: Type.Optional(OrNull(Type.String())),
-  result: Type.Optional(EnumOrNull(['pending', 'booted', 'no_network_boot'] as const)),
-  detail: Type.Optional(OrNull(Type.String())),
+  action: StringEnum(POWER_ACTION_VALUES),
+  boot: EnumOrNull(['network'] as const),
+  requested_at: Type.String(),
+  bmc_ok: Type.Boolean(),
+  network_boot_seen_at: OrNull(Type.String()),
+  result: EnumOrNull(['pending', 'booted', 'no_network_boot'] as const, { description: 'null for an action that asked for no network boot (nothing to prove)' }),
+  detail: OrNull(Type.String()),
 });
+export type LastPower = Static<typeof lastPowerSchema>;
 
 /** `PUT /devices/{mac}/bmc`, and `bmc` in `POST /devices` and the import: checked by the service (`bmc_invalid`). */
 export const bmcBody = Type.Object(
@@ -145,25 +184,28 @@ export const bmcBody = Type.Object(
 );
 export type BmcRequest = Static<typeof bmcBody>;
 
-/** A BMC as the API shows it: never the password. */
+/** A BMC as the API shows it: never the password (`password_set`); redfish has url and verify_tls, ipmi host, port and cipher_suite. */
 export const bmcSchema = Type.Object({
-  driver: Type.Optional(StringEnum(['redfish', 'ipmi'] as const)),
+  driver: StringEnum(['redfish', 'ipmi'] as const),
   url: Type.Optional(Type.String()),
   verify_tls: Type.Optional(Type.Boolean()),
   host: Type.Optional(Type.String()),
   port: Type.Optional(Type.Integer()),
   cipher_suite: Type.Optional(Type.Integer()),
-  username: Type.Optional(Type.String()),
-  password_set: Type.Optional(Type.Boolean()),
-  updated_at: Type.Optional(Type.String()),
+  username: Type.String(),
+  password_set: Type.Boolean(),
+  updated_at: Type.String(),
 });
+export type BmcView = Static<typeof bmcSchema>;
 
-export const bmcDeletedSchema = Type.Object({ mac: Type.Optional(Type.String()), deleted: Type.Optional(Type.Boolean()) });
+export const bmcDeletedSchema = Type.Object({ mac: Type.String(), deleted: Type.Boolean() });
+export type BmcDeleted = Static<typeof bmcDeletedSchema>;
 
 export const powerStateSchema = Type.Object({
-  state: Type.Optional(StringEnum(['on', 'off', 'unknown'] as const)),
-  checked_at: Type.Optional(Type.String()),
+  state: StringEnum(POWER_STATE_VALUES),
+  checked_at: Type.String(),
 });
+export type PowerStateView = Static<typeof powerStateSchema>;
 
 export const powerActionBody = Type.Object(
   {
@@ -175,13 +217,14 @@ export const powerActionBody = Type.Object(
 export type PowerActionRequest = Static<typeof powerActionBody>;
 
 export const powerAnswerSchema = Type.Object({
-  mac: Type.Optional(Type.String()),
-  action: Type.Optional(Type.String()),
-  boot: Type.Optional(OrNull(Type.String())),
-  state: Type.Optional(StringEnum(['on', 'off', 'unknown'] as const)),
-  checked_at: Type.Optional(Type.String()),
-  last_power: Type.Optional(lastPowerSchema),
+  mac: Type.String(),
+  action: StringEnum(POWER_ACTION_VALUES),
+  boot: EnumOrNull(['network'] as const),
+  state: StringEnum(POWER_STATE_VALUES),
+  checked_at: Type.String(),
+  last_power: lastPowerSchema,
 });
+export type PowerAnswer = Static<typeof powerAnswerSchema>;
 
 export const powerBatchBody = Type.Object(
   {
@@ -194,22 +237,35 @@ export const powerBatchBody = Type.Object(
 export type PowerBatchRequest = Static<typeof powerBatchBody>;
 
 export const powerBatchSchema = Type.Object({
-  succeeded: Type.Optional(Type.Array(powerAnswerSchema)),
-  failed: Type.Optional(Type.Array(Type.Object({ mac: Type.Optional(Type.Unknown()), status: Type.Optional(Type.Integer()), code: Type.Optional(Type.String()), detail: Type.Optional(Type.String()) }))),
+  succeeded: Type.Array(powerAnswerSchema),
+  failed: Type.Array(Type.Object({ mac: Type.Unknown({ description: 'the MAC as given' }), status: Type.Integer(), code: Type.String(), detail: Type.String() })),
+});
+export type BatchPowerResult = Static<typeof powerBatchSchema>;
+
+/** A worker's boot settings as the worker view shows them: only those set. */
+export const bootViewSchema = Type.Object({
+  menu_default: Type.Optional(Type.String({ description: 'menu.ipxe item id' })),
+  menu_timeout: Type.Optional(Type.Integer({ description: 'milliseconds; 0 waits forever' })),
 });
 
+/**
+ * A worker as the API shows it: the ledger plus the projected binding. `host`, `boot_timeline`,
+ * `address`, `fixed_address` and `cluster_id` (issue 24) are on the views of the worker routes,
+ * not on the worker a disk route answers; `changed` only on `PUT /workers/{id}/mac`; `last_power`
+ * only after a `reboot`.
+ */
 export const workerSchema = Type.Object({
-  hostname: Type.Optional(Type.String()),
-  arch: Type.Optional(Type.String()),
-  state: Type.Optional(StringEnum(['registered', 'ready', 'installing'] as const)),
-  disks: Type.Optional(Type.Array(diskSchema)),
-  cd: Type.Optional(Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true })),
-  worker_id: Type.Optional(Type.String()),
-  mac: Type.Optional(OrNull(Type.String())),
-  bound_device: Type.Optional(OrNull(Type.String())),
-  readiness: Type.Optional(StringEnum(['ready', 'partial', 'idle'] as const)),
-  default_os: Type.Optional(Type.String()),
-  boot: Type.Optional(AnyObject()),
+  hostname: Type.String(),
+  arch: Type.String(),
+  state: StringEnum(['registered', 'ready', 'installing'] as const),
+  disks: Type.Array(diskSchema),
+  cd: OrNull(cdSchema),
+  worker_id: Type.String(),
+  mac: OrNull(Type.String()),
+  bound_device: OrNull(Type.String()),
+  readiness: StringEnum(['ready', 'partial', 'idle'] as const),
+  default_os: Type.Optional(Type.Unsafe<Os>({ type: 'string' })),
+  boot: Type.Optional(bootViewSchema),
   changed: Type.Optional(Type.Boolean()),
   // issue 24: what the worker reported at its last boot, and that boot's timeline (additive).
   host: Type.Optional(OrNull(hostSchema)),
@@ -220,20 +276,38 @@ export const workerSchema = Type.Object({
   last_power: Type.Optional(lastPowerSchema),
 });
 export type WorkerView = Static<typeof workerSchema>;
+export type WorkerState = WorkerView['state'];
 
+/** What iPXE reported of a device (`fingerprint`): the fields it sent, normalised. */
+export const fingerprintSchema = Type.Object({
+  manufacturer: Type.Optional(OrNull(Type.String())),
+  product: Type.Optional(OrNull(Type.String())),
+  serial: Type.Optional(OrNull(Type.String())),
+  cpumodel: Type.Optional(OrNull(Type.String())),
+  mem_total: Type.Optional(OrNull(Type.Integer())),
+  mem_type: Type.Optional(OrNull(Type.String())),
+  mem_speed: Type.Optional(OrNull(Type.Integer())),
+  chip: Type.Optional(OrNull(Type.String())),
+  busid: Type.Optional(OrNull(Type.String())),
+});
+export type Fingerprint = Static<typeof fingerprintSchema>;
+
+/** A device record, in the seed's shape (§16); `last_power` only on devices that had a power action (issue 21). */
 export const deviceSchema = Type.Object({
-  mac: Type.Optional(Type.String()),
-  uuid: Type.Optional(OrNull(Type.String())),
-  state: Type.Optional(StringEnum(['pooled', 'bound', 'revoked'] as const)),
-  bound_worker_id: Type.Optional(OrNull(Type.String())),
-  key_hash: Type.Optional(OrNull(Type.String())),
-  source: Type.Optional(StringEnum(['ipxe', 'manual'] as const)),
-  fingerprint: Type.Optional(AnyObject()),
-  first_seen: Type.Optional(OrNull(Type.String())),
-  last_seen: Type.Optional(OrNull(Type.String())),
+  mac: Type.String(),
+  uuid: OrNull(Type.String()),
+  state: StringEnum(['pooled', 'bound', 'revoked'] as const),
+  bound_worker_id: OrNull(Type.String()),
+  key_hash: OrNull(Type.String()),
+  source: StringEnum(['ipxe', 'manual'] as const),
+  fingerprint: fingerprintSchema,
+  first_seen: OrNull(Type.String()),
+  last_seen: OrNull(Type.String()),
   last_power: Type.Optional(lastPowerSchema),
 });
-export type DeviceView = Static<typeof deviceSchema>;
+export type Device = Static<typeof deviceSchema>;
+export type DeviceView = Device;
+export type DeviceState = Device['state'];
 
 /** FastAPI's error shape, `{"detail": ...}` (an agent's error passes through as `{"agent", "error"}`). */
 export const detailSchema = Type.Object({ detail: Type.Optional(Type.Unknown()) }, { additionalProperties: true });
@@ -253,11 +327,17 @@ export const bmcErrorResponses = { 502: detailSchema, 504: detailSchema } as con
 
 export const security = [{ bearer: [] }];
 
+/** Path parameters (text, checked by the services' own grammars). */
+export const macParams = Type.Object({ mac: Type.String({ description: 'MAC, with or without separators' }) });
+export const agentParams = Type.Object({ agent_id: Type.String() });
+export const workerParams = Type.Object({ worker_id: Type.String() });
+export const workerDiskParams = Type.Object({ worker_id: Type.String(), os: Type.String() });
+
 const flag = () => Type.Optional(Type.Boolean({ default: false }));
 
 // ---- health, boot (§1.3, §5) ----------------------------------------------------------------
 
-export const healthSchema = Type.Object({ status: Type.Optional(Type.String()) });
+export const healthSchema = Type.Object({ status: Type.String() });
 
 export const bootVarsQuery = Type.Object({
   mac: Type.Optional(Type.String({ description: 'MAC, with or without separators' })),
@@ -285,7 +365,7 @@ export type DeviceReportQuery = Static<typeof deviceReportQuery>;
 // ---- settings, operations (§12, §16.5) ------------------------------------------------------
 
 export const autoRegisterSchema = Type.Object({
-  enabled: Type.Optional(Type.Boolean()),
+  enabled: Type.Boolean(),
   closes_at: Type.Optional(Type.String({ description: 'when a registration window (IRONLENS_AUTO_REGISTER_WINDOW_MINUTES) runs: the moment auto-register closes by itself' })),
 });
 export type AutoRegisterView = Static<typeof autoRegisterSchema>;
@@ -345,6 +425,10 @@ export const agentBody = Type.Object({ id: Type.Optional(Type.String()), ...agen
 export const agentCreateBody = Type.Object({ id: Type.String(), ...agentFields });
 export type AgentInput = Static<typeof agentBody>;
 
+/** An agent's `/capabilities` as metal's client checked them: the agent's schema, each field only when the agent gave it. */
+export const capabilitiesSchema = Type.Partial(AgentCapabilitiesAnswer);
+export type AgentCapabilities = Static<typeof capabilitiesSchema>;
+
 /** An agent as the API shows it (never its token); `health`, `capabilities`, `error` from a live probe. */
 export const agentViewSchema = Type.Object({
   id: Type.String(),
@@ -353,8 +437,8 @@ export const agentViewSchema = Type.Object({
   role: Type.Object({ disk: Type.Boolean(), cd: Type.Boolean() }),
   enabled: Type.Boolean(),
   tags: Type.Array(Type.String()),
-  health: Type.Optional(Type.String()),
-  capabilities: Type.Optional(Type.Unsafe<AgentCapabilities | null>({ type: ['object', 'null'], additionalProperties: true })),
+  health: Type.Optional(StringEnum(['ok', 'error', 'unreachable', 'disabled'] as const)),
+  capabilities: Type.Optional(OrNull(capabilitiesSchema)),
   error: Type.Optional(Type.String()),
 });
 /** The type is the schema's (issue 19: one source for the answer and its type). */
@@ -366,21 +450,16 @@ export type AgentListQuery = Static<typeof agentListQuery>;
 export const agentProbeBody = Type.Object({ base_url: Type.String(), token: Type.Optional(nullableString), agent_id: Type.Optional(nullableString) });
 export type AgentProbeRequest = Static<typeof agentProbeBody>;
 
-/** `POST /agents/<id>/luns/disk` (§14): the agent's own request, passed on. */
-export const lunDiskBody = Type.Object({
-  iqn: Type.String(),
-  filename: Type.Optional(Type.String()),
-  master: Type.Optional(Type.String()),
-  size: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
-  initiator: Type.Optional(Type.String()),
-});
+/** `POST /agents/<id>/luns/disk` (§14): the agent's own request (its schema), passed on; the CHAP account is metal's to give, not the caller's. */
+export const lunDiskBody = Type.Omit(AgentCreateDiskBody, ['chap']);
 export type DirectDiskRequest = Static<typeof lunDiskBody>;
 
-/** `POST /agents/<id>/luns/cd` (§14). */
-export const lunCdBody = Type.Object({ iso: Type.String(), iqn: Type.Optional(Type.String()), initiator: Type.Optional(Type.String()) });
+/** `POST /agents/<id>/luns/cd` (§14): the agent's own request, likewise. */
+export const lunCdBody = Type.Omit(AgentCreateCdBody, ['chap']);
 export type DirectCdRequest = Static<typeof lunCdBody>;
 
-export const lunDeleteQuery = Type.Object({ iqn: Type.String(), delete_file: flag(), ignore_missing: flag() });
+/** `DELETE /agents/<id>/luns` (§14): the agent's own query. */
+export const lunDeleteQuery = AgentDeleteLunQuery;
 export type LunDeleteQuery = Static<typeof lunDeleteQuery>;
 
 // ---- workers' disks (§7.1–7.4, §10) ---------------------------------------------------------
@@ -444,8 +523,9 @@ export type DefaultOsRequest = Static<typeof defaultOsBody>;
 export const workerDeleteQuery = Type.Object({ delete_disk: flag(), ignore_missing_target: flag() });
 export type WorkerDeleteQuery = Static<typeof workerDeleteQuery>;
 
-export const workerDeletedSchema = Type.Object({ deleted: Type.Optional(Type.String()), delete_disk: Type.Optional(Type.Boolean()), dnsmasq_removed: Type.Optional(Type.Boolean()) });
-export type WorkerDeletedView = Static<typeof workerDeletedSchema>;
+export const workerDeletedSchema = Type.Object({ deleted: Type.String(), delete_disk: Type.Boolean(), dnsmasq_removed: Type.Boolean() });
+export type WorkerDeleted = Static<typeof workerDeletedSchema>;
+export type WorkerDeletedView = WorkerDeleted;
 
 export const workerDeleteBatchBody = Type.Object({ worker_ids: Type.Array(Type.String()), delete_disk: flag(), ignore_missing_target: flag() });
 export type WorkerDeleteBatchRequest = Static<typeof workerDeleteBatchBody>;
@@ -453,39 +533,168 @@ export type WorkerDeleteBatchRequest = Static<typeof workerDeleteBatchBody>;
 
 // ---- answers (issue 19: every route declares one) --------------------------------------------
 
-/**
- * An answer whose items the services shape case by case (batch results, listings an agent
- * gives): its top-level fields are declared, its items are objects kept as built
- * (`additionalProperties`), so the serializer drops nothing.
- */
-const looseAnswer = (fields: string[]) => Type.Object(Object.fromEntries(fields.map((f) => [f, Type.Optional(Type.Unknown())])), { additionalProperties: true });
-
 /** The `#!ipxe` scripts (`/boot-vars`, `/devices/report`): text, or with `format=json` the variables. */
+export const bootVarsJsonSchema = Type.Object(
+  {
+    base_iqn: Type.Optional(Type.String()),
+    iscsi_server: Type.Optional(Type.String()),
+    iscsi_sep: Type.Optional(Type.String({ description: "the root-path separator of the disk agent's backend" })),
+    menu_default: Type.Optional(Type.String()),
+    menu_timeout: Type.Optional(Type.Integer()),
+  },
+  { description: 'the iPXE variables the script would set (`format=json`)' },
+);
+export type BootVars = Static<typeof bootVarsJsonSchema>;
 export const ipxeScriptAnswer = {
   content: {
     'text/plain': { schema: Type.String({ description: 'An iPXE script' }) },
-    'application/json': { schema: AnyObject() },
+    'application/json': { schema: bootVarsJsonSchema },
   },
 };
-/** `POST /devices/import`, `POST /devices/bind/batch`, `POST /workers/batch`, … */
-export const batchResultSchema = looseAnswer(['created', 'succeeded', 'skipped', 'failed']);
-/** `POST /devices/bind/batch/preview`. */
-export const batchPreviewSchema = looseAnswer(['matched', 'conflicts', 'not_found', 'summary']);
-/** `GET /operations`. */
-export const operationsSchema = looseAnswer(['entries', 'total', 'limit', 'offset']);
-/** An agent's answers passed through (`/agents/{id}/luns…`, `/masters`, `/agents/probe`): objects as the agent gave them, checked by metal's client. */
-export const agentAnswerSchema = Type.Unknown({ description: "The agent's answer, checked by metal's client and passed through" });
-/** `GET /workers/{id}/status`: the worker, and what dnsmasq and the agents hold. */
-export const workerStatusSchema = Type.Object({ worker: workerSchema, actual: AnyObject() }, { additionalProperties: true });
 
-// ---- answers the services build (types only: `import type` erases them) ----------------------
+/** `POST /devices/import`: each entry created, skipped (it exists) or failed (why). */
+export const deviceImportResultSchema = Type.Object({
+  created: Type.Array(Type.String({ description: 'the MAC' })),
+  skipped: Type.Array(Type.Object({ mac: Type.String(), reason: Type.String() })),
+  failed: Type.Array(Type.Object({ mac: Type.Unknown({ description: 'the MAC as given' }), error: Type.String() })),
+});
+export type DeviceImportResult = Static<typeof deviceImportResultSchema>;
 
-export type { Agent, Boot, Cd, Device, DeviceState, Disk, Fingerprint, WorkerState, WorkerView as Worker } from '../domain/types';
+const fingerprintMismatchSchema = Type.Object({ fields: Type.Array(Type.String()) }, { description: 'declared fields (manufacturer, product, serial, uuid) that differ from the report' });
+
+/** `POST /devices/bind/batch`: each pair independent. */
+export const batchBindResultSchema = Type.Object({
+  succeeded: Type.Array(Type.Object({ mac: Type.String(), worker_id: Type.String(), fingerprint_mismatch: Type.Optional(fingerprintMismatchSchema) })),
+  skipped: Type.Array(Type.Object({ mac: Type.String(), worker_id: Type.String(), reason: Type.String() })),
+  failed: Type.Array(Type.Object({ mac: Type.Unknown({ description: 'the MAC as given' }), worker_id: Type.String(), error: Type.String() })),
+});
+export type BatchBindResult = Static<typeof batchBindResultSchema>;
+
+const batchIssueSchema = Type.Object({ mac: Type.Unknown({ description: 'the MAC as given' }), worker_id: Type.String(), reason: Type.String() });
+export type BatchPreviewIssue = Static<typeof batchIssueSchema>;
+const batchMatchSchema = Type.Object({
+  mac: Type.String(),
+  worker_id: Type.String(),
+  device_state: Type.String(),
+  worker_state: Type.String(),
+  fingerprint_mismatch: OrNull(fingerprintMismatchSchema),
+});
+export type BatchPreviewMatch = Static<typeof batchMatchSchema>;
+
+/** `POST /devices/bind/batch/preview`: writes nothing. */
+export const batchPreviewSchema = Type.Object({
+  matched: Type.Array(batchMatchSchema),
+  conflicts: Type.Array(batchIssueSchema),
+  not_found: Type.Array(batchIssueSchema),
+  summary: Type.Object({ total: Type.Integer(), ok: Type.Integer(), conflict: Type.Integer(), not_found: Type.Integer() }),
+});
+export type BatchPreview = Static<typeof batchPreviewSchema>;
+
+/** `POST /workers/batch`. */
+export const workerBatchResultSchema = Type.Object({
+  succeeded: Type.Array(Type.Object({ worker_id: Type.String(), hostname: Type.String(), mac: Type.Optional(Type.String()) })),
+  skipped: Type.Array(Type.Object({ worker_id: Type.String(), hostname: Type.String(), reason: Type.String() })),
+  failed: Type.Array(Type.Object({ worker_id: Type.String(), hostname: Type.String(), mac: Type.Optional(Type.Unknown({ description: 'the MAC as given' })), error: Type.String() })),
+});
+export type WorkerBatchResult = Static<typeof workerBatchResultSchema>;
+
+/** `POST /workers/delete/batch`. */
+export const workerDeleteBatchResultSchema = Type.Object({
+  succeeded: Type.Array(Type.Object({ worker_id: Type.String(), hostname: Type.String() })),
+  failed: Type.Array(Type.Object({ worker_id: Type.Unknown({ description: 'the worker id as given' }), error: Type.String() })),
+});
+export type WorkerDeleteBatchResult = Static<typeof workerDeleteBatchResultSchema>;
+
+/** `POST /workers/luns/disk/batch`. */
+export const diskBatchResultSchema = Type.Object({
+  succeeded: Type.Array(Type.Object({ worker_id: Type.String(), agent: Type.String(), iqn: Type.String() })),
+  skipped: Type.Array(Type.Object({ worker_id: Type.String(), reason: Type.String() })),
+  failed: Type.Array(Type.Object({ worker_id: OrNull(Type.String()), agent: Type.String(), error: Type.String() })),
+});
+export type DiskBatchResult = Static<typeof diskBatchResultSchema>;
+
+/**
+ * `GET /operations`. An entry's fields are its operation's own (`op`, `mac`, `worker_id`, counts,
+ * `client`, …, one set per kind of operation): the one open object of metal's answers.
+ */
+export const operationEntrySchema = Type.Unsafe<{ id: number; ts: string; op: string; status: string; [field: string]: unknown }>(
+  Type.Object(
+    { id: Type.Integer(), ts: Type.String(), op: Type.String(), status: Type.String() },
+    { additionalProperties: true, description: 'one operation; besides these four, the fields of its kind (open by design: each operation records its own)' },
+  ),
+);
+export const operationsSchema = Type.Object({ next_cursor: Type.Integer({ description: 'the `since` of the next call' }), entries: Type.Array(operationEntrySchema) });
+export type OperationsPage = Static<typeof operationsSchema>;
+
+// ---- what metal passes through from a storage agent (the agent's own schemas) ----------------
+
+/** A target on an agent (`GET /agents/{id}/luns`) as metal's client checked it: `tid`, `acl` and `accounts` only when the agent gave them. */
+export const agentLunTargetSchema = Type.Composite([Type.Pick(AgentTargetAnswer, ['iqn', 'luns']), Type.Partial(Type.Pick(AgentTargetAnswer, ['tid', 'acl', 'accounts']))]);
+export type AgentLunTarget = Static<typeof agentLunTargetSchema>;
+
+/** A disk or CD target the agent made (`POST /agents/{id}/luns/disk|cd`): `clone` and `size` for a disk. */
+export const createdLunSchema = Type.Composite([
+  Type.Pick(AgentDiskCreated, ['iqn', 'backing', 'filename']),
+  Type.Partial(Type.Pick(AgentDiskCreated, ['clone', 'size', 'initiator', 'chap_user'])),
+]);
+export type CreatedLun = Static<typeof createdLunSchema>;
+
+/** `DELETE /agents/{id}/luns`. */
+export const lunDeletedSchema = Type.Pick(AgentLunDeleted, ['deleted', 'delete_file', 'ignored_missing']);
+export type LunDeleted = Static<typeof lunDeletedSchema>;
+
+/** `POST /agents/{id}/luns/scan`: what the agent rebuilt and what it skipped. */
+export const scanResultSchema = Type.Object({
+  created: Type.Array(Type.Composite([Type.Pick(AgentScannedTarget, ['iqn', 'filename']), Type.Partial(Type.Pick(AgentScannedTarget, ['cd']))])),
+  skipped: Type.Array(AgentSkippedFile),
+});
+export type ScanResult = Static<typeof scanResultSchema>;
+
+/** A master image on an agent: `size` and `mtime` when the agent gave them. */
+export const masterSchema = Type.Composite([Type.Pick(AgentMasterAnswer, ['name']), Type.Partial(Type.Pick(AgentMasterAnswer, ['size', 'mtime']))]);
+export type AgentMaster = Static<typeof masterSchema>;
+
+/** `GET /masters`: every enabled disk agent's master images; an agent that failed has `error`. */
+export const mastersListingSchema = Type.Object({
+  agents: Type.Array(Type.Object({ agent: Type.String(), iscsi_server: OrNull(Type.String()), masters: Type.Array(masterSchema), error: Type.Optional(Type.String()) })),
+});
+export type MastersListing = Static<typeof mastersListingSchema>;
+
+/** `POST /agents/probe`: what a registration would hold, nothing written; the agent's capabilities it gave. */
+export const agentProbeSchema = Type.Object({
+  base_url: Type.String(),
+  role: Type.Object({ disk: Type.Boolean(), cd: Type.Boolean() }),
+  tags: Type.Array(Type.String()),
+  iscsi_server: Type.String(),
+  enabled: Type.Boolean(),
+  backend: StringEnum(['stgt', 'lio'] as const),
+  ...Type.Partial(Type.Pick(AgentCapabilitiesAnswer, ['fs_type', 'base_iqn', 'clone', 'empty_disk', 'persistent'])).properties,
+});
+export type AgentProbe = Static<typeof agentProbeSchema>;
+
+/** A target check of `GET /workers/{id}/status`: `exists` null (and `error`) when the agent could not be asked. */
+const targetCheckFields = {
+  exists: OrNull(Type.Boolean()),
+  target: OrNull(Type.Object({ iqn: Type.String(), luns: Type.Array(Type.Object({ backing: Type.String() })) })),
+  error: Type.Optional(Type.String()),
+};
+export const targetCheckSchema = Type.Object(targetCheckFields);
+export type TargetCheck = Static<typeof targetCheckSchema>;
+
+/** `GET /workers/{id}/status` (§10): the ledger next to what dnsmasq and the agents hold. */
+export const workerStatusSchema = Type.Object({
+  worker: workerSchema,
+  actual: Type.Object({
+    dnsmasq: OrNull(Type.Object({ hostname: Type.String(), mac: Type.String() })),
+    disks: Type.Array(Type.Object({ os: Type.Unsafe<Os>({ type: 'string' }), ...targetCheckFields })),
+    cd: OrNull(targetCheckSchema),
+  }),
+});
+export type WorkerStatus = Static<typeof workerStatusSchema>;
+
 export type { Os } from '../domain/identifiers';
-export type { AgentCapabilities as Capabilities } from '../adapters/storage-agent';
 
 /** `PUT /workers/{worker_id}/address` (issue 24): the worker's fixed IPv4 address, or null to remove it. */
 export const workerAddressBody = Type.Object({ fixed_address: OrNull(Type.String({ maxLength: 15, description: 'a unicast IPv4 address' })) });
 export type WorkerAddressRequest = Static<typeof workerAddressBody>;
-export type { BmcView, LastPower, PowerAction, PowerState } from '../domain/power';
-export type { BatchPowerResult, PowerAnswer, PowerStateView } from '../services/power.service';
+

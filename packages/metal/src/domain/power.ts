@@ -1,10 +1,10 @@
 import { AppError, echo } from '@ironlens/core';
+import type { BmcView, LastPower, PowerAction, PowerState } from '../api/schemas';
 
 /** Power control of a device through its BMC (issue 21). */
 export type BmcDriver = 'redfish' | 'ipmi';
-export type PowerAction = 'on' | 'off' | 'cycle' | 'soft-off';
-export type PowerState = 'on' | 'off' | 'unknown';
-export type BootResult = 'pending' | 'booted' | 'no_network_boot';
+export type { BmcView, LastPower, PowerAction, PowerState };
+export type BootResult = NonNullable<LastPower['result']>;
 
 export const POWER_ACTIONS: readonly PowerAction[] = ['on', 'off', 'cycle', 'soft-off'];
 
@@ -15,31 +15,6 @@ export const powersOn = (a: PowerAction): boolean => a === 'on' || a === 'cycle'
 export type BmcCredentials =
   | { driver: 'redfish'; url: string; username: string; password: string; verifyTls: boolean }
   | { driver: 'ipmi'; host: string; port: number; username: string; password: string; cipherSuite: number };
-
-/** A BMC as the API shows it: never the password, `password_set` instead. */
-export interface BmcView {
-  driver: BmcDriver;
-  url?: string;
-  verify_tls?: boolean;
-  host?: string;
-  port?: number;
-  cipher_suite?: number;
-  username: string;
-  password_set: boolean;
-  updated_at: string;
-}
-
-/** A device's last power action and what came of it (`last_power` on the device). */
-export interface LastPower {
-  action: PowerAction;
-  boot: 'network' | null;
-  requested_at: string;
-  bmc_ok: boolean;
-  network_boot_seen_at: string | null;
-  /** `null` for an action that asked for no network boot (nothing to prove). */
-  result: BootResult | null;
-  detail: string | null;
-}
 
 /** The BMC fields of a request (`PUT /devices/{mac}/bmc`, `POST /devices`, the import). */
 export interface BmcInput {

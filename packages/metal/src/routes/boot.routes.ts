@@ -1,5 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type AutoRegisterRequest, autoRegisterBody, autoRegisterSchema, type BootVarsQuery, bootVarsQuery, type DeviceReportQuery, deviceReportQuery, detailSchema, healthSchema, ipxeScriptAnswer, type OperationsQuery, operationsQuery, operationsSchema, security } from '../api/schemas';
+import { autoRegisterBody, autoRegisterSchema, bootVarsQuery, deviceReportQuery, detailSchema, healthSchema, ipxeScriptAnswer, operationsQuery, operationsSchema, security } from '../api/schemas';
 import type { MetalServices } from '../wiring';
 
 const IPXE = 'text/plain; charset=utf-8';
@@ -11,22 +12,29 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
 }
 
 /** `/healthz`, `/boot-vars`, `/devices/report`: what a booting machine calls, without a token. */
-function ipxeRoutes(app: FastifyInstance, s: MetalServices): void {
+function ipxeRoutes(instance: FastifyInstance, s: MetalServices): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: healthSchema } } }, async () => ({ status: 'ok' }));
 
-  app.get<{ Querystring: BootVarsQuery }>(
+  app.get(
     '/boot-vars',
     { schema: { tags: ['boot'], summary: 'Per-worker iPXE boot variables (no auth, read-only)', querystring: bootVarsQuery, response: { 200: ipxeScriptAnswer } } },
     // Not async: a cached answer is sent in the same tick, with no promise per request.
     (req, reply) => {
-      if (req.query.format === 'json') return s.bootVars.resolve(req.query).then((a) => reply.send(a.vars));
+      // An error sent is rendered by the error handler, as a rejected handler's would be.
+      const failed = (err: unknown) => reply.send(err as never);
+      if (req.query.format === 'json') {
+        s.bootVars.resolve(req.query).then((a) => reply.send(a.vars), failed);
+        return;
+      }
       const text = s.bootVars.script(req.query);
       reply.type(IPXE);
-      return typeof text === 'string' ? reply.send(text) : text.then((t) => reply.send(t));
+      if (typeof text === 'string') reply.send(text);
+      else text.then((t) => reply.send(t), failed);
     },
   );
 
-  app.get<{ Querystring: DeviceReportQuery }>(
+  app.get(
     '/devices/report',
     {
       schema: {
@@ -46,15 +54,16 @@ function ipxeRoutes(app: FastifyInstance, s: MetalServices): void {
 }
 
 /** §12, §16.5: the auto-register switch and the operations log. */
-function settingsAndOperationsRoutes(app: FastifyInstance, s: MetalServices): void {
+function settingsAndOperationsRoutes(instance: FastifyInstance, s: MetalServices): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/settings/auto-register', { schema: { tags: ['settings'], security, response: { 200: autoRegisterSchema } } }, async () => s.settings.autoRegisterView());
-  app.put<{ Body: AutoRegisterRequest }>(
+  app.put(
     '/settings/auto-register',
     { schema: { tags: ['settings'], security, body: autoRegisterBody, response: { 200: autoRegisterSchema, 422: detailSchema } } },
     async (req) => s.settings.putAutoRegister(req.body.enabled, { client: req.ip }),
   );
 
-  app.get<{ Querystring: OperationsQuery }>(
+  app.get(
     '/operations',
     { schema: { tags: ['operations'], security, summary: 'The operations log, incrementally', querystring: operationsQuery, response: { 200: operationsSchema } } },
     async (req) => s.operations(req.query),

@@ -1,5 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { detailSchema, type HostReportBody, hostReportAnswer, hostReportBody } from '../api/schemas';
+import { detailSchema, hostReportAnswer, hostReportBody } from '../api/schemas';
 import type { MetalServices } from '../wiring';
 
 /** A report is a few KiB; the cap keeps a hostile sender from making the parser work. */
@@ -22,7 +23,8 @@ declare module 'fastify' {
  * Registered in a context of its own, whose JSON parser keeps the raw body for the signature.
  */
 export function hostReportRoutes(app: FastifyInstance, s: MetalServices): void {
-  app.register(async (child) => {
+  app.register(async (context) => {
+    const child = context.withTypeProvider<TypeBoxTypeProvider>();
     child.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: HOST_REPORT_BODY_LIMIT }, (req, body, done) => {
       const raw = body as Buffer;
       req.rawBody = raw;
@@ -34,7 +36,7 @@ export function hostReportRoutes(app: FastifyInstance, s: MetalServices): void {
         done(err, undefined);
       }
     });
-    child.post<{ Body: HostReportBody }>(
+    child.post(
       '/hosts/report',
       {
         config: { permission: 'public' },

@@ -1,21 +1,19 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import {
-  type BmcRequest,
   bmcBody,
   bmcDeletedSchema,
   bmcErrorResponses,
   bmcSchema,
   errorResponses,
-  type PowerActionRequest,
-  type PowerBatchRequest,
   powerActionBody,
   powerAnswerSchema,
   powerBatchBody,
   powerBatchSchema,
   powerStateSchema,
   security,
+  macParams,
 } from '../api/schemas';
-import type { BmcInput } from '../domain/power';
 import type { MetalServices } from '../wiring';
 
 declare module 'fastify' {
@@ -29,20 +27,21 @@ declare module 'fastify' {
  * Issue 21: a BMC per device, power state and actions (one, or many at once), a one-time
  * network boot, and the proof that the machine booted (`last_power` on the device).
  */
-export function powerRoutes(app: FastifyInstance, s: MetalServices): void {
+export function powerRoutes(instance: FastifyInstance, s: MetalServices): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['power'];
   const errors = { ...errorResponses, ...bmcErrorResponses };
 
-  app.get<{ Params: { mac: string } }>(
+  app.get(
     '/devices/:mac/bmc',
-    { config: { permission: 'metal:bmc:read' }, schema: { tags, security, summary: "A device's BMC (never its password: password_set)", response: { 200: bmcSchema, ...errorResponses } } },
+    { config: { permission: 'metal:bmc:read' }, schema: { params: macParams, tags, security, summary: "A device's BMC (never its password: password_set)", response: { 200: bmcSchema, ...errorResponses } } },
     async (req) => s.power.getBmc(req.params.mac),
   );
-  app.put<{ Params: { mac: string }; Body: BmcRequest }>(
+  app.put(
     '/devices/:mac/bmc',
     {
       config: { permission: 'metal:bmc:write' },
-      schema: {
+      schema: { params: macParams,
         tags,
         security,
         summary: "Set a device's BMC: redfish (url, username, password, verify_tls) or ipmi (host, port, username, password)",
@@ -51,24 +50,24 @@ export function powerRoutes(app: FastifyInstance, s: MetalServices): void {
         response: { 200: bmcSchema, ...errorResponses },
       },
     },
-    async (req) => s.power.putBmc(req.params.mac, req.body as BmcInput, { client: req.ip }),
+    async (req) => s.power.putBmc(req.params.mac, req.body, { client: req.ip }),
   );
-  app.delete<{ Params: { mac: string } }>(
+  app.delete(
     '/devices/:mac/bmc',
-    { config: { permission: 'metal:bmc:write' }, schema: { tags, security, summary: "Remove a device's BMC", response: { 200: bmcDeletedSchema, ...errorResponses } } },
+    { config: { permission: 'metal:bmc:write' }, schema: { params: macParams, tags, security, summary: "Remove a device's BMC", response: { 200: bmcDeletedSchema, ...errorResponses } } },
     async (req) => s.power.deleteBmc(req.params.mac, { client: req.ip }),
   );
 
-  app.get<{ Params: { mac: string } }>(
+  app.get(
     '/devices/:mac/power',
-    { config: { permission: 'metal:power:read' }, schema: { tags, security, summary: 'Power state, read from the BMC (cached a few seconds)', response: { 200: powerStateSchema, ...errors } } },
+    { config: { permission: 'metal:power:read' }, schema: { params: macParams, tags, security, summary: 'Power state, read from the BMC (cached a few seconds)', response: { 200: powerStateSchema, ...errors } } },
     async (req) => s.power.state(req.params.mac),
   );
-  app.post<{ Params: { mac: string }; Body: PowerActionRequest }>(
+  app.post(
     '/devices/:mac/power',
     {
       config: { permission: 'metal:power:operate' },
-      schema: {
+      schema: { params: macParams,
         tags,
         security,
         summary: 'Power on, off, cycle or soft-off; boot: "network" sets a one-time network boot first',
@@ -79,7 +78,7 @@ export function powerRoutes(app: FastifyInstance, s: MetalServices): void {
     },
     async (req) => s.power.act(req.params.mac, { action: req.body.action, boot: req.body.boot ?? null }, { client: req.ip }),
   );
-  app.post<{ Body: PowerBatchRequest }>(
+  app.post(
     '/devices/power',
     {
       config: { permission: 'metal:power:operate' },

@@ -1,33 +1,33 @@
 import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import {
-  agentAnswerSchema,
-  batchResultSchema,
+  agentLunTargetSchema,
+  agentProbeSchema,
+  createdLunSchema,
+  diskBatchResultSchema,
+  lunDeletedSchema,
+  mastersListingSchema,
+  scanResultSchema,
   workerStatusSchema,
-  type AgentInput,
-  type AgentListQuery,
-  type AgentProbeRequest,
   agentBody,
   agentCreateBody,
   agentListQuery,
   agentProbeBody,
   agentViewSchema,
-  type DirectCdRequest,
-  type DirectDiskRequest,
-  type DiskBatchRequest,
-  type DiskDeleteQuery,
-  type DiskRequest,
   bmcErrorResponses,
   diskBatchBody,
   diskBody,
   diskDeleteQuery,
   errorResponses,
-  type LunDeleteQuery,
   lunCdBody,
   lunDeleteQuery,
   lunDiskBody,
   security,
   workerSchema,
+  agentParams,
+  workerDiskParams,
+  workerParams,
 } from '../api/schemas';
 import type { MetalServices } from '../wiring';
 
@@ -39,60 +39,63 @@ export function storageRoutes(app: FastifyInstance, s: MetalServices): void {
 }
 
 /** §6: the agent registry and its probe. */
-function agentRoutes(app: FastifyInstance, s: MetalServices): void {
+function agentRoutes(instance: FastifyInstance, s: MetalServices): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const ag = s.agents;
   const agentTags = ['agents'];
-  app.get<{ Querystring: AgentListQuery }>(
+  app.get(
     '/agents',
     { schema: { tags: agentTags, security, querystring: agentListQuery, response: { 200: Type.Array(agentViewSchema) } } },
     async (req) => ag.listViews(req.query.live !== false),
   );
-  app.post<{ Body: AgentInput }>('/agents', { schema: { tags: agentTags, security, body: agentCreateBody, response: { 201: agentViewSchema, ...errorResponses } } }, async (req, reply) => {
+  app.post('/agents', { schema: { tags: agentTags, security, body: agentCreateBody, response: { 201: agentViewSchema, ...errorResponses } } }, async (req, reply) => {
     reply.status(201);
     return ag.create(req.body, { client: req.ip });
   });
-  app.post<{ Body: AgentProbeRequest }>(
+  app.post(
     '/agents/probe',
-    { schema: { tags: agentTags, security, summary: 'Probe an agent (preview, writes nothing)', body: agentProbeBody, response: { 200: agentAnswerSchema, ...errorResponses } } },
+    { schema: { tags: agentTags, security, summary: 'Probe an agent (preview, writes nothing)', body: agentProbeBody, response: { 200: agentProbeSchema, ...errorResponses } } },
     async (req) => ag.probe(req.body),
   );
-  app.put<{ Params: { agent_id: string }; Body: AgentInput }>('/agents/:agent_id', { schema: { tags: agentTags, security, body: agentBody, response: { 200: agentViewSchema, ...errorResponses } } }, async (req) =>
+  app.put('/agents/:agent_id', { schema: { params: agentParams, tags: agentTags, security, body: agentBody, response: { 200: agentViewSchema, ...errorResponses } } }, async (req) =>
     ag.update(req.params.agent_id, req.body, { client: req.ip }),
   );
 }
 
 /** §14, §15: direct LUN management on one agent, and the masters of all. */
-function lunRoutes(app: FastifyInstance, s: MetalServices): void {
+function lunRoutes(instance: FastifyInstance, s: MetalServices): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const st = s.storage;
   const lunTags = ['luns'];
-  app.get<{ Params: { agent_id: string } }>('/agents/:agent_id/luns', { schema: { tags: lunTags, security, response: { 200: agentAnswerSchema, ...errorResponses } } }, async (req) => st.listLuns(req.params.agent_id));
-  app.post<{ Params: { agent_id: string }; Body: DirectDiskRequest }>(
+  app.get('/agents/:agent_id/luns', { schema: { params: agentParams, tags: lunTags, security, response: { 200: Type.Array(agentLunTargetSchema), ...errorResponses } } }, async (req) => st.listLuns(req.params.agent_id));
+  app.post(
     '/agents/:agent_id/luns/disk',
-    { schema: { tags: lunTags, security, body: lunDiskBody, response: { 200: agentAnswerSchema, ...errorResponses } } },
+    { schema: { params: agentParams, tags: lunTags, security, body: lunDiskBody, response: { 200: createdLunSchema, ...errorResponses } } },
     async (req) => st.createLunDisk(req.params.agent_id, req.body, { client: req.ip }),
   );
-  app.post<{ Params: { agent_id: string }; Body: DirectCdRequest }>(
+  app.post(
     '/agents/:agent_id/luns/cd',
-    { schema: { tags: lunTags, security, body: lunCdBody, response: { 200: agentAnswerSchema, ...errorResponses } } },
+    { schema: { params: agentParams, tags: lunTags, security, body: lunCdBody, response: { 200: createdLunSchema, ...errorResponses } } },
     async (req) => st.createLunCd(req.params.agent_id, req.body, { client: req.ip }),
   );
-  app.delete<{ Params: { agent_id: string }; Querystring: LunDeleteQuery }>(
+  app.delete(
     '/agents/:agent_id/luns',
-    { schema: { tags: lunTags, security, querystring: lunDeleteQuery, response: { 200: agentAnswerSchema, ...errorResponses } } },
+    { schema: { params: agentParams, tags: lunTags, security, querystring: lunDeleteQuery, response: { 200: lunDeletedSchema, ...errorResponses } } },
     async (req) => st.deleteLun(req.params.agent_id, req.query, { client: req.ip }),
   );
-  app.post<{ Params: { agent_id: string } }>('/agents/:agent_id/luns/scan', { schema: { tags: lunTags, security, response: { 200: agentAnswerSchema, ...errorResponses } } }, async (req) => st.scan(req.params.agent_id, { client: req.ip }));
+  app.post('/agents/:agent_id/luns/scan', { schema: { params: agentParams, tags: lunTags, security, response: { 200: scanResultSchema, ...errorResponses } } }, async (req) => st.scan(req.params.agent_id, { client: req.ip }));
 
-  app.get('/masters', { schema: { tags: ['masters'], security, summary: 'Master images on every enabled disk agent', response: { 200: agentAnswerSchema, ...errorResponses } } }, async (req) => st.masters({ client: req.ip }));
+  app.get('/masters', { schema: { tags: ['masters'], security, summary: 'Master images on every enabled disk agent', response: { 200: mastersListingSchema, ...errorResponses } } }, async (req) => st.masters({ client: req.ip }));
 }
 
 /** §7.1–7.4, §10: workers' system disks, and the ledger against what the agents hold. */
-function workerDiskRoutes(app: FastifyInstance, s: MetalServices): void {
+function workerDiskRoutes(instance: FastifyInstance, s: MetalServices): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const st = s.storage;
   const tags = ['workers'];
-  app.post<{ Params: { worker_id: string }; Body: DiskRequest }>(
+  app.post(
     '/workers/:worker_id/luns/disk',
-    { schema: { tags, security, body: diskBody, response: { 200: workerSchema, ...errorResponses, ...bmcErrorResponses } } },
+    { schema: { params: workerParams, tags, security, body: diskBody, response: { 200: workerSchema, ...errorResponses, ...bmcErrorResponses } } },
     async (req) => {
       const { reboot, ...disk } = req.body;
       const create = () => st.createWorkerDisk(req.params.worker_id, disk, { client: req.ip });
@@ -100,15 +103,15 @@ function workerDiskRoutes(app: FastifyInstance, s: MetalServices): void {
       return reboot === true ? s.power.withReboot(await s.power.boundMac(req.params.worker_id), { client: req.ip }, create) : create();
     },
   );
-  app.post<{ Body: DiskBatchRequest }>(
+  app.post(
     '/workers/luns/disk/batch',
-    { schema: { tags, security, body: diskBatchBody, response: { 200: batchResultSchema, ...errorResponses } } },
+    { schema: { tags, security, body: diskBatchBody, response: { 200: diskBatchResultSchema, ...errorResponses } } },
     async (req) => st.createWorkerDisksBatch(req.body, { client: req.ip }),
   );
-  app.delete<{ Params: { worker_id: string; os: string }; Querystring: DiskDeleteQuery }>(
+  app.delete(
     '/workers/:worker_id/luns/disk/:os',
-    { schema: { tags, security, querystring: diskDeleteQuery, response: { 200: workerSchema, ...errorResponses } } },
+    { schema: { params: workerDiskParams, tags, security, querystring: diskDeleteQuery, response: { 200: workerSchema, ...errorResponses } } },
     async (req) => st.deleteWorkerDisk(req.params.worker_id, req.params.os, req.query, { client: req.ip }),
   );
-  app.get<{ Params: { worker_id: string } }>('/workers/:worker_id/status', { schema: { tags, security, response: { 200: workerStatusSchema, ...errorResponses } } }, async (req) => st.status(req.params.worker_id));
+  app.get('/workers/:worker_id/status', { schema: { params: workerParams, tags, security, response: { 200: workerStatusSchema, ...errorResponses } } }, async (req) => st.status(req.params.worker_id));
 }

@@ -1,9 +1,8 @@
 import { AppError, type ChangeFeed, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
 import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
-import type { AgentInput, AgentProbeRequest, AgentView } from '../api/schemas';
+import type { AgentInput, AgentProbe, AgentProbeRequest, AgentView } from '../api/schemas';
 import { checkTokenEnv, expandToken } from '../domain/agent-token';
 import { isValidId } from '../domain/identifiers';
-import type { AgentProbe } from '../domain/responses';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';

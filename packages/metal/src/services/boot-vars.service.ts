@@ -1,5 +1,6 @@
 import { type ChangeFeed, type ChapCredential, isChapSecret, isChapUser } from '@ironlens/core';
 import { isIqn, isIscsiSep, isIscsiServer, isMenuItem, isMenuTimeout, isValidHostname, isValidMac, normalizeMac } from '../domain/identifiers';
+import type { BootVars } from '../api/schemas';
 import type { Device, Disk, WorkerRecord } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb, MetalStore } from '../repositories/tables';
@@ -7,13 +8,8 @@ import type { WorkerRepository } from '../repositories/worker.repository';
 import type { RenderRefusal } from './render-guard.service';
 
 /** The iPXE variables of one machine; `{}` means "no per-worker vars". */
-export interface BootVars {
-  base_iqn?: string;
-  iscsi_server?: string;
-  iscsi_sep?: string;
-  menu_default?: string;
-  menu_timeout?: number;
-}
+/** The variables of a `/boot-vars` answer (the API's schema: its `format=json` form). */
+export type { BootVars };
 
 export interface DataPlane {
   iscsi_server: string;

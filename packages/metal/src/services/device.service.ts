@@ -1,7 +1,6 @@
 import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
-import type { BatchBindRequest, BatchMode, DeviceDeclaration } from '../api/schemas';
+import type { BatchBindRequest, BatchBindResult, BatchMode, BatchPreview, DeviceDeclaration, DeviceImportResult } from '../api/schemas';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
-import type { BatchBindResult, BatchPreview } from '../domain/responses';
 import { type BmcCredentials, type BmcInput, checkBmcInput, type LastPower } from '../domain/power';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -163,7 +162,7 @@ export class DeviceService {
   }
 
   /** §16.4: bulk import; each entry independent. */
-  async import(entries: DeviceDeclaration[], ctx: RequestContext) {
+  async import(entries: DeviceDeclaration[], ctx: RequestContext): Promise<DeviceImportResult> {
     const created: string[] = [];
     const skipped: Array<{ mac: string; reason: string }> = [];
     const failed: Array<{ mac: unknown; error: string }> = [];

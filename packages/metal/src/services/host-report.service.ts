@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { AppError, type ErrorCode, isoSeconds, type OperationsLog } from '@ironlens/core';
-import type { BootTimeline, HostReportBody, HostView } from '../api/schemas';
+import type { BootTimeline, HostReportAnswer, HostReportBody, HostView } from '../api/schemas';
 import { normalizeMac } from '../domain/identifiers';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
@@ -36,11 +36,8 @@ export interface HostReportRequest {
   signature: string | undefined;
 }
 
-export interface HostReportAnswer {
-  worker_id: string;
-  accepted: true;
-  changed: boolean;
-}
+/** `POST /hosts/report`'s answer (the API's schema). */
+export type { HostReportAnswer };
 
 interface Tally {
   count: number;

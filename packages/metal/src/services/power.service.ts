@@ -1,5 +1,6 @@
 import { AppError, clip, echo, isAppError, type OperationsLog } from '@ironlens/core';
 import type { BmcConnector } from '../adapters/bmc';
+import type { BatchPowerResult, BmcDeleted, PowerAnswer, PowerStateView } from '../api/schemas';
 import { normalizeMac, requireMac, requireWorkerId } from '../domain/identifiers';
 import { type BmcCredentials, type BmcInput, type BmcView, bmcHostKey, bmcView, checkBmcInput, type LastPower, POWER_ACTIONS, type PowerAction, type PowerState, powersOn } from '../domain/power';
 import { type BmcRepository, lastPowerOf, type PowerRecord, type PowerRepository } from '../repositories/bmc.repository';
@@ -14,24 +15,7 @@ export interface PowerRequest {
   boot?: 'network' | null;
 }
 
-export interface PowerStateView {
-  state: PowerState;
-  checked_at: string;
-}
-
-export interface PowerAnswer {
-  mac: string;
-  action: PowerAction;
-  boot: 'network' | null;
-  state: PowerState;
-  checked_at: string;
-  last_power: LastPower;
-}
-
-export interface BatchPowerResult {
-  succeeded: PowerAnswer[];
-  failed: Array<{ mac: unknown; status: number; code: string; detail: string }>;
-}
+export type { BatchPowerResult, PowerAnswer, PowerStateView };
 
 /** BMC latency and failures, for the process' metrics. */
 export interface BmcCallObserver {
@@ -104,7 +88,7 @@ export class PowerService {
     await this.bmcs.put(db, mac, c);
   }
 
-  async deleteBmc(macInput: string, ctx: RequestContext): Promise<{ mac: string; deleted: boolean }> {
+  async deleteBmc(macInput: string, ctx: RequestContext): Promise<BmcDeleted> {
     const mac = requireMac(macInput);
     await this.store.transaction(async (trx) => {
       await this.requireDevice(trx, mac);

@@ -1,8 +1,7 @@
 import { AppError, type ChapCredential, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
 import type { AgentTarget, CreatedLun } from '../adapters/storage-agent';
-import type { DirectCdRequest, DirectDiskRequest, DiskBatchRequest, DiskDeleteQuery, DiskRequest, LunDeleteQuery } from '../api/schemas';
+import type { DirectCdRequest, DirectDiskRequest, DiskBatchRequest, DiskBatchResult, DiskDeleteQuery, DiskRequest, LunDeleted, LunDeleteQuery, MastersListing, ScanResult, WorkerStatus, WorkerView } from '../api/schemas';
 import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
-import type { DiskBatchResult, MastersListing, WorkerStatus } from '../domain/responses';
 import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { ChapRepository } from '../repositories/chap.repository';
@@ -112,13 +111,13 @@ export class StorageService implements WorkerStorage {
     return a;
   }
 
-  async deleteLun(agentId: string, q: LunDeleteQuery, ctx: RequestContext) {
+  async deleteLun(agentId: string, q: LunDeleteQuery, ctx: RequestContext): Promise<LunDeleted> {
     const a = await this.agents.require(agentId);
     const deleteFile = q.delete_file === true;
     const outcome = await this.agents.client(a).deleteTarget({ iqn: q.iqn, deleteFile, ignoreMissing: q.ignore_missing === true });
     if (outcome === 'missing') {
       await this.ops.append({ op: 'agent.delete_lun', agent: a.id, iqn: q.iqn, ignored_missing: true, client: ctx.client });
-      return { deleted: q.iqn, delete_file: deleteFile, ignored_missing: true };
+      return { deleted: q.iqn, delete_file: deleteFile, ignored_missing: true as const };
     }
     await this.ops.append({ op: 'agent.delete_lun', agent: a.id, iqn: q.iqn, delete_file: deleteFile, client: ctx.client });
     return { deleted: q.iqn, delete_file: deleteFile };
@@ -129,7 +128,7 @@ export class StorageService implements WorkerStorage {
    * re-sent: a target the agent rebuilds (after its tgtd restarted) is bound to its account
    * again, never left guarded by the initiator name alone.
    */
-  async scan(agentId: string, ctx: RequestContext) {
+  async scan(agentId: string, ctx: RequestContext): Promise<ScanResult> {
     const a = await this.agents.require(agentId);
     const owners = (await this.workers.list(this.db)).filter((w) => w.disks.some((d) => d.agent === a.id) || w.cd?.agent === a.id).map((w) => w.worker_id);
     const chap = [...(await this.chap.repo.many(this.db, owners)).values()];
@@ -296,7 +295,7 @@ export class StorageService implements WorkerStorage {
     return disk;
   }
 
-  async createWorkerDisk(workerIdInput: string, req: DiskRequest, ctx: RequestContext) {
+  async createWorkerDisk(workerIdInput: string, req: DiskRequest, ctx: RequestContext): Promise<WorkerView> {
     const { os } = this.validateDiskRequest(req);
     const workerId = requireWorkerId(workerIdInput);
     const w = await this.workers.get(this.db, workerId);
@@ -348,7 +347,7 @@ export class StorageService implements WorkerStorage {
   }
 
   /** §7.4: delete one system disk; clears default_os (and a same-name menu_default). */
-  async deleteWorkerDisk(workerIdInput: string, osInput: string, q: DiskDeleteQuery, ctx: RequestContext) {
+  async deleteWorkerDisk(workerIdInput: string, osInput: string, q: DiskDeleteQuery, ctx: RequestContext): Promise<WorkerView> {
     const os = requireOs(osInput);
     const workerId = requireWorkerId(workerIdInput);
     const w = await this.workers.get(this.db, workerId);

@@ -1,5 +1,5 @@
 import { AppError, clip, echo, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
-import type { BatchCreateInput, CreateWorkerInput } from '../api/schemas';
+import type { BatchCreateInput, CreateWorkerInput, WorkerBatchResult, WorkerDeleteBatchResult, WorkerDeleted } from '../api/schemas';
 import { isValidArch, isValidId, normalizeMac, requireHostname, requireMac, requireMenuItem, requireMenuTimeout, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Boot, type Cd, type WorkerRecord, type WorkerView, workerView } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -168,7 +168,7 @@ export class WorkerService {
   }
 
   /** §7.6: create `count` workers named prefix + zero-padded index; idempotent. */
-  async createBatch(input: BatchCreateInput, ctx: RequestContext) {
+  async createBatch(input: BatchCreateInput, ctx: RequestContext): Promise<WorkerBatchResult> {
     const prefix = input.name_prefix ?? 'worker-';
     if (typeof prefix !== 'string' || prefix.trim() === '') throw new AppError('batch_invalid', 'name_prefix must not be empty');
     const count = input.count;
@@ -180,9 +180,9 @@ export class WorkerService {
     const boot = this.validateBoot(input.boot);
     const arch = this.validateArch(input.arch);
 
-    const succeeded: unknown[] = [];
-    const skipped: unknown[] = [];
-    const failed: unknown[] = [];
+    const succeeded: WorkerBatchResult['succeeded'] = [];
+    const skipped: WorkerBatchResult['skipped'] = [];
+    const failed: WorkerBatchResult['failed'] = [];
     // One dnsmasq reload for the whole batch (the ledger writer's follow-up runs at its end).
     await this.ledger.batch(async () => {
       for (let i = 0; i < count; i++) {
@@ -314,16 +314,16 @@ export class WorkerService {
     return { hostname: w.hostname, unbound };
   }
 
-  async delete(workerIdInput: string, opts: DeleteOptions, ctx: RequestContext) {
+  async delete(workerIdInput: string, opts: DeleteOptions, ctx: RequestContext): Promise<WorkerDeleted> {
     const workerId = requireWorkerId(workerIdInput);
     const { unbound } = await this.ledger.batch(() => this.deleteOne(workerId, opts, ctx));
     return { deleted: workerId, delete_disk: opts.deleteDisk, dnsmasq_removed: unbound.length > 0 };
   }
 
   /** §11.1: each worker independent; one dnsmasq reload for the whole batch. */
-  async deleteBatch(ids: unknown[], opts: DeleteOptions, ctx: RequestContext) {
-    const succeeded: unknown[] = [];
-    const failed: unknown[] = [];
+  async deleteBatch(ids: unknown[], opts: DeleteOptions, ctx: RequestContext): Promise<WorkerDeleteBatchResult> {
+    const succeeded: WorkerDeleteBatchResult['succeeded'] = [];
+    const failed: WorkerDeleteBatchResult['failed'] = [];
     await this.ledger.batch(async () => {
       for (const raw of ids) {
         try {

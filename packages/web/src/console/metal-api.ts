@@ -1,37 +1,36 @@
 /**
  * The provisioning API (seed 004) as the console calls it, through the console listener's
- * `/api/metal` prefix. Every shape is imported from the server package as a type only, so
- * the bundle holds no server code and the client cannot drift from the API.
+ * `/api/metal` prefix. Every shape is a `Static<>` of the API's own schema (`@ironlens/metal/api`),
+ * imported as a type only, so the bundle holds no server code and the client cannot drift from the
+ * answers the server's serializer lets through.
  */
 import type {
+  AgentInput,
   AgentLunTarget,
   AgentProbe,
-  BatchBindResult,
-  BatchPreview,
-  Device,
-  DiskBatchResult,
-  MastersListing,
-  OperationsPage,
-  Os,
-  WorkerDeleted,
-  WorkerStatus,
-  WorkerView,
-} from '@ironlens/metal';
-import type {
-  AgentInput,
   AgentView,
   BatchBindRequest,
+  BatchBindResult,
   BatchPowerResult,
+  BatchPreview,
   BmcRequest,
   BmcView,
   CreateWorkerInput,
+  Device,
   DeviceDeclaration,
   DiskBatchRequest,
+  DiskBatchResult,
   DiskRequest,
   LastPower,
+  MastersListing,
+  OperationsPage,
+  Os,
   PowerAction,
   PowerAnswer,
   PowerStateView,
+  WorkerDeleted,
+  WorkerStatus,
+  WorkerView,
 } from '@ironlens/metal/api';
 import { MENU_ITEMS, OS_VALUES } from '@ironlens/metal/constants';
 import { type Http, query } from '../shared/http';
