@@ -228,6 +228,20 @@ describe('every cluster-manager route answers exactly what its service returned'
     expect(state.nodes).toHaveLength(2);
   });
 
+  it('image pre-pull state of pods whose restart counts are not numbers (`"many"`, -3) answers 200 with finite counts', async () => {
+    const odd = prepullPod('gpu-0', false);
+    (odd.status.containerStatuses[0] as { restartCount: unknown }).restartCount = 'many';
+    const neg = prepullPod('cp-0', false);
+    (neg.status.containerStatuses[0] as { restartCount: unknown }).restartCount = -3;
+    api.set('/api/v1/namespaces/lens-images/pods', { json: list('PodList', [neg, odd]) });
+    try {
+      const state = await same('prepull', 'status', 'GET', `/api/cluster/clusters/${id}/images/prepull`);
+      expect(state.nodes.map((n: { restarts: number }) => n.restarts)).toEqual([0, 0]);
+    } finally {
+      api.set('/api/v1/namespaces/lens-images/pods', { json: list('PodList', [prepullPod('cp-0', true), prepullPod('gpu-0', false)]) });
+    }
+  });
+
   it('CRDs: apply (each bundle’s outcome) and state', async () => {
     await same('crds', 'apply', 'POST', `/api/cluster/clusters/${id}/crds`);
     expect(await same('crds', 'status', 'GET', `/api/cluster/clusters/${id}/crds`)).toEqual({ gateway_api: 'ready', gateway_api_inference_extension: 'ready' });

@@ -283,7 +283,7 @@ export class OverviewService {
     for (const d of deployments) {
       const ns = d.metadata?.namespace ?? '';
       const list = depsByNs.get(ns) ?? [];
-      list.push({ name: d.metadata?.name ?? '', desired: d.spec?.replicas ?? 0, ready: d.status?.readyReplicas ?? 0, available: d.status?.availableReplicas ?? 0 });
+      list.push({ name: d.metadata?.name ?? '', desired: count(d.spec?.replicas), ready: count(d.status?.readyReplicas), available: count(d.status?.availableReplicas) });
       depsByNs.set(ns, list);
     }
     const outNamespaces = namespaces
@@ -483,13 +483,19 @@ function status(installed: boolean, ready: number, desired: number): ComponentSt
 
 function daemonSetComponent(list: V1DaemonSet[], name: RegExp): ComponentStatus {
   const ds = list.filter((d) => name.test(d.metadata?.name ?? ''));
-  const ready = ds.reduce((s, d) => s + (d.status?.numberReady ?? 0), 0);
-  const desired = ds.reduce((s, d) => s + (d.status?.desiredNumberScheduled ?? 0), 0);
+  const ready = ds.reduce((s, d) => s + count(d.status?.numberReady), 0);
+  const desired = ds.reduce((s, d) => s + count(d.status?.desiredNumberScheduled), 0);
   return { installed: ds.length > 0, ready, desired, status: status(ds.length > 0, ready, desired) };
 }
 
 function workloadComponent(workloads: Array<{ spec?: { replicas?: number }; status?: { readyReplicas?: number } }>, ds: V1DaemonSet[]): ComponentStatus {
-  const ready = workloads.reduce((s, w) => s + (w.status?.readyReplicas ?? 0), 0) + ds.reduce((s, d) => s + (d.status?.numberReady ?? 0), 0);
-  const desired = workloads.reduce((s, w) => s + (w.spec?.replicas ?? 0), 0) + ds.reduce((s, d) => s + (d.status?.desiredNumberScheduled ?? 0), 0);
+  const ready = workloads.reduce((s, w) => s + count(w.status?.readyReplicas), 0) + ds.reduce((s, d) => s + count(d.status?.numberReady), 0);
+  const desired = workloads.reduce((s, w) => s + count(w.spec?.replicas), 0) + ds.reduce((s, d) => s + count(d.status?.desiredNumberScheduled), 0);
   return { installed: true, ready, desired, status: status(true, ready, desired) };
+}
+
+/** A count from a cluster's answer: a non-negative integer, else 0 (a hostile or broken API server may send anything, and the answer schema serializes integers only). */
+export function count(v: unknown): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : Number.NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
