@@ -1,22 +1,10 @@
 /** The cluster manager's domain types (seed 000's JSON shapes). */
 
-export type ProxyMode = 'none' | 'system' | 'custom';
+// The answer shapes are the API schemas' types (issue 19): one source, `./api`.
+import type { HfTokenSecretRef, ProxyConfig } from './api/clusters';
 
-/** ProxyConfigDTO. `none`: direct; `system`: ironlens' own HTTPS_PROXY/HTTP_PROXY/NO_PROXY; `custom`: these values. */
-export interface ProxyConfig {
-  mode: ProxyMode;
-  httpProxy: string | null;
-  httpsProxy: string | null;
-  noProxy: string | null;
-}
-
-export const GATEWAY_PROVIDERS = ['envoy-ai-gateway', 'istio', 'agentgateway', 'gke'] as const;
-export type GatewayProvider = (typeof GATEWAY_PROVIDERS)[number];
-
-export interface HfTokenSecretRef {
-  namespace: string;
-  name: string;
-}
+export { GATEWAY_PROVIDERS, type GatewayProvider, PROXY_MODES, type ProxyMode } from './api/clusters';
+export type { ClusterRecord, DownloadState, DownloadStatus, HfTokenSecretRef, ProxyConfig, SoftwareDownloadStatus } from './api/clusters';
 
 /** A stored cluster, without its kubeconfig. */
 export interface StoredCluster {
@@ -34,46 +22,6 @@ export interface StoredCluster {
   gatewayAuthzHost: string | null;
   inotifyMaxUserInstances: number;
   hfTokenSecret: HfTokenSecretRef | null;
-}
-
-/** ClusterRecord as the API returns it. */
-export interface ClusterRecord {
-  id: string;
-  name: string;
-  description: string;
-  createdAt: string;
-  ready: boolean;
-  proxy: ProxyConfig;
-  llmDRef: string;
-  llmDBenchmarkRef: string;
-  llmDRepoPath: string | null;
-  llmDBenchmarkRepoPath: string | null;
-  hfTokenSecret: HfTokenSecretRef | null;
-  draft: boolean;
-  gatewayProvider: string | null;
-  gatewayNamespace: string;
-  gatewayName: string;
-  gatewayPublicUrl: string | null;
-  gatewayPort: number | null;
-  gatewayAuthzHost: string | null;
-  inotifyMaxUserInstances: number;
-  routerVersion: string;
-  gieVersion: string;
-  ippVersion: string;
-}
-
-export type DownloadState = 'idle' | 'downloading' | 'ready' | 'failed';
-
-export interface DownloadStatus {
-  ref: string;
-  state: DownloadState;
-  path: string | null;
-  error: string | null;
-}
-
-export interface SoftwareDownloadStatus {
-  llmD: DownloadStatus;
-  llmDBenchmark: DownloadStatus;
 }
 
 export const GATEWAY_PORT_MIN = 30000;

@@ -1,27 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { StackProfile } from './api/clusters';
 
 /**
  * The llm-d stack profile: the component versions this ironlens release installs. One file
  * kept in the repository (`packages/clusters/profile/llm-d-stack.json`), served as is by
  * `GET /api/v1/versions` and read by every install path (downloads, pre-pull, CRDs, the
- * version fields of a cluster record, the minimum Kubernetes version).
+ * version fields of a cluster record, the minimum Kubernetes version). Its shape is the
+ * answer's schema (`StackProfileSchema`).
  */
-export interface StackProfile {
-  llm_d: string;
-  min_k8s_version: string;
-  llm_d_router: string;
-  llm_d_lensmark: string;
-  llm_d_inference_payload_processor: string;
-  k8s_gateway_api: string;
-  k8s_gateway_api_inference_extension: string;
-  gateway_providers: {
-    istio: string;
-    envoy_gateway: string;
-    envoy_ai_gateway: string;
-    agentgateway: string;
-  };
-}
+export type { StackProfile } from './api/clusters';
 
 export const STACK_PROFILE_PATH = fileURLToPath(new URL('../profile/llm-d-stack.json', import.meta.url));
 

@@ -1,4 +1,5 @@
 import { Authenticator, declareRoutePermissions, installAccessControl, installErrorHandling } from '@ironlens/core';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { problemErrorOptions, renderProblem } from '../http/problem';
 import { CLUSTERS_ROUTE_PERMISSIONS } from '../permissions';
@@ -9,12 +10,12 @@ import {
   ListResponse,
   PreflightRequest,
   PreflightResponse,
-  Problem,
   PublicKeyResponse,
   StartRequest,
   StartResponse,
   StatusResponse,
-} from './bootstrap.schemas';
+} from '../api/bootstrap';
+import { NoContent, problems } from '../api/problem';
 import type { BootstrapService } from './bootstrap.service';
 
 export interface BootstrapServices {
@@ -28,13 +29,15 @@ export interface BootstrapPluginOptions {
 }
 
 const tags = ['cluster bootstrap'];
-const problems = { 401: Problem, 404: Problem, 422: Problem, 503: Problem };
+/** Every route's errors (problem+json): 503 `bootstrap_register_unavailable`, 404 `bootstrap_not_found`. */
+const errors = problems(400, 401, 403, 404, 409, 422, 429, 500, 503);
 
 /**
  * The Kubespray bootstrap API at seed 000's paths (`/api/cluster/bootstrap…`), errors as
  * `application/problem+json`. Thin: schema, one service call, status.
  */
-export async function bootstrapPlugin(app: FastifyInstance, opts: BootstrapPluginOptions): Promise<void> {
+export async function bootstrapPlugin(instance: FastifyInstance, opts: BootstrapPluginOptions): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { bootstrap } = opts.services;
   installErrorHandling(app, renderProblem, problemErrorOptions);
   declareRoutePermissions(app, CLUSTERS_ROUTE_PERMISSIONS);
@@ -45,42 +48,42 @@ export async function bootstrapPlugin(app: FastifyInstance, opts: BootstrapPlugi
     });
   }
 
-  app.post<{ Body: HostKeysRequest }>(
+  app.post(
     '/api/cluster/bootstrap/host-keys',
-    { schema: { tags, summary: 'Read the SSH host keys of the expanded hosts, without authenticating', body: HostKeysRequest, response: { 200: HostKeysResponse, ...problems } } },
+    { schema: { tags, summary: 'Read the SSH host keys of the expanded hosts, without authenticating', body: HostKeysRequest, response: { 200: HostKeysResponse, ...errors } } },
     (req) => bootstrap.hostKeys(req.body.nodes),
   );
 
-  app.post<{ Body: PreflightRequest }>(
+  app.post(
     '/api/cluster/bootstrap/preflight',
-    { schema: { tags, summary: 'Check every node over its pinned key: ssh, sudo, hostname, os, existing Kubernetes, memory', body: PreflightRequest, response: { 200: PreflightResponse, ...problems } } },
+    { schema: { tags, summary: 'Check every node over its pinned key: ssh, sudo, hostname, os, existing Kubernetes, memory', body: PreflightRequest, response: { 200: PreflightResponse, ...errors } } },
     (req) => bootstrap.preflight(req.body),
   );
 
-  app.get('/api/cluster/bootstrap/ssh-public-key', { schema: { tags, summary: "ironlens' own SSH public key (ed25519)", response: { 200: PublicKeyResponse, ...problems } } }, () =>
+  app.get('/api/cluster/bootstrap/ssh-public-key', { schema: { tags, summary: "ironlens' own SSH public key (ed25519)", response: { 200: PublicKeyResponse, ...errors } } }, () =>
     bootstrap.publicKey(),
   );
 
-  app.get('/api/cluster/bootstrap', { schema: { tags, summary: 'Bootstrap jobs, newest first (no secrets)', response: { 200: ListResponse, ...problems } } }, () => bootstrap.list());
+  app.get('/api/cluster/bootstrap', { schema: { tags, summary: 'Bootstrap jobs, newest first (no secrets)', response: { 200: ListResponse, ...errors } } }, () => bootstrap.list());
 
-  app.post<{ Body: StartRequest }>(
+  app.post(
     '/api/cluster/bootstrap',
-    { schema: { tags, summary: 'Start a Kubespray bootstrap job', body: StartRequest, response: { 200: StartResponse, ...problems } } },
+    { schema: { tags, summary: 'Start a Kubespray bootstrap job', body: StartRequest, response: { 200: StartResponse, ...errors } } },
     (req) => bootstrap.start(req.body),
   );
 
-  app.get<{ Params: IdParams }>(
+  app.get(
     '/api/cluster/bootstrap/:id',
-    { schema: { tags, summary: 'A bootstrap job: phase, log tail, error; the kubeconfig once', params: IdParams, response: { 200: StatusResponse, ...problems } } },
+    { schema: { tags, summary: 'A bootstrap job: phase, log tail, error; the kubeconfig once', params: IdParams, response: { 200: StatusResponse, ...errors } } },
     (req) => bootstrap.status(req.params.id),
   );
 
-  app.post<{ Params: IdParams }>(
+  app.post(
     '/api/cluster/bootstrap/:id/cancel',
-    { schema: { tags, summary: 'Cancel a bootstrap job (any phase)', params: IdParams, response: { 204: { type: 'null' }, ...problems } } },
+    { schema: { tags, summary: 'Cancel a bootstrap job (any phase)', params: IdParams, response: { 204: NoContent, ...errors } } },
     async (req, reply) => {
       await bootstrap.cancel(req.params.id);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 }

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, isFinished, type Job, type JobRunner, type OperationsLog, Periodic, type SecretBox } from '@ironlens/core';
 import { type BootstrapJob, type BootstrapPhase, kubeconfigPurpose, PHASES } from './bootstrap.job';
+import type { BootstrapStatus, BootstrapSummary, HostKeyItem, PublicKeyResponse, StartResponse } from '../api/bootstrap';
 import type { BootstrapRepository, NodeAuth, StoredNode } from './bootstrap.repository';
 import { expandTargets, MAX_EXPANDED_HOSTS } from './host-spec';
 import { type BootstrapProxy, NO_PROXY, PROXY_URL } from './inventory';
@@ -22,38 +23,14 @@ export const INTERRUPTED_BY_RESTART = 'interrupted by a restart';
 /** The log tail a status read returns. */
 export const LOG_TAIL_BYTES = 32 * 1024;
 
-export type HostKeyItem = ({ host: string; port: number; algorithm: string; fingerprint: string } | { host: string; port: number; error: string }) & { workerId?: string };
+// The answers are the API schemas' types (issue 19).
+export type { BootstrapStatus, BootstrapSummary, HostKeyItem } from '../api/bootstrap';
 
 export interface BootstrapStartRequest {
   nodes: AnyNodeInput[];
   hostKeys: HostKeyPin[];
   proxy?: BootstrapProxy;
   register?: { name: string; description?: string };
-}
-
-export interface BootstrapStatus {
-  id: string;
-  phase: BootstrapPhase;
-  logTail: string;
-  error: string | null;
-  /** The admin kubeconfig, on the first read that sees the job ended with one; null after. */
-  kubeconfig: string | null;
-  /** The registered cluster's id when `register` was given and it succeeded; null otherwise. */
-  clusterId: string | null;
-}
-
-export interface BootstrapSummary {
-  id: string;
-  phase: BootstrapPhase;
-  error: string | null;
-  nodes: Array<{ host: string; port: number; roles: string[]; username: string; workerId?: string }>;
-  register: { name: string; description?: string } | null;
-  clusterId: string | null;
-  kubeconfigDelivered: boolean;
-  createdAt: string;
-  finishedAt: string | null;
-  /** Who started it: the token's name (issue 20). */
-  actor?: string | null;
 }
 
 export interface BootstrapServiceDeps {
@@ -139,17 +116,17 @@ export class BootstrapService {
     for (const item of result.items) {
       const node = nodes.find((n) => n.host === item.host);
       const workerId = node && expanded.workers.get(`${node.host}:${node.port}`);
-      if (workerId) (item as { workerId?: string }).workerId = workerId;
+      if (workerId) item.workerId = workerId;
     }
     return result;
   }
 
-  publicKey(): { publicKey: string } {
+  publicKey(): PublicKeyResponse {
     return { publicKey: this.deps.key.publicKey };
   }
 
   /** Validates like preflight (422s before anything connects), records the job, starts it in the background. */
-  async start(req: BootstrapStartRequest): Promise<{ bootstrapId: string }> {
+  async start(req: BootstrapStartRequest): Promise<StartResponse> {
     const expanded = await expandWorkerNodes(req.nodes, req.hostKeys, this.deps.workers);
     const nodes = resolveNodes(expanded.nodes, expanded.pins);
     checkProxy(req.proxy);

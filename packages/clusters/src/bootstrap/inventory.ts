@@ -1,15 +1,11 @@
 import { stringify } from 'yaml';
 import { isExactHost } from './host-spec';
+import type { BootstrapProxy } from '../api/bootstrap';
 import type { ResolvedNode } from './nodes';
 import type { HostKey } from './ssh.adapter';
 
-/** The proxy for the target nodes (Lens' BootstrapProxyConfig). `auto`/`none`: no proxy variables are set. */
-export interface BootstrapProxy {
-  mode: 'auto' | 'none' | 'custom';
-  httpProxy?: string;
-  httpsProxy?: string;
-  noProxy?: string;
-}
+/** The proxy for the target nodes (Lens' BootstrapProxyConfig), the API schema's type (issue 19). `auto`/`none`: no proxy variables are set. */
+export type { BootstrapProxy } from '../api/bootstrap';
 
 export const PROXY_URL = /^https?:\/\/[A-Za-z0-9._~%!$&'()*+,;=:@[\]/-]+$/;
 export const NO_PROXY = /^[A-Za-z0-9._\-:/*,[\] ]*$/;

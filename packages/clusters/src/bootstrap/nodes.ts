@@ -1,25 +1,10 @@
 import { AppError } from '@ironlens/core';
+import type { BootstrapNodeInput, HostKeyPin, NodeRole } from '../api/bootstrap';
 import { expandHostSpec, expandTargets, isExactHost, MAX_EXPANDED_HOSTS } from './host-spec';
 
-export type NodeRole = 'control-plane' | 'worker';
+// The request shapes are the API schemas' types (issue 19).
+export type { BootstrapNodeInput, HostKeyPin, NodeRole } from '../api/bootstrap';
 export const NODE_ROLES: readonly NodeRole[] = ['control-plane', 'worker'];
-
-/** A row of the request: a host spec with SSH and role information (Lens' BootstrapNodeInput). */
-export interface BootstrapNodeInput {
-  host: string;
-  port?: number;
-  roles: NodeRole[];
-  username?: string;
-  privateKey?: string;
-  password?: string;
-}
-
-/** The confirmed fingerprint of one expanded `host:port` (Lens' BootstrapHostKeyPin). */
-export interface HostKeyPin {
-  host: string;
-  port?: number;
-  fingerprint: string;
-}
 
 /** One exact host to bootstrap, with its pin and credentials (credentials stay in memory only). */
 export interface ResolvedNode {

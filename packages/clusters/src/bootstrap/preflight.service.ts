@@ -1,29 +1,12 @@
 import type { IronlensKey } from './ironlens-key';
 import type { NodeRole, ResolvedNode } from './nodes';
 import { type HostKey, mapLimit, SshConnectError, type SshHosts, type SshSession } from './ssh.adapter';
+import type { PreflightCheck, PreflightItem, PreflightResult } from '../api/bootstrap';
 
-export type CheckStatus = 'passed' | 'failed' | 'skipped';
-export type CheckId = 'ssh' | 'sudo' | 'hostname' | 'os' | 'existing_k8s' | 'memory';
-
-export interface PreflightCheck {
-  id: CheckId;
-  label: string;
-  status: CheckStatus;
-  detail?: string;
-}
-
-export interface PreflightItem {
-  host: string;
-  roles: NodeRole[];
-  state: 'passed' | 'failed';
-  error?: string;
-  checks: PreflightCheck[];
-}
-
-export interface PreflightResult {
-  items: PreflightItem[];
-  allPassed: boolean;
-}
+// The answers are the API schemas' types (issue 19).
+export type { PreflightCheck, PreflightItem, PreflightResult } from '../api/bootstrap';
+export type CheckStatus = PreflightCheck['status'];
+export type CheckId = PreflightCheck['id'];
 
 /** The checks, in the order they run and are reported. */
 export const CHECKS: ReadonlyArray<{ id: CheckId; label: string }> = [

@@ -1,5 +1,6 @@
 import { AppError } from '@ironlens/core';
-import type { BootstrapNodeInput, HostKeyPin, NodeRole } from './nodes';
+import type { WorkerNodeInput } from '../api/bootstrap';
+import type { BootstrapNodeInput, HostKeyPin } from './nodes';
 import { HOST_KEY_ALGORITHMS } from './ssh.adapter';
 
 /**
@@ -28,11 +29,8 @@ export interface WorkerDirectory {
 }
 
 /** A node named by its worker: ironlens knows its address and host keys (Lens' host form needs neither). */
-export interface WorkerNodeInput {
-  workerId: string;
-  roles: NodeRole[];
-  username?: string;
-}
+// The request shape is the API schema's type (issue 19).
+export type { WorkerNodeInput } from '../api/bootstrap';
 
 export type AnyNodeInput = BootstrapNodeInput | WorkerNodeInput;
 

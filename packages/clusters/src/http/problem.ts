@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { AppError, type ErrorHandlingOptions, type ErrorRenderer, type ValidationDetail } from '@ironlens/core';
+import type { Problem } from '../api/problem';
 
 /**
  * Seed 000's error body, as llm-d Lens answers it: RFC 9457 `application/problem+json` with
@@ -12,18 +13,11 @@ import { AppError, type ErrorHandlingOptions, type ErrorRenderer, type Validatio
  */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: ValidationDetail[];
-  /** 403 `permission_denied`: the permission the route requires, and the token's name and role (issue 20). */
-  permission?: string;
-  actor?: string;
-  role?: string;
-}
+/**
+ * The body, as the API schema `Problem` (`../api/problem`) declares it: every route serializes its
+ * errors through that schema, so a field rendered here and missing there would be dropped.
+ */
+export type ProblemBody = Problem;
 
 export const renderProblem: ErrorRenderer = (err: AppError): ProblemBody => {
   const body: ProblemBody = {

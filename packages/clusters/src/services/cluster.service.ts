@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError, isUniqueViolation, type JobContext, type JobRunner, type OperationsLog, type SecretBox, sleep } from '@ironlens/core';
 import { type Kube, KubeApiError, parseKubeConfig } from '../adapters/kube.adapter';
+import type { ClusterList, ClusterSettingsUpdateBody, ClusterWithSession, GatewayPortCheck, LegacySession, LensHostsAnswer } from '../api/clusters';
 import { type KubeconfigCheckOptions, KubeconfigRefused } from '../adapters/kubeconfig';
 import type { LensHosts } from '../adapters/lens-hosts.adapter';
 import { proxyConfigProblem } from '../adapters/proxy-settings';
@@ -31,7 +32,7 @@ export interface RegisterClusterInput {
   /** The uploaded kubeconfig (raw bytes are checked to be UTF-8). */
   kubeconfig: string | Buffer;
   /** ProxyConfigDTO as a JSON string (the form field) or an object. */
-  proxy?: string | Partial<ProxyConfig> | null;
+  proxy?: string | Partial<ProxyConfig> | ClusterSettingsUpdateBody['proxy'] | null;
   gatewayProvider?: string | null;
   gatewayNamespace?: string | null;
   gatewayPublicUrl?: string | null;
@@ -41,25 +42,10 @@ export interface RegisterClusterInput {
   draft?: boolean | string | null;
 }
 
-/** PATCH /api/cluster/clusters/{id} (ClusterSettingsUpdateRequest). */
-export interface ClusterSettingsUpdate {
-  name?: string;
-  description?: string;
-  proxy?: Partial<ProxyConfig>;
-  gatewayProvider?: string | null;
-  gatewayNamespace?: string | null;
-  gatewayName?: string | null;
-  gatewayPort?: number | null;
-  gatewayPublicUrl?: string | null;
-  gatewayAuthzHost?: string | null;
-  inotifyMaxUserInstances?: number;
-  draft?: boolean;
-}
+/** PATCH /api/cluster/clusters/{id} (ClusterSettingsUpdateRequest): the route's body, as its schema says (version fields ignored). */
+export type ClusterSettingsUpdate = ClusterSettingsUpdateBody;
 
-export interface ClusterWithSession {
-  cluster: ClusterRecord;
-  sessionId: string | null;
-}
+export type { ClusterWithSession } from '../api/clusters';
 
 export interface ClusterServiceOptions {
   profile: StackProfile;
@@ -124,12 +110,12 @@ export class ClusterService {
     return this.access.db;
   }
 
-  lensHosts(): { items: string[] } {
+  lensHosts(): LensHostsAnswer {
     return { items: this.hosts.list() };
   }
 
   /** Every record (drafts on request), each probed at once: the list takes as long as the slowest probe. */
-  async list(includeDrafts: boolean): Promise<{ items: ClusterRecord[] }> {
+  async list(includeDrafts: boolean): Promise<ClusterList> {
     const rows = await this.repo.list(this.db, { includeDrafts });
     const paths = await this.downloads.readyPaths(this.db);
     const ready = await Promise.all(rows.map((r) => this.probe(r)));
@@ -317,7 +303,7 @@ export class ClusterService {
   }
 
   /** GET gateway-port-check: `{available, owner, reason?}`. */
-  async gatewayPortCheck(id: string, port: number): Promise<{ available: boolean; owner: string | null; reason?: string }> {
+  async gatewayPortCheck(id: string, port: number): Promise<GatewayPortCheck> {
     const row = await this.access.record(id);
     if (!Number.isInteger(port) || port < GATEWAY_PORT_MIN || port > GATEWAY_PORT_MAX) {
       return { available: false, owner: null, reason: `port must be a NodePort in ${GATEWAY_PORT_MIN}-${GATEWAY_PORT_MAX}` };
@@ -367,7 +353,7 @@ export class ClusterService {
   }
 
   /** Legacy overview session: `{id, serverId, createdAt, status: "connected"}`. */
-  async legacySession(sessionId: string): Promise<{ id: string; serverId: string; createdAt: string; status: 'connected' }> {
+  async legacySession(sessionId: string): Promise<LegacySession> {
     const { session } = await this.activeSession(sessionId);
     return { id: session.id, serverId: session.clusterId, createdAt: isoUtc(new Date(session.createdAt)), status: 'connected' };
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JobRunner, OperationsLog } from '@ironlens/core';
 import { parseAllDocuments } from 'yaml';
+import type { BundleId, BundleResult, CrdApplyResult, CrdStatus } from '../api/clusters';
 import type { BundleFetcher } from '../adapters/bundle-fetch.adapter';
 import type { KubeObjectRef } from '../adapters/kube.adapter';
 import type { BundlePins, StackProfile } from '../profile';
@@ -9,12 +10,7 @@ import { FIELD_MANAGER } from './manifests';
 
 export const CRDS_JOB = 'clusters.crds';
 
-export type BundleId = 'gateway_api' | 'gateway_api_inference_extension';
-
-export interface BundleResult {
-  ok: boolean;
-  message: string;
-}
+export type { BundleId, BundleResult } from '../api/clusters';
 
 /** The two pinned bundles, under `IRONLENS_GITHUB_MIRROR`. */
 export function bundleUrls(mirror: string, p: StackProfile): Record<BundleId, string> {
@@ -110,7 +106,7 @@ export class CrdsService {
     return objects;
   }
 
-  async apply(clusterId: string): Promise<Record<BundleId, BundleResult>> {
+  async apply(clusterId: string): Promise<CrdApplyResult> {
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
     const urls = bundleUrls(this.mirror, this.profile);
@@ -141,7 +137,7 @@ export class CrdsService {
     return out;
   }
 
-  async status(clusterId: string): Promise<Record<BundleId, 'ready' | 'missing'>> {
+  async status(clusterId: string): Promise<CrdStatus> {
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
     const check = async (id: BundleId) => {

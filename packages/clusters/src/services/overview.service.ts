@@ -1,8 +1,9 @@
 import { AppError } from '@ironlens/core';
 import type { V1DaemonSet, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { Kube, ResourceClaimLike, ResourceSliceLike } from '../adapters/kube.adapter';
-import { type ClusterRecord, isoUtc } from '../domain';
-import type { GatewayService, GatewayStatusView } from '../gateway/gateway.service';
+import type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from '../api/clusters';
+import { isoUtc } from '../domain';
+import type { GatewayService } from '../gateway/gateway.service';
 import { type ClusterAccess, onCluster } from './cluster-access';
 import type { ClusterService } from './cluster.service';
 import { isControlPlane } from './platform.service';
@@ -16,63 +17,7 @@ export const GPU_RESOURCES: Record<string, string> = {
 /** DRA drivers that publish GPUs, and their profile. */
 export const DRA_GPU_DRIVERS: Record<string, string> = { 'gpu.nvidia.com': 'nvidia-cuda', 'gpu.intel.com': 'intel-xpu' };
 
-export interface OverviewNode {
-  name: string;
-  version: string;
-  osImage: string;
-  ready: boolean;
-  schedulingDisabled: boolean;
-  cpu: number;
-  gpu: boolean;
-  gpuCount: number;
-  gpuByProfile: Record<string, number>;
-  vramBytes: number;
-  role: 'control-plane' | 'worker';
-  cachedImages: string[];
-}
-
-export interface ComponentStatus {
-  installed: boolean;
-  ready: number;
-  desired: number;
-  status: 'ready' | 'degraded' | 'unavailable' | 'missing';
-}
-
-export interface Hardware {
-  nodes: number;
-  cpuCores: number;
-  memoryBytes: number;
-  memoryUsagePercent: number | null;
-  memoryAvailableBytes: number | null;
-  diskBytes: number | null;
-  diskUsedBytes: number | null;
-  diskAvailableBytes: number | null;
-  diskUsagePercent: number | null;
-  gpuNodes: number;
-  gpuCount: number;
-  totalGpuCount: number;
-  accelerators: Array<{ id: string; gpuCount: number }>;
-  vramBytes: number;
-  allocatedGpuCount: number;
-  availableGpuCount: number;
-  usableGpuCount: number;
-}
-
-export interface OverviewResponse {
-  cluster: ClusterRecord;
-  fetchedAt: string;
-  kubernetes: {
-    components: Record<string, ComponentStatus>;
-    nodes: OverviewNode[];
-    namespaces: Array<{ name: string; deployments: Array<{ name: string; desired: number; ready: number; available: number }>; ready: number }>;
-    hardware: Hardware;
-  };
-  /**
-   * The shared gateway (issue 22), the same answer as `GET …/gateway/status`; null when the
-   * gateway is not wired in. An ironlens addition beside seed 000's fields.
-   */
-  gateway: GatewayStatusView | null;
-}
+export type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from '../api/clusters';
 
 export interface OverviewOptions {
   /** Parallel Summary API calls through the node proxy. */
@@ -99,14 +44,19 @@ const UNITS: Record<string, number> = {
   k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, m: 1e-3, n: 1e-9, u: 1e-6,
 };
 
-/** A Kubernetes quantity (`480Gi`, `7500m`, `1e3`) as a number. */
-export function quantity(q: string | number | undefined | null): number {
-  if (q === undefined || q === null) return 0;
-  if (typeof q === 'number') return q;
+/**
+ * A Kubernetes quantity (`480Gi`, `7500m`, `1e3`) as a number; 0 for anything that is not one
+ * (`1.2.3`, `abc`, a value of another type): the answer's figures are always finite numbers (a
+ * NaN has no JSON, and the schema's serializer refuses it).
+ */
+export function quantity(q: unknown): number {
+  if (typeof q === 'number') return Number.isFinite(q) ? q : 0;
+  if (typeof q !== 'string') return 0;
   const m = /^([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([A-Za-z]*)$/.exec(q.trim());
   if (!m) return 0;
   const mult = m[2] ? UNITS[m[2]] : 1;
-  return mult === undefined ? 0 : Number(m[1]) * mult;
+  const v = mult === undefined ? 0 : Number(m[1]) * mult;
+  return Number.isFinite(v) ? v : 0;
 }
 
 interface NodeFs {
@@ -259,7 +209,9 @@ export class OverviewService {
       let gpuCount = Object.values(byProfile).reduce((a, b) => a + b, 0);
       if (gpuCount > 0) {
         const nvidia = Math.floor(quantity(cap['nvidia.com/gpu']));
-        if (nvidia > 0 && labels['nvidia.com/gpu.memory']) vram += nvidia * Number(labels['nvidia.com/gpu.memory']) * 2 ** 20;
+        // GPU Feature Discovery's label is MiB per GPU; one that is not a number counts nothing.
+        const mib = Number(labels['nvidia.com/gpu.memory']);
+        if (nvidia > 0 && Number.isFinite(mib)) vram += nvidia * mib * 2 ** 20;
         if ((byProfile['intel-xpu'] ?? 0) > 0) vram += quantity(labels['gpu.intel.com/memory.max'] ?? cap['gpu.intel.com/memory.max']);
         const dra = draByNode.get(name);
         if (vram === 0 && dra) vram = dra.vram;
@@ -331,7 +283,7 @@ export class OverviewService {
     for (const d of deployments) {
       const ns = d.metadata?.namespace ?? '';
       const list = depsByNs.get(ns) ?? [];
-      list.push({ name: d.metadata?.name ?? '', desired: d.spec?.replicas ?? 0, ready: d.status?.readyReplicas ?? 0, available: d.status?.availableReplicas ?? 0 });
+      list.push({ name: d.metadata?.name ?? '', desired: count(d.spec?.replicas), ready: count(d.status?.readyReplicas), available: count(d.status?.availableReplicas) });
       depsByNs.set(ns, list);
     }
     const outNamespaces = namespaces
@@ -342,7 +294,7 @@ export class OverviewService {
       })
       .sort((a, b) => a.name.localeCompare(b.name));
 
-    const components: Record<string, ComponentStatus> = {
+    const components: OverviewResponse['kubernetes']['components'] = {
       nvidiaDevicePlugin: daemonSetComponent(daemonSets, /nvidia-device-plugin/),
       intelDevicePlugin: daemonSetComponent(daemonSets, /intel-gpu-plugin/),
       monitoring: prometheus
@@ -531,13 +483,19 @@ function status(installed: boolean, ready: number, desired: number): ComponentSt
 
 function daemonSetComponent(list: V1DaemonSet[], name: RegExp): ComponentStatus {
   const ds = list.filter((d) => name.test(d.metadata?.name ?? ''));
-  const ready = ds.reduce((s, d) => s + (d.status?.numberReady ?? 0), 0);
-  const desired = ds.reduce((s, d) => s + (d.status?.desiredNumberScheduled ?? 0), 0);
+  const ready = ds.reduce((s, d) => s + count(d.status?.numberReady), 0);
+  const desired = ds.reduce((s, d) => s + count(d.status?.desiredNumberScheduled), 0);
   return { installed: ds.length > 0, ready, desired, status: status(ds.length > 0, ready, desired) };
 }
 
 function workloadComponent(workloads: Array<{ spec?: { replicas?: number }; status?: { readyReplicas?: number } }>, ds: V1DaemonSet[]): ComponentStatus {
-  const ready = workloads.reduce((s, w) => s + (w.status?.readyReplicas ?? 0), 0) + ds.reduce((s, d) => s + (d.status?.numberReady ?? 0), 0);
-  const desired = workloads.reduce((s, w) => s + (w.spec?.replicas ?? 0), 0) + ds.reduce((s, d) => s + (d.status?.desiredNumberScheduled ?? 0), 0);
+  const ready = workloads.reduce((s, w) => s + count(w.status?.readyReplicas), 0) + ds.reduce((s, d) => s + count(d.status?.numberReady), 0);
+  const desired = workloads.reduce((s, w) => s + count(w.spec?.replicas), 0) + ds.reduce((s, d) => s + count(d.status?.desiredNumberScheduled), 0);
   return { installed: true, ready, desired, status: status(true, ready, desired) };
+}
+
+/** A count from a cluster's answer: a non-negative integer, else 0 (a hostile or broken API server may send anything, and the answer schema serializes integers only). */
+export function count(v: unknown): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : Number.NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }

@@ -3,20 +3,14 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { StackProfile } from '../profile';
 import { type ClusterAccess, clusterFailure, onCluster } from './cluster-access';
 import type { ClusterService } from './cluster.service';
+import { type CordonResult, type CordonResults, type KubernetesVersionCheck, type ModelSecrets, PLANNING_RESOURCES, type PlanningDiscovery, type PlanningResource } from '../api/clusters';
 
-/**
- * Planning discovery's allow-list: the only reads a session may ask for, with the kind each
- * answer must be (anything else, a body of another service included, answers `{result: null}`).
- * The route's `resource` enum and docs/clusters.md are generated from / checked against it.
- */
-export const PLANNING_RESOURCES = {
-  version: '/version',
-  nodes: '/api/v1/nodes',
-  deviceclasses: '/apis/resource.k8s.io/v1/deviceclasses',
-  resourceslices: '/apis/resource.k8s.io/v1/resourceslices',
-  runtimeclasses: '/apis/node.k8s.io/v1/runtimeclasses',
-} as const;
-export type PlanningResource = keyof typeof PLANNING_RESOURCES;
+export type { CordonResult, KubernetesVersionCheck } from '../api/clusters';
+
+// Planning discovery's allow-list (the only reads a session may ask for; anything else, a body
+// of another service included, answers `{result: null}`) is part of the API: the route's
+// `resource` enum is generated from it (`../api/clusters`).
+export { PLANNING_RESOURCES, type PlanningResource } from '../api/clusters';
 
 /** The kind of each allow-listed answer (`version` is a VersionInfo, which has no `kind`). */
 export const PLANNING_KINDS: Record<PlanningResource, string | null> = {
@@ -27,16 +21,6 @@ export const PLANNING_KINDS: Record<PlanningResource, string | null> = {
   runtimeclasses: 'RuntimeClassList',
 };
 
-export type KubernetesVersionCheck =
-  | { reachable: true; version: string; min_k8s_version: string; supported: boolean }
-  | { reachable: false; error: string; min_k8s_version: string };
-
-export interface CordonResult {
-  name: string;
-  ok: boolean;
-  schedulingDisabled: boolean | null;
-  error: string | null;
-}
 
 const CONTROL_PLANE_LABELS = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
 
@@ -83,7 +67,7 @@ export class PlatformService {
   }
 
   /** One allow-listed read for an active session; `{result: null}` when it fails. */
-  async planningDiscovery(sessionId: string, resource: string): Promise<{ result: unknown }> {
+  async planningDiscovery(sessionId: string, resource: string): Promise<PlanningDiscovery> {
     if (!Object.hasOwn(PLANNING_RESOURCES, resource)) {
       throw new AppError('invalid_planning_resource', `resource must be one of ${Object.keys(PLANNING_RESOURCES).join(', ')}`);
     }
@@ -94,7 +78,7 @@ export class PlatformService {
       if (key === 'version') return { result: await kube.version() };
       // The adapter checks the kind, the size and the depth: another service's JSON, a body too
       // deep to render back, or anything not a list of objects is `{result: null}`.
-      const result = await kube.getJson<{ kind?: unknown; items?: unknown }>(PLANNING_RESOURCES[key], PLANNING_KINDS[key] ?? undefined);
+      const result = await kube.getJson<{ kind?: unknown; items?: unknown; [k: string]: unknown }>(PLANNING_RESOURCES[key], PLANNING_KINDS[key] ?? undefined);
       return { result: Array.isArray(result.items) || result.items === undefined ? result : null };
     } catch {
       return { result: null };
@@ -102,7 +86,7 @@ export class PlatformService {
   }
 
   /** Cordon or uncordon nodes: one result per name; control-plane nodes are refused and left as they are. */
-  async setSchedulable(clusterId: string, names: string[], cordon: boolean): Promise<{ items: CordonResult[] }> {
+  async setSchedulable(clusterId: string, names: string[], cordon: boolean): Promise<CordonResults> {
     const row = await this.access.record(clusterId);
     const kube = this.access.kube(row);
     const unique = [...new Set(names)];
@@ -130,7 +114,7 @@ export class PlatformService {
    * Secrets holding a model-access token (`HF_TOKEN` key), by namespace and name only.
    * `hostManagedAvailable`: the cluster's recorded HF token secret exists.
    */
-  async modelSecrets(clusterId: string): Promise<{ hostManagedAvailable: boolean; items: Array<{ namespace: string; name: string; hostManaged: boolean }> }> {
+  async modelSecrets(clusterId: string): Promise<ModelSecrets> {
     const row = await this.access.record(clusterId);
     const secrets = await onCluster(() => this.access.kube(row).listSecrets());
     const rec = row.hfTokenSecret;

@@ -5,12 +5,14 @@ import { dirname, join } from 'node:path';
 import { AppError, type JobRunner, type OperationsLog } from '@ironlens/core';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { GitClone } from '../adapters/git.adapter';
+import type { ImageState, PrepullStatus } from '../api/clusters';
 import type { DownloadStatus, SoftwareDownloadStatus } from '../domain';
 import type { StackProfile } from '../profile';
 import type { DownloadRepository, DownloadRow, PrepullRepository } from '../repositories/download.repository';
 import { type ClusterAccess, onCluster } from './cluster-access';
 import { ensureNamespace } from './cluster.service';
 import { FIELD_MANAGER, PREPULL_NAMESPACE, prepullDaemonSet, prepullDaemonSetName } from './manifests';
+import { count } from './overview.service';
 
 export const DOWNLOAD_JOB = 'clusters.download';
 export const PREPULL_JOB = 'clusters.prepull';
@@ -143,15 +145,7 @@ export class SoftwareService {
   }
 }
 
-export type ImageState = 'ready' | 'pulling' | 'failed';
-
-export interface PrepullStatus {
-  state: 'idle' | ImageState;
-  desired: number;
-  ready: number;
-  images: Array<{ name: string; ready: number; desired: number; state: ImageState }>;
-  nodes: Array<{ node: string; phase: string; ready: boolean; restarts: number }>;
-}
+export type { ImageState, PrepullStatus } from '../api/clusters';
 
 export const ACCELERATOR_IMAGES: Record<string, string> = { nvidia: 'llm-d-cuda', intel: 'llm-d-xpu' };
 
@@ -220,14 +214,14 @@ export class PrepullService {
     if (!ds) return { state: 'idle', desired: 0, ready: 0, images: [], nodes: [] };
     const containers = (ds.spec?.template?.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.env?.find((e) => e.name === 'IMAGE')?.value ?? '' }));
     const images = asked?.images?.length ? asked.images : containers.map((c) => c.image);
-    const desired = ds.status?.desiredNumberScheduled ?? 0;
+    const desired = count(ds.status?.desiredNumberScheduled);
     const live = (pods as V1Pod[]).filter((p) => !p.metadata?.deletionTimestamp);
     const nodes = live
       .map((p) => ({
         node: p.spec?.nodeName ?? '',
         phase: p.status?.phase ?? 'Pending',
         ready: !!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-        restarts: (p.status?.containerStatuses ?? []).reduce((s, c) => s + (c.restartCount ?? 0), 0),
+        restarts: (p.status?.containerStatuses ?? []).reduce((s, c) => s + count(c.restartCount), 0),
       }))
       .sort((a, b) => a.node.localeCompare(b.node));
     const outImages = images.map((image) => {
@@ -238,7 +232,7 @@ export class PrepullService {
         const cs = p.status?.containerStatuses?.find((c) => c.name === container);
         if (!cs) continue;
         if (cs.ready) ready++;
-        else if ((cs.restartCount ?? 0) >= CRASH_RESTARTS || cs.state?.waiting?.reason === 'CrashLoopBackOff') failed = true;
+        else if (count(cs.restartCount) >= CRASH_RESTARTS || cs.state?.waiting?.reason === 'CrashLoopBackOff') failed = true;
       }
       const state: ImageState = failed ? 'failed' : desired > 0 && ready >= desired ? 'ready' : 'pulling';
       return { name: image, ready, desired, state };
@@ -248,3 +242,4 @@ export class PrepullService {
     return { state, desired, ready: readyNodes, images: outImages, nodes };
   }
 }
+
