@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../http';
 import { JobRunner, JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
 import { type NamedMigration, Store } from '../store';
-import { parsePrometheusText, sampleValue, sleep, testStoreTarget } from '../testing';
+import { parsePrometheusText, sampleValue, sleep, testStoreTarget, waitUntil } from '../testing';
 import { Metrics } from './metrics';
 
 const dirs: string[] = [];
@@ -128,6 +128,8 @@ describe('metrics', () => {
     });
     await runner.wait(ok.id);
     await runner.wait(bad.id);
+    // On PostgreSQL the three jobs' claims run at once: the quick ones may finish before the slow one is claimed.
+    await waitUntil('the slow job to run', async () => (await runner.repository.get(slow.id))?.status === 'running');
     let samples = parsePrometheusText(await metrics.text());
     expect(sampleValue(samples, 'ironlens_jobs_running', { kind: 'test.slow' })).toBe(1);
     expect(sampleValue(samples, 'ironlens_jobs_running', { kind: 'test.quick' })).toBe(0);
