@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { FakeAgent } from '../testing/fake-agent';
 import { checkAgentAddress, isLinkLocalOrMetadata } from './agent-address';
@@ -50,6 +52,34 @@ describe('agent addresses', () => {
       expect(fake.calls.map((c) => c.path)).toEqual(['/healthz']);
     } finally {
       await fake.stop();
+    }
+  });
+
+  it('refuses an answer larger than 32 MiB while it streams, and keeps answering afterwards', async () => {
+    let served = 0;
+    const server = createServer((req, res) => {
+      if (req.url === '/healthz') return res.end('{"ok":true}');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      const write = () => {
+        while (served < 64) {
+          served++;
+          if (!res.write(chunk)) return void res.once('drain', write);
+        }
+        res.end('[]');
+      };
+      write();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const base_url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const agent = new HttpStorageAgents({ timeoutMs: 20_000 }).connect({ id: 'big', base_url, token: null });
+      await expect(agent.masters()).rejects.toMatchObject({ code: 'agent_unreachable', message: expect.stringMatching(/larger than 33554432 bytes/) });
+      expect(served, 'the rest was never read').toBeLessThan(64);
+      await agent.health();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
   });
 });

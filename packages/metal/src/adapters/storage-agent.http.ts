@@ -34,6 +34,9 @@ interface RawAnswer {
   text: string;
 }
 
+/** The most an agent's answer may hold (a LUN list of thousands of targets is well under it); more is refused while it streams. */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
 /**
  * One HTTP(S) call with a deadline, connecting through `lookup` (the link-local guard) when
  * given. Fails with the guard's `AppError`, a `TimeoutError`, or the socket's error.
@@ -54,7 +57,12 @@ function httpCall(url: URL, init: { method: string; headers: Record<string, stri
     const headers = { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) };
     const req = send(url, { method: init.method, headers, ...(init.lookup ? { lookup: init.lookup } : {}) }, (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_ANSWER_BYTES) finish(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+        else chunks.push(c);
+      });
       res.on('end', () => finish(null, { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', (e) => finish(e));
       res.on('aborted', () => finish(new Error('the answer was cut off')));
