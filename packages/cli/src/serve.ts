@@ -40,6 +40,11 @@ export interface Running {
 
 export type Log = (msg: string) => void;
 
+export interface ServeOptions {
+  /** Called with the console listener's bare app before any route is added (`HttpAppOptions.instrument`: tests' answer checks). Default: none. */
+  instrumentConsole?: (app: FastifyInstance) => void;
+}
+
 const stderrLog: Log = (msg) => process.stderr.write(`[ironlens] ${msg}\n`);
 
 /** What the listener's socket is bound to ({@link describeAddress}). */
@@ -75,7 +80,7 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
  * Each listener serves the process' Prometheus metrics at `/metrics`, behind its own token
  * (`IPXE_CP_TOKEN`, `IRONLENS_CONSOLE_TOKEN`) when that is set (docs/metrics.md).
  */
-export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
+export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions = {}): Promise<Running> {
   const dataDir = dataDirFrom(env);
   const bootListen = envListen(env, 'IRONLENS_BOOT_LISTEN', '0.0.0.0:4839');
   const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080');
@@ -216,6 +221,7 @@ export async function serve(env: Env, log: Log = stderrLog): Promise<Running> {
         limits,
         // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
         browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
+        instrument: opts.instrumentConsole,
       });
       apps.push(app);
       appsByName.console = app;
