@@ -164,7 +164,6 @@ export const JobView = Type.Object(
     actor: Type.Optional(Nullable(Type.String({ description: 'who started it: the token’s name (issue 20), `ironlens` for ironlens itself' }))),
     log_tail: Type.Array(Type.String()),
   },
-  { additionalProperties: true },
 );
 export type JobView = Static<typeof JobView>;
 export type JobStatus = JobView['status'];
