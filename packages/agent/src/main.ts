@@ -8,6 +8,9 @@ import { buildAgentApp, wireAgent } from './app';
 import { type AgentConfig, readAgentConfig } from './config/agent.config';
 import { MasterCatalog } from './services/master.service';
 
+/** How often the agent looks at its targets' sessions (their `first_seen_at`). */
+const SESSION_POLL_MS = 3_000;
+
 export interface RunningAgent {
   app: FastifyInstance;
   config: AgentConfig;
@@ -53,11 +56,25 @@ export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> 
   }
   await masters.refresh().catch((err) => app.log.error({ err }, 'master scan failed'));
   masters.start(config.masterRescanSeconds * 1000);
+  // The sessions' first_seen_at: a login is noticed within a few seconds even when nobody reads /luns.
+  let polling = false;
+  const sessionPoll = setInterval(() => {
+    if (polling) return;
+    polling = true;
+    wired.luns
+      .pollSessions()
+      .catch(() => {})
+      .finally(() => {
+        polling = false;
+      });
+  }, SESSION_POLL_MS);
+  sessionPoll.unref();
 
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (err) {
     masters.stop();
+    clearInterval(sessionPoll);
     await app.close();
     throw err;
   }
@@ -70,6 +87,7 @@ export async function startAgent(env: NodeJS.ProcessEnv): Promise<RunningAgent> 
     url: `http://${host}:${port}`,
     async close() {
       masters.stop();
+      clearInterval(sessionPoll);
       await app.close();
     },
   };

@@ -10,6 +10,16 @@ export interface TargetLun {
   cd: boolean;
 }
 
+/** One logged-in session (stgt's I_T nexus) of a target. */
+export interface TargetSession {
+  /** stgt's I_T nexus id: a new login gets a new one. */
+  nexus: number;
+  /** The initiator's name (IQN) as it logged in. */
+  initiator: string;
+  /** The address of its first connection, as the backend shows it; null when it shows none. */
+  address: string | null;
+}
+
 export interface Target {
   iqn: string;
   /** stgt's target id; LIO has none. */
@@ -27,6 +37,8 @@ export interface Target {
    * `targetcli ls` does not show a node ACL's `userid` (the adapter checks it after setting it).
    */
   accounts?: string[];
+  /** The sessions logged in now (stgt's I_T nexus list). Absent on LIO, whose `targetcli ls` shows none. */
+  sessions?: TargetSession[];
 }
 
 /** Options of a new target. */

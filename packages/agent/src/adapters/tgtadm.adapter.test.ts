@@ -234,8 +234,8 @@ Target 3: iqn.2026-07.com.controller:win.iso
         ALL
 `;
     expect(parseTgtadmShow(text)).toEqual([
-      { iqn: 'iqn.2026-07.com.controller:worker-01.ubuntu', tid: 1, luns: [{ lun: 1, backing: '/home/iscsi_img/worker-01.ubuntu.img', cd: false }], acl: ['ALL'], accounts: [] },
-      { iqn: 'iqn.2026-07.com.controller:win.iso', tid: 3, luns: [{ lun: 1, backing: '/home/iscsi_img/Win11.iso', cd: true }], acl: ['ALL'], accounts: [] },
+      { iqn: 'iqn.2026-07.com.controller:worker-01.ubuntu', tid: 1, luns: [{ lun: 1, backing: '/home/iscsi_img/worker-01.ubuntu.img', cd: false }], acl: ['ALL'], accounts: [], sessions: [] },
+      { iqn: 'iqn.2026-07.com.controller:win.iso', tid: 3, luns: [{ lun: 1, backing: '/home/iscsi_img/Win11.iso', cd: true }], acl: ['ALL'], accounts: [], sessions: [] },
     ]);
     expect(parseTgtadmShow('')).toEqual([]);
   });
@@ -286,6 +286,61 @@ Target 3: iqn.2026-07.com.controller:unbound
     expect(parsed[0].luns).toEqual([{ lun: 1, backing: '/d/worker-01.ubuntu.img', cd: false }]);
     // Incoming CHAP users only: an outgoing (mutual) account proves the target, not the initiator.
     expect(parsed.map((t) => t.accounts)).toEqual([['chapuser'], [], []]);
+  });
+
+  it("reads the logged-in sessions (I_T nexus): initiator, the first connection's address", () => {
+    // tgtd 1.0.x prints each nexus as `I_T nexus: n`, `Initiator: <iqn> alias: <alias|none>`,
+    // then per connection `Connection: c` and the transport's `IP Address: <addr>`.
+    const text = `Target 1: iqn.2026-07.com.controller:worker-01.ubuntu
+    System information:
+        Driver: iscsi
+        State: ready
+    I_T nexus information:
+        I_T nexus: 4
+            Initiator: iqn.2026-07.com.controller:worker-01 alias: none
+            Connection: 0
+                IP Address: 127.0.0.1
+        I_T nexus: 7
+            Initiator: iqn.2010-04.org.ipxe:52-54-00-12-34-56 alias: ipxe
+            Connection: 1
+                IP Address: ::1
+            Connection: 2
+                IP Address: 127.0.0.2
+    LUN information:
+        LUN: 0
+            Type: controller
+            Backing store path: None
+        LUN: 1
+            Type: disk
+            Backing store path: /d/worker-01.ubuntu.img
+    Account information:
+    ACL information:
+        ALL
+Target 2: iqn.2026-07.com.controller:idle
+    System information:
+        Driver: iscsi
+        State: ready
+    I_T nexus information:
+        I_T nexus: 9
+            Initiator: iqn.1993-08.org.debian:01:abc
+    LUN information:
+        LUN: 0
+            Type: controller
+            Backing store path: None
+    Account information:
+    ACL information:
+        ALL
+`;
+    const parsed = parseTgtadmShow(text);
+    expect(parsed.map((t) => t.sessions)).toEqual([
+      [
+        { nexus: 4, initiator: 'iqn.2026-07.com.controller:worker-01', address: '127.0.0.1' },
+        { nexus: 7, initiator: 'iqn.2010-04.org.ipxe:52-54-00-12-34-56', address: '::1' },
+      ],
+      [{ nexus: 9, initiator: 'iqn.1993-08.org.debian:01:abc', address: null }],
+    ]);
+    // The nexus lines are no LUN: the disk is still the only LUN.
+    expect(parsed[0].luns).toEqual([{ lun: 1, backing: '/d/worker-01.ubuntu.img', cd: false }]);
   });
 
   it('reads the account list', () => {

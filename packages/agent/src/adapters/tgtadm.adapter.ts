@@ -1,6 +1,6 @@
 import { AppError, type ChapCredential, type Exec, ExecError, exec as defaultExec, isChapSecret, isChapUser } from '@ironlens/core';
 import { Mutex } from '../util/mutex';
-import type { CreateTargetOptions, IscsiTargets, Target } from './iscsi-targets';
+import type { CreateTargetOptions, IscsiTargets, Target, TargetSession } from './iscsi-targets';
 
 export interface TgtadmOptions {
   /** tgtd's control port (`tgtadm -C`), so several tgtd can run side by side. Default is `0`, tgtd's own default. */
@@ -15,14 +15,17 @@ export interface TgtadmOptions {
  * Parses `tgtadm --lld iscsi --op show --mode target`: one block per `Target N: <iqn>`,
  * one `LUN: k` block per LUN with its `Type:` and `Backing store path:`, and the entries
  * under `ACL information:` (`ALL`, initiator names, addresses) and `Account information:`
- * (incoming CHAP users; an outgoing one is marked ` (outgoing)` and left out). LUN 0 (the
- * controller, backing `None`) is left out.
+ * (incoming CHAP users; an outgoing one is marked ` (outgoing)` and left out), and the
+ * logged-in sessions under `I_T nexus information:` (`I_T nexus: n`, its `Initiator: <iqn>
+ * alias: <alias>` and its first connection's `IP Address:`). LUN 0 (the controller, backing
+ * `None`) is left out.
  */
 export function parseTgtadmShow(text: string): Target[] {
   const targets: Target[] = [];
   let target: Target | undefined;
   let lun: { lun: number; type?: string; backing?: string } | undefined;
-  let section: 'luns' | 'accounts' | 'acl' = 'luns';
+  let section: 'nexus' | 'luns' | 'accounts' | 'acl' = 'luns';
+  let nexus: TargetSession | undefined;
   const flush = () => {
     if (target && lun?.backing && lun.backing !== 'None') {
       target.luns.push({ lun: lun.lun, backing: lun.backing, cd: lun.type === 'cd/dvd' });
@@ -35,8 +38,29 @@ export function parseTgtadmShow(text: string): Target[] {
     if (t) {
       flush();
       section = 'luns';
-      target = { iqn: t[2], tid: Number(t[1]), luns: [], acl: [], accounts: [] as string[] };
+      target = { iqn: t[2], tid: Number(t[1]), luns: [], acl: [], accounts: [] as string[], sessions: [] };
       targets.push(target);
+      nexus = undefined;
+      continue;
+    }
+    if (line === 'I_T nexus information:' || line === 'LUN information:') {
+      flush();
+      section = line === 'LUN information:' ? 'luns' : 'nexus';
+      nexus = undefined;
+      continue;
+    }
+    if (section === 'nexus') {
+      const n = /^I_T nexus: (\d+)$/.exec(line);
+      if (n && target) {
+        nexus = { nexus: Number(n[1]), initiator: '', address: null };
+        target.sessions?.push(nexus);
+        continue;
+      }
+      if (!nexus) continue;
+      // `Initiator: <name> alias: <alias>` (older tgt: no alias); the first connection's address.
+      const i = /^Initiator: (\S+)(?: alias: .*)?$/.exec(line);
+      if (i) nexus.initiator = i[1];
+      else if (nexus.address === null && line.startsWith('IP Address: ')) nexus.address = line.slice(12).trim();
       continue;
     }
     if (line === 'ACL information:' || line === 'Account information:') {

@@ -94,6 +94,20 @@ export const AgentTarget = Type.Object({
     description: 'who may log in: ["ALL"] (every initiator), or initiator names (IQNs); stgt also lists address rules added by hand; [] nobody',
   }),
   accounts: Type.Optional(Type.Array(Type.String(), { description: 'CHAP users a login must prove (stgt); absent without CHAP, and on lio' })),
+  sessions: Type.Optional(
+    Type.Array(
+      Type.Object({
+        initiator: Type.String({ description: 'the initiator name (IQN) of the session' }),
+        address: Nullable(Type.String({ description: "the address of the session's first connection; null when tgtd shows none" })),
+        first_seen_at: Type.String({ description: 'when the agent first saw this session (ISO 8601, UTC): the login, to within the poll interval' }),
+        ended_at: Nullable(Type.String({ description: 'when the agent saw it gone (ISO 8601, UTC); null while it is logged in' })),
+      }),
+      {
+        description:
+          'the sessions (stgt I_T nexus) logged in now and those ended in the last 10 minutes, oldest first, as the agent saw them: it looks at every GET /luns and every 3 s. Absent on lio and on a target nobody logged in to',
+      },
+    ),
+  ),
 });
 export type AgentTarget = Static<typeof AgentTarget>;
 

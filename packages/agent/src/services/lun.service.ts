@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { AppError, echo } from '@ironlens/core';
 import type { DiskImages } from '../adapters/disk-images.adapter';
-import type { IscsiTargets, Target } from '../adapters/iscsi-targets';
+import type { IscsiTargets, Target, TargetSession } from '../adapters/iscsi-targets';
 import {
   checkChap,
   checkChapList,
@@ -36,6 +36,8 @@ export interface LunServiceOptions {
    * is not exported (skipped, with the reason), since a name found on disk admits nobody.
    */
   scanOpen?: boolean;
+  /** The clock of the sessions' `first_seen_at`. Default is `Date.now`. */
+  now?: () => number;
 }
 
 /** A target as `GET /luns` shows it (the API's schema). */
@@ -98,6 +100,7 @@ export class LunService {
   private readonly lock = new Mutex();
   private readonly reservedIqns = new Set<string>();
   private readonly reservedFiles = new Set<string>();
+  private readonly sessionsSeen = new Map<string, SessionSeen>();
 
   constructor(private readonly opts: LunServiceOptions) {}
 
@@ -119,7 +122,49 @@ export class LunService {
   }
 
   async list(): Promise<LunTarget[]> {
-    return (await this.opts.targets.list()).map(toLunTarget);
+    const targets = await this.opts.targets.list();
+    this.noteSessions(targets);
+    return targets.map((t) => toLunTarget(t, this.sessionsOf(t.iqn)));
+  }
+
+  /**
+   * Looks at the targets' sessions (what `/luns` does, and the agent's poll every few seconds),
+   * so that a login is noticed even when nobody reads `/luns` while it is up.
+   */
+  async pollSessions(): Promise<void> {
+    this.noteSessions(await this.opts.targets.list());
+  }
+
+  /**
+   * When each session (target, I_T nexus, initiator) was first seen, and when it was seen gone
+   * (kept for `ENDED_KEEP_MS`, so that a boot loader's login that Linux replaced is still told).
+   * A new login gets a new nexus from tgtd, so it is seen anew.
+   */
+  private noteSessions(targets: Target[]): void {
+    const nowMs = this.opts.now?.() ?? Date.now();
+    const now = new Date(nowMs).toISOString();
+    const live = new Set<string>();
+    for (const t of targets) {
+      for (const s of t.sessions ?? []) {
+        const key = sessionKey(t.iqn, s);
+        live.add(key);
+        const known = this.sessionsSeen.get(key);
+        if (!known || known.ended_at !== null) this.sessionsSeen.set(key, { iqn: t.iqn, initiator: s.initiator, address: s.address, first_seen_at: now, ended_at: null });
+      }
+    }
+    for (const [key, rec] of this.sessionsSeen) {
+      if (rec.ended_at === null && !live.has(key)) rec.ended_at = now;
+      else if (rec.ended_at !== null && nowMs - Date.parse(rec.ended_at) > ENDED_KEEP_MS) this.sessionsSeen.delete(key);
+    }
+    // A bound on memory whatever initiators do: the oldest ended sessions go first.
+    if (this.sessionsSeen.size > MAX_SESSIONS) {
+      const ended = [...this.sessionsSeen].filter(([, r]) => r.ended_at !== null).sort((x, y) => x[1].first_seen_at.localeCompare(y[1].first_seen_at));
+      for (const [key] of ended.slice(0, this.sessionsSeen.size - MAX_SESSIONS)) this.sessionsSeen.delete(key);
+    }
+  }
+
+  private sessionsOf(iqn: string): SessionSeen[] {
+    return [...this.sessionsSeen.values()].filter((r) => r.iqn === iqn).sort((x, y) => x.first_seen_at.localeCompare(y.first_seen_at));
   }
 
   async createDisk(req: CreateDiskRequest): Promise<DiskCreated> {
@@ -355,9 +400,26 @@ export class LunService {
   }
 }
 
-function toLunTarget(t: Target): LunTarget {
+const sessionKey = (iqn: string, s: TargetSession) => `${iqn} ${s.nexus} ${s.initiator}`;
+
+/** How long an ended session is still told (with its `ended_at`). */
+const ENDED_KEEP_MS = 10 * 60_000;
+/** At most this many sessions are remembered. */
+const MAX_SESSIONS = 1024;
+
+interface SessionSeen {
+  iqn: string;
+  initiator: string;
+  address: string | null;
+  first_seen_at: string;
+  ended_at: string | null;
+}
+
+function toLunTarget(t: Target, seen: SessionSeen[]): LunTarget {
   const luns = t.luns.map((l) => ({ backing: l.backing }));
   // Only a target with CHAP accounts says so: the answer of every other target is unchanged.
   const accounts = t.accounts?.length ? { accounts: t.accounts } : {};
-  return t.tid === undefined ? { iqn: t.iqn, luns, acl: t.acl, ...accounts } : { iqn: t.iqn, tid: t.tid, luns, acl: t.acl, ...accounts };
+  // Likewise only a target somebody is logged in to lists its sessions.
+  const sessions = seen.length ? { sessions: seen.map((s) => ({ initiator: s.initiator, address: s.address, first_seen_at: s.first_seen_at, ended_at: s.ended_at })) } : {};
+  return t.tid === undefined ? { iqn: t.iqn, luns, acl: t.acl, ...accounts, ...sessions } : { iqn: t.iqn, tid: t.tid, luns, acl: t.acl, ...accounts, ...sessions };
 }
