@@ -142,7 +142,16 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, ledger, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout, lastSeenSeconds: config.reportLastSeenSeconds }, power, deps.now);
   const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
   const hostRepo = new HostReportRepository();
-  const hostReports = new HostReportService(store, workerRepo, deviceRepo, chapRepo, hostRepo, ops, metrics?.hostReports, { now: deps.now });
+  // The boot timeline's first iSCSI login: the sessions the worker's agents saw on its targets.
+  const logins = async (targets: Array<{ agent: string; iqn: string }>): Promise<string[]> => {
+    const out: string[] = [];
+    for (const agentId of new Set(targets.map((t) => t.agent))) {
+      const listed = await storage.listLuns(agentId).catch(() => []);
+      for (const t of listed) if (targets.some((x) => x.agent === agentId && x.iqn === t.iqn)) for (const s of t.sessions ?? []) out.push(s.first_seen_at);
+    }
+    return out;
+  };
+  const hostReports = new HostReportService(store, workerRepo, deviceRepo, chapRepo, hostRepo, ops, metrics?.hostReports, { now: deps.now, logins });
   bootVars.onBoundAnswer((workerId) => hostReports.noteBootVars(workerId));
   const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch, hostRepo);
   return {

@@ -42,6 +42,18 @@ describe('agent answers', () => {
     expect(refused(() => parseTargets('a', [{ iqn: `${IQN}\nshell` }]))).toMatchObject({ code: 'agent_bad_gateway' });
     expect(refused(() => parseTargets('a', [{ iqn: IQN, luns: [{ backing: '/d/x\n.img' }] }]))).toMatchObject({ code: 'agent_bad_gateway' });
     expect(refused(() => parseTargets('a', { targets: [] }))).toMatchObject({ code: 'agent_bad_gateway' });
+    // issue 24: the sessions (who logged in, since when) pass a grammar too.
+    const session = { initiator: 'iqn.2010-04.org.ipxe:52-54-00-12-34-56', address: '127.0.0.1', first_seen_at: '2026-12-01T19:24:06.123Z', ended_at: null };
+    expect(parseTargets('a', [{ iqn: IQN, luns: [], sessions: [session] }])[0].sessions).toEqual([session]);
+    for (const bad of [
+      { ...session, initiator: 'x\nshell' },
+      { ...session, address: 'not an address' },
+      { ...session, first_seen_at: 'yesterday' },
+      { ...session, ended_at: 12 },
+    ]) {
+      expect(refused(() => parseTargets('a', [{ iqn: IQN, luns: [], sessions: [bad] }]))).toMatchObject({ code: 'agent_bad_gateway' });
+    }
+    expect(refused(() => parseTargets('a', [{ iqn: IQN, luns: [], sessions: 'many' }]))).toMatchObject({ code: 'agent_bad_gateway' });
   });
 
   it('reads masters as an object or a bare list, and scan results with checked IQNs', () => {

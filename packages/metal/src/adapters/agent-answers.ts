@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { isChapUser } from '@ironlens/core';
 import { isBackingPathOf, isBaseIqn, isFileName, isIqn } from '../domain/identifiers';
 import { type AgentCapabilities, AgentAnswerInvalidError, type AgentMaster, type AgentTarget, type CreatedLun, type ScanResult } from './storage-agent';
@@ -19,6 +20,11 @@ function isPlainText(v: unknown): v is string {
     if (c < 0x20 || c === 0x7f) return false;
   }
   return true;
+}
+
+/** An ISO 8601 UTC time as the agent writes it (`toISOString`). */
+function isTimestamp(v: unknown): v is string {
+  return typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(v) && Number.isFinite(Date.parse(v));
 }
 
 function invalid(agentId: string, why: string): AgentAnswerInvalidError {
@@ -101,6 +107,18 @@ export function parseTargets(agentId: string, body: unknown): AgentTarget[] {
     if (Array.isArray(o.accounts)) {
       if (!o.accounts.every((a) => isChapUser(a))) throw invalid(agentId, `target ${o.iqn} with an invalid accounts list`);
       target.accounts = o.accounts as string[];
+    }
+    if (o.sessions !== undefined) {
+      if (!Array.isArray(o.sessions)) throw invalid(agentId, `target ${o.iqn} with sessions that are not a list`);
+      target.sessions = o.sessions.map((item) => {
+        const s = object(agentId, item, `a session of target ${o.iqn}`);
+        // Any initiator may log in to an open target: its name is plain text, compared, never rendered.
+        if (!isPlainText(s.initiator) || s.initiator === '') throw invalid(agentId, `target ${o.iqn} with a session of an invalid initiator`);
+        if (s.address !== null && (typeof s.address !== 'string' || isIP(s.address) === 0)) throw invalid(agentId, `target ${o.iqn} with a session of an invalid address`);
+        if (!isTimestamp(s.first_seen_at)) throw invalid(agentId, `target ${o.iqn} with a session of an invalid first_seen_at`);
+        if (s.ended_at !== null && s.ended_at !== undefined && !isTimestamp(s.ended_at)) throw invalid(agentId, `target ${o.iqn} with a session of an invalid ended_at`);
+        return { initiator: s.initiator, address: s.address, first_seen_at: s.first_seen_at, ended_at: (s.ended_at as string | null | undefined) ?? null };
+      });
     }
     return target;
   });

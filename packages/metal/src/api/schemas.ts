@@ -138,7 +138,7 @@ export type HostView = Static<typeof hostSchema>;
 export const bootTimelineSchema = Type.Object({
   report_at: OrNull(Type.String({ description: "iPXE's device report (the device's last_seen)" })),
   boot_vars_at: OrNull(Type.String({ description: 'the bound /boot-vars answer (this replica)' })),
-  iscsi_login_at: OrNull(Type.String({ description: "the first iSCSI login seen by the agent, when it can tell (not yet: null)" })),
+  iscsi_login_at: OrNull(Type.String({ description: "the first iSCSI login to the worker's targets at or after boot_vars_at, as its storage agent saw it (the sessions of GET /luns, to within its 3 s poll); null when the agent cannot tell (lio, an older agent) or does not answer within 2 s" })),
   host_report_at: OrNull(Type.String()),
   seconds: OrNull(Type.Number()),
 });
@@ -628,8 +628,8 @@ export type OperationsPage = Static<typeof operationsSchema>;
 
 // ---- what metal passes through from a storage agent (the agent's own schemas) ----------------
 
-/** A target on an agent (`GET /agents/{id}/luns`) as metal's client checked it: `tid`, `acl` and `accounts` only when the agent gave them. */
-export const agentLunTargetSchema = Type.Composite([Type.Pick(AgentTargetAnswer, ['iqn', 'luns']), Type.Partial(Type.Pick(AgentTargetAnswer, ['tid', 'acl', 'accounts']))]);
+/** A target on an agent (`GET /agents/{id}/luns`) as metal's client checked it: `tid`, `acl`, `accounts` and `sessions` only when the agent gave them. */
+export const agentLunTargetSchema = Type.Composite([Type.Pick(AgentTargetAnswer, ['iqn', 'luns']), Type.Partial(Type.Pick(AgentTargetAnswer, ['tid', 'acl', 'accounts', 'sessions']))]);
 export type AgentLunTarget = Static<typeof agentLunTargetSchema>;
 
 /** A disk or CD target the agent made (`POST /agents/{id}/luns/disk|cd`): `clone` and `size` for a disk. */

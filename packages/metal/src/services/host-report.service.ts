@@ -58,10 +58,20 @@ export function signReport(secret: string, timestamp: string, raw: Buffer): stri
  * away or not newer than the last accepted one is a replay. Refusals are counted and written to
  * the operations log at most once a minute per reason and source (with the count since).
  */
+/**
+ * The sessions' `first_seen_at` of these targets, as their agents tell them (`GET /luns`):
+ * every login the agents remember, in any order. Wired to the agents' clients.
+ */
+export type LoginLookup = (targets: Array<{ agent: string; iqn: string }>) => Promise<string[]>;
+
+/** How long a host report waits for the agents' sessions. */
+const LOGIN_LOOKUP_MS = 2_000;
+
 export class HostReportService {
   private readonly bootVarsAt = new Map<string, number>();
   private readonly tallies = new Map<string, Tally>();
   private readonly now: () => number;
+  private readonly logins: LoginLookup | undefined;
 
   constructor(
     private readonly store: MetalStore,
@@ -71,9 +81,10 @@ export class HostReportService {
     private readonly reports: HostReportRepository,
     private readonly ops: OperationsLog,
     private readonly observer: HostReportObserver = NO_OBSERVER,
-    opts: { now?: () => number } = {},
+    opts: { now?: () => number; logins?: LoginLookup } = {},
   ) {
     this.now = opts.now ?? Date.now;
+    this.logins = opts.logins;
   }
 
   private get db(): MetalDb {
@@ -123,11 +134,14 @@ export class HostReportService {
     if (Math.abs(nowMs / 1000 - tsNum) > REPORT_MAX_AGE_S) return refuse('replay', 'host_report_replayed', 'the timestamp is more than 300 s away from the control plane clock');
 
     const reportedAt = isoSeconds(new Date(nowMs));
+    // The agent's first login at or after this boot's /boot-vars answer: asked before the
+    // transaction, best effort, under a short deadline; never a reason to refuse the report.
+    const loginMs = await this.firstLogin(worker.worker_id, nowMs);
     const outcome = await this.store.transaction(async (trx) => {
       await lockLedger(trx);
       const prev = await this.reports.get(trx, worker.worker_id);
       if (prev && tsNum <= prev.report_ts) return 'replay' as const;
-      const { boot, newBoot } = this.timeline(prev, device.last_seen, worker.worker_id, nowMs);
+      const { boot, newBoot } = this.timeline(prev, device.last_seen, worker.worker_id, nowMs, loginMs);
       const changed = !prev || JSON.stringify(stripTime(prev.host)) !== JSON.stringify(host);
       const rec: HostReportRecord = { worker_id: worker.worker_id, mac: device.mac, host: { ...host, reported_at: reportedAt }, report_ts: tsNum, boot };
       await this.reports.put(trx, rec);
@@ -145,7 +159,7 @@ export class HostReportService {
    * last accepted report starts a new boot; a report without one (something changed on the
    * running host) keeps the boot's timeline.
    */
-  private timeline(prev: HostReportRecord | null, lastSeen: string | null, workerId: string, nowMs: number): { boot: BootTimeline; newBoot: boolean } {
+  private timeline(prev: HostReportRecord | null, lastSeen: string | null, workerId: string, nowMs: number, loginMs: number | null): { boot: BootTimeline; newBoot: boolean } {
     const inWindow = (ms: number | null) => (ms !== null && Number.isFinite(ms) && ms <= nowMs && nowMs - ms <= BOOT_WINDOW_MS ? ms : null);
     const reportMs = inWindow(lastSeen ? Date.parse(lastSeen) : null);
     const bootVarsMs = inWindow(this.bootVarsAt.get(workerId) ?? null);
@@ -154,9 +168,32 @@ export class HostReportService {
     const newBoot = !prev || after(reportMs) || after(bootVarsMs);
     if (!newBoot && prev) return { boot: prev.boot, newBoot };
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    // A login counts only between this boot's /boot-vars answer and this report.
+    const login = bootVarsMs !== null && loginMs !== null && loginMs >= bootVarsMs && loginMs <= nowMs ? loginMs : null;
     const events = [reportMs, bootVarsMs, nowMs].filter((x): x is number => x !== null);
     const seconds = events.length > 1 ? Math.round(Math.max(...events) - Math.min(...events)) / 1000 : null;
-    return { boot: { report_at: iso(reportMs), boot_vars_at: iso(bootVarsMs), iscsi_login_at: null, host_report_at: iso(nowMs), seconds }, newBoot };
+    return { boot: { report_at: iso(reportMs), boot_vars_at: iso(bootVarsMs), iscsi_login_at: iso(login), host_report_at: iso(nowMs), seconds }, newBoot };
+  }
+
+  /** The first login the worker's agents saw at or after its last `/boot-vars` answer (ms), or null. */
+  private async firstLogin(workerId: string, nowMs: number): Promise<number | null> {
+    const since = this.bootVarsAt.get(workerId);
+    if (!this.logins || since === undefined || nowMs - since > BOOT_WINDOW_MS) return null;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const w = await this.workers.get(this.db, workerId);
+      if (!w || w.disks.length === 0) return null;
+      const deadline = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), LOGIN_LOOKUP_MS);
+      });
+      const at = await Promise.race([this.logins(w.disks.map((d) => ({ agent: d.agent, iqn: d.iqn }))), deadline]);
+      const times = (at ?? []).map((t) => Date.parse(t)).filter((ms) => Number.isFinite(ms) && ms >= since && ms <= nowMs);
+      return times.length ? Math.min(...times) : null;
+    } catch {
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A worker as the bootstrap by worker needs it (clusters' `WorkerDirectory`): null when unknown. */
