@@ -581,6 +581,10 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
           // …and the boot it measures lies inside this run: after power-on, before the report.
           expect(tl.seconds!).toBeGreaterThan(10);
           expect(tl.seconds!).toBeLessThan((Date.parse(tl.host_report_at!) - on) / 1000 + 1);
+          // The first iSCSI login (iPXE's sanboot, or the initramfs') as the agent saw it: after /boot-vars, before the report.
+          expect(tl.iscsi_login_at, 'iscsi_login_at').not.toBeNull();
+          expect(Date.parse(tl.iscsi_login_at!)).toBeGreaterThanOrEqual(Date.parse(tl.boot_vars_at!));
+          expect(Date.parse(tl.iscsi_login_at!)).toBeLessThanOrEqual(Date.parse(tl.host_report_at!));
           say(`${vm.id}: boot_timeline ${JSON.stringify(tl)}`);
         }
       }
