@@ -8,5 +8,6 @@ export * from './fs';
 export * from './http';
 export * from './jobs';
 export * from './metrics';
+export * from './net';
 export * from './secrets';
 export * from './store';

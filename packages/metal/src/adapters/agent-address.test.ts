@@ -1,14 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLinkLocalAddress } from '@ironlens/core';
 import { describe, expect, it } from 'vitest';
 import { FakeAgent } from '../testing/fake-agent';
-import { checkAgentAddress, isLinkLocalOrMetadata } from './agent-address';
+import { checkAgentAddress } from './agent-address';
 import { HttpStorageAgents } from './storage-agent.http';
 
 describe('agent addresses', () => {
   it('tells link-local and metadata addresses from others', () => {
-    for (const a of ['169.254.169.254', '169.254.0.1', 'fe80::1', 'FEBF::1', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', 'fd00:ec2::254', '100.100.100.200']) expect(isLinkLocalOrMetadata(a), a).toBe(true);
-    for (const a of ['127.0.0.1', '10.0.0.5', '169.255.0.1', '::1', 'fec0::1', '::ffff:7f00:1', '192.168.80.3']) expect(isLinkLocalOrMetadata(a), a).toBe(false);
+    for (const a of ['169.254.169.254', '169.254.0.1', 'fe80::1', 'FEBF::1', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', 'fd00:ec2::254', '100.100.100.200']) expect(isLinkLocalAddress(a), a).toBe(true);
+    for (const a of ['127.0.0.1', '10.0.0.5', '169.255.0.1', '::1', 'fec0::1', '::ffff:7f00:1', '192.168.80.3']) expect(isLinkLocalAddress(a), a).toBe(false);
   });
 
   it('refuses a name that resolves to a link-local address, and metadata names', async () => {
