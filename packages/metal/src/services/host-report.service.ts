@@ -136,7 +136,10 @@ export class HostReportService {
     const reportedAt = isoSeconds(new Date(nowMs));
     // The agent's first login at or after this boot's /boot-vars answer: asked before the
     // transaction, best effort, under a short deadline; never a reason to refuse the report.
-    const loginMs = await this.firstLogin(worker.worker_id, nowMs);
+    // Asked only when the report starts a boot: a report within the boot keeps its timeline (a
+    // report landing in between only makes the last one newer, so never a new boot by itself).
+    const known = await this.reports.get(this.db, worker.worker_id);
+    const loginMs = this.boot(known, device.last_seen, worker.worker_id, nowMs).newBoot ? await this.firstLogin(worker.worker_id, nowMs) : null;
     const outcome = await this.store.transaction(async (trx) => {
       await lockLedger(trx);
       const prev = await this.reports.get(trx, worker.worker_id);
@@ -154,18 +157,23 @@ export class HostReportService {
     return { worker_id: worker.worker_id, accepted: true, changed: outcome.changed };
   }
 
+  /** This boot's report and `/boot-vars` times (within the window), and whether the report starts a new boot after `prev`. */
+  private boot(prev: HostReportRecord | null, lastSeen: string | null, workerId: string, nowMs: number): { reportMs: number | null; bootVarsMs: number | null; newBoot: boolean } {
+    const inWindow = (ms: number | null) => (ms !== null && Number.isFinite(ms) && ms <= nowMs && nowMs - ms <= BOOT_WINDOW_MS ? ms : null);
+    const reportMs = inWindow(lastSeen ? Date.parse(lastSeen) : null);
+    const bootVarsMs = inWindow(this.bootVarsAt.get(workerId) ?? null);
+    const prevMs = prev?.boot.host_report_at ? Date.parse(prev.boot.host_report_at) : null;
+    const after = (ms: number | null) => ms !== null && (prevMs === null || ms > prevMs);
+    return { reportMs, bootVarsMs, newBoot: !prev || after(reportMs) || after(bootVarsMs) };
+  }
+
   /**
    * The boot's timeline. A report after a newer device report or `/boot-vars` answer than the
    * last accepted report starts a new boot; a report without one (something changed on the
    * running host) keeps the boot's timeline.
    */
   private timeline(prev: HostReportRecord | null, lastSeen: string | null, workerId: string, nowMs: number, loginMs: number | null): { boot: BootTimeline; newBoot: boolean } {
-    const inWindow = (ms: number | null) => (ms !== null && Number.isFinite(ms) && ms <= nowMs && nowMs - ms <= BOOT_WINDOW_MS ? ms : null);
-    const reportMs = inWindow(lastSeen ? Date.parse(lastSeen) : null);
-    const bootVarsMs = inWindow(this.bootVarsAt.get(workerId) ?? null);
-    const prevMs = prev?.boot.host_report_at ? Date.parse(prev.boot.host_report_at) : null;
-    const after = (ms: number | null) => ms !== null && (prevMs === null || ms > prevMs);
-    const newBoot = !prev || after(reportMs) || after(bootVarsMs);
+    const { reportMs, bootVarsMs, newBoot } = this.boot(prev, lastSeen, workerId, nowMs);
     if (!newBoot && prev) return { boot: prev.boot, newBoot };
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     // A login counts only between this boot's /boot-vars answer and this report.
