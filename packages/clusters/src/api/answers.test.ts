@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHttpApp, type Job, registeredRoutes } from '@ironlens/core';
+import { createHttpApp, type Job, type JobContext, registeredRoutes } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it, onTestFinished } from 'vitest';
 import { bootstrapPlugin } from '../bootstrap/bootstrap.routes';
 import type { BootstrapService } from '../bootstrap/bootstrap.service';
 import { type ClustersTestApp, closedPort, multipart, startClustersApp } from '../testing/app';
@@ -312,6 +312,15 @@ describe('every cluster-manager route answers exactly what its service returned'
 
     // The job routes answer `{job}`: the job's fields, exactly these (input, actor and the lease stay inside).
     const jobFields = (j: Job) => JSON.parse(JSON.stringify({ id: j.id, kind: j.kind, subject: j.subject, status: j.status, stage: j.stage, percent: j.percent, message: j.message, log: j.log, result: j.result, error: j.error, createdAt: j.createdAt, startedAt: j.startedAt, finishedAt: j.finishedAt }));
+    // The job's work is held until it is cancelled, so the cancel below always finds it running
+    // (a reconcile against the stand-in ends in milliseconds, and on PostgreSQL it could end
+    // before the cancel arrived: 409 job_finished, and no answer of gateway.cancel to compare).
+    const gw = t.services.gateway as unknown as { work: (clusterId: string, force: boolean, ctx: JobContext) => Promise<unknown> };
+    const work = gw.work;
+    gw.work = (_clusterId, _force, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('cancelled')), { once: true }));
+    onTestFinished(() => {
+      gw.work = work;
+    });
     const started = await answered('gateway', 'reconcile', { method: 'POST', url: `/api/cluster/clusters/${id}/gateway/reconcile` });
     expect(started.res.statusCode, started.res.body).toBe(202);
     expect(started.res.json()).toEqual({ job: jobFields(started.returned) });
