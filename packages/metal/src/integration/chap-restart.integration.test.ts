@@ -81,12 +81,15 @@ describe('CHAP through a tgtd restart', () => {
     const portal = agent.tgtd.portal;
     const { controlPort } = agent.tgtd;
     const logs: string[] = [];
-    reconciler = new ChapReconciler(f.services.storage, f.services.dhcp, 200, (m) => logs.push(m)).start();
+    reconciler = new ChapReconciler(f.services.storage, f.services.dhcp, 200, (m) => logs.push(m));
     // Nothing missing: rounds scan nothing.
     expect(await reconciler.round()).toEqual([]);
     await restarted!.stop();
     restarted = await startTgtd({ controlPort, portal });
+    // The disk is down after the restart; the periodic rounds start only after this read, or a
+    // round 200 ms in could repair it before the read and make the check a race.
     expect((await read(portal, withSecret)).code).not.toBe(0);
+    reconciler.start();
     await waitUntil('the reconciler re-sends the account', async () => (await read(portal, withSecret)).code === 0, 15_000, 300);
     // The round logs after it has re-sent the accounts, so the login can succeed a moment before the line is written.
     await waitUntil('the reconciler logs the repair', async () => logs.join('\n').includes('agent st1 had lost CHAP targets'), 5_000, 50);
