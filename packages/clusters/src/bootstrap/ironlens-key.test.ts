@@ -3,7 +3,7 @@
  * ssh2 (what ironlens connects with) and OpenSSH (`ssh-keygen -y`) both read; a key ssh2 cannot
  * use, as ssh2 1.17's generator sometimes made (a public key one byte short), is replaced at start.
  */
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,18 +15,30 @@ import { encodeEd25519, IronlensKey, usablePublicKey } from './ironlens-key';
 const root = mkdtempSync(join(tmpdir(), `ironlens-key-${process.pid}-`));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function sshKeygenPublic(file: string): string {
-  try {
-    // Type and key; OpenSSH 9 also prints the comment, older ones do not.
-    return execFileSync('ssh-keygen', ['-y', '-f', file], { encoding: 'utf8' }).trim().split(' ').slice(0, 2).join(' ');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('ssh-keygen is missing: apt-get install openssh-client (scripts/install-test-deps.sh)');
-    throw err;
-  }
+/**
+ * OpenSSH's reading of a private key file: `ssh-keygen -y`, bounded (10 s) and with nothing to
+ * ask a passphrase on: no standard input and, in a session of its own, no terminal. A key it
+ * cannot read unencrypted makes it prompt, and a prompt on a terminal would wait for good
+ * (under execFileSync, out of reach of every vitest timeout).
+ */
+function sshKeygenPublic(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('ssh-keygen', ['-y', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, timeout: 10_000, killSignal: 'SIGKILL' });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? new Error('ssh-keygen is missing: apt-get install openssh-client (scripts/install-test-deps.sh)') : e));
+    child.on('close', (code, signal) => {
+      // Type and key; OpenSSH 9 also prints the comment, older ones do not.
+      if (code === 0) resolve(out.trim().split(' ').slice(0, 2).join(' '));
+      else reject(new Error(`ssh-keygen -y -f ${file}: ${signal ? `killed (${signal}), no answer within 10 s` : `exit ${code}`}: ${err.trim()}`));
+    });
+  });
 }
 
 describe('IronlensKey', () => {
-  it('makes keys that ssh2 and ssh-keygen both read, every time (400 data dirs)', () => {
+  it('makes keys that ssh2 and ssh-keygen both read, every time (400 data dirs)', async () => {
     for (let i = 0; i < 400; i++) {
       const dataDir = join(root, `d${i}`);
       const key = new IronlensKey(dataDir);
@@ -37,7 +49,7 @@ describe('IronlensKey', () => {
       expect(usablePublicKey(text, 'ironlens'), `key ${i}`).toBe(key.publicKey);
       expect(key.publicKey).toMatch(/^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5[A-Za-z0-9+/=]+ ironlens$/);
       // OpenSSH derives the same public key from the private key file.
-      expect(sshKeygenPublic(key.privateKeyFile), `key ${i}`).toBe(key.publicKey.split(' ').slice(0, 2).join(' '));
+      expect(await sshKeygenPublic(key.privateKeyFile), `key ${i}`).toBe(key.publicKey.split(' ').slice(0, 2).join(' '));
       expect(statSync(key.privateKeyFile).mode & 0o777).toBe(0o600);
       rmSync(dataDir, { recursive: true, force: true });
     }
@@ -52,7 +64,7 @@ describe('IronlensKey', () => {
     expect(second.privateKey()).toBe(first.privateKey());
   });
 
-  it('replaces at start a planted key that ssh2 cannot use, and keeps the old one aside', () => {
+  it('replaces at start a planted key that ssh2 cannot use, and keeps the old one aside', async () => {
     const dataDir = join(root, 'broken');
     const dir = join(dataDir, 'bootstrap', 'ssh');
     mkdirSync(dir, { recursive: true });
@@ -69,7 +81,7 @@ describe('IronlensKey', () => {
     expect(ssh2.utils.parseKey(key.privateKey())).not.toBeInstanceOf(Error);
     expect(key.publicKey).not.toBe(broken.public);
     expect(readFileSync(join(dir, 'id_ed25519.pub'), 'utf8').trim()).toBe(key.publicKey);
-    expect(sshKeygenPublic(key.privateKeyFile)).toBe(key.publicKey.split(' ').slice(0, 2).join(' '));
+    expect(await sshKeygenPublic(key.privateKeyFile)).toBe(key.publicKey.split(' ').slice(0, 2).join(' '));
     const aside = readdirSync(dir).filter((n) => n.startsWith('id_ed25519.unusable-'));
     expect(aside).toHaveLength(1);
     expect(readFileSync(join(dir, aside[0]), 'utf8')).toBe(broken.private);
