@@ -18,7 +18,13 @@ node --import tsx packages/kube-harness/src/cli.ts build
 # The Debian master image the image test and the diskless end-to-end test boot: cached by its
 # inputs (minutes the first time, seconds after).
 bash scripts/build-test-master.sh
-npx vitest run "$@"
+# vitest under a watchdog: a test file stuck where no vitest timeout reaches (900 s, where none
+# takes over about 3 minutes) is printed with the processes under it and stopped, not waited on
+# silently until CI's limit (scripts/run-vitest.sh, docs/testing.md).
+export IRONLENS_VITEST_SUMMARY="$(mktemp "${TMPDIR:-/tmp}/ironlens-test-all-XXXXXX")"
+trap 'rm -f "$IRONLENS_VITEST_SUMMARY"' EXIT
+bash scripts/run-vitest.sh "$@"
 # The unit and route suites again on Node 24 (the newest runtime ironlens supports; docs/testing.md).
 if [ "$#" -eq 0 ]; then bash scripts/test-node24.sh; fi
+if [ -s "$IRONLENS_VITEST_SUMMARY" ]; then cat "$IRONLENS_VITEST_SUMMARY"; fi
 echo "[test-all] finished in $(( $(date +%s) - T0 )) s"

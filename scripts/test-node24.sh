@@ -68,4 +68,5 @@ SUITES=(
 [ "$#" -gt 0 ] && SUITES=("$@")
 cd "$TREE"
 PATH="$NODE_DIR/bin:$PATH" node --version
-PATH="$NODE_DIR/bin:$PATH" node node_modules/vitest/vitest.mjs run --project sqlite "${SUITES[@]}"
+# Under the same watchdog as the first run (scripts/run-vitest.sh).
+PATH="$NODE_DIR/bin:$PATH" bash scripts/run-vitest.sh --project sqlite "${SUITES[@]}"
