@@ -11,7 +11,9 @@
 #   3. when every failure of the run is a file it stopped, those files run once more, alone,
 #      and the run passes only if they pass then. Either way the stop is printed again at the
 #      end (test-all.sh's last lines), as a defect to find: a stuck file is never silent.
-# The reporter scripts/vitest-state.reporter.ts tells the watchdog which files run since when.
+# The reporter scripts/vitest-state.reporter.ts tells the watchdog which files run since when. When
+# vitest reports no file starting or ending for that long, the processes are printed too, and
+# after twice that the run is ended (it fails, with the reason printed, not at CI's limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,11 +48,26 @@ show_tree() {
 }
 
 watch() {
-  local vpid=$1 kind since project file age now w
+  local vpid=$1 kind since project file age now w quiet
   while kill -0 "$vpid" 2>/dev/null; do
     sleep 15
-    [ -s "$IRONLENS_VITEST_STATE" ] || continue
+    [ -e "$IRONLENS_VITEST_STATE" ] || continue
     now=$(date +%s)
+    # vitest itself silent (no file started or ended: a worker that never came up, say): told
+    # once, and after twice the limit the run is ended, so the failure has its reason printed.
+    quiet=$((now - $(stat -c %Y "$IRONLENS_VITEST_STATE")))
+    if [ "$quiet" -ge "$STALL_S" ] && [ "$quiet" -lt $((2 * STALL_S)) ] && [ ! -e "$work/quiet-told" ] && ! grep -q '^running ' "$IRONLENS_VITEST_STATE"; then
+      touch "$work/quiet-told"
+      echo "[vitest-watchdog] vitest has reported no file starting or ending for $quiet s. Under vitest now:"
+      show_tree "$vpid"
+    elif [ "$quiet" -ge $((2 * STALL_S)) ]; then
+      echo "[vitest-watchdog] vitest has reported nothing for $quiet s: ending the run" | tee -a "$SUMMARY"
+      show_tree "$vpid"
+      kill -KILL $(descendants "$vpid") "$vpid" 2>/dev/null
+      return
+    elif [ "$quiet" -lt "$STALL_S" ]; then
+      rm -f "$work/quiet-told"
+    fi
     while read -r kind since project file; do
       [ "$kind" = running ] || continue
       age=$((now - since))
@@ -96,17 +113,22 @@ if [ -s "$work/stopped" ]; then
     errors="$(awk '$1 == "errors" { print $2 }' "$IRONLENS_VITEST_STATE")"
     other="$(comm -23 <(printf '%s\n' "$failed" | sed '/^$/d') <(sort -u "$work/stopped"))"
     killed=$(wc -l < "$work/workers-killed")
-    if [ -z "$other" ] && [ "${errors:-1}" -le "$killed" ]; then
+    if [ -z "$errors" ]; then
+      echo "[vitest-watchdog] the run did not finish (vitest ended without its summary): nothing is run again" | tee -a "$SUMMARY"
+    elif [ -z "$other" ] && [ "$errors" -le "$killed" ]; then
       echo "[vitest-watchdog] every failure of the run is a file it stopped: running those once more"
       rc=0
-      while read -r project file; do
+      while read -r project file <&3; do
         timeout -k 10 $((STALL_S + 120)) node node_modules/vitest/vitest.mjs run --project "$project" "$file"
         r=$?
         echo "[vitest-watchdog] $file ($project) run again: $([ "$r" -eq 0 ] && echo passed || echo "failed (exit $r)")" | tee -a "$SUMMARY"
         [ "$r" -eq 0 ] || rc=$r
-      done < "$work/stopped"
+      done 3< "$work/stopped"
     else
-      echo "[vitest-watchdog] the run also failed elsewhere${other:+ ($(echo $other))}${errors:+, $errors error(s) no file owns}: nothing is run again" | tee -a "$SUMMARY"
+      extra=""
+      [ -n "$other" ] && extra=" ($(echo $other))"
+      [ "$errors" -gt "$killed" ] && extra="$extra, $errors error(s) no file owns"
+      echo "[vitest-watchdog] the run also failed elsewhere$extra: nothing is run again" | tee -a "$SUMMARY"
     fi
   fi
 fi
