@@ -15,9 +15,13 @@ export default class VitestStateReporter implements Reporter {
   private readonly path = process.env.IRONLENS_VITEST_STATE;
   private readonly running = new Map<string, number>();
 
+  // From the moment a worker takes the file, before its imports run (a file can be stuck there too).
+  onTestModuleQueued(m: TestModule): void {
+    this.started(m);
+  }
+
   onTestModuleStart(m: TestModule): void {
-    this.running.set(this.key(m), Math.floor(Date.now() / 1000));
-    this.write([]);
+    this.started(m);
   }
 
   onTestModuleEnd(m: TestModule): void {
@@ -29,6 +33,12 @@ export default class VitestStateReporter implements Reporter {
     const failed = modules.filter((m) => m.state() === 'failed').map((m) => `failed ${this.key(m)}`);
     this.running.clear();
     this.write([...failed, `errors ${unhandledErrors.length}`]);
+  }
+
+  private started(m: TestModule): void {
+    if (this.running.has(this.key(m))) return;
+    this.running.set(this.key(m), Math.floor(Date.now() / 1000));
+    this.write([]);
   }
 
   private key(m: TestModule): string {
