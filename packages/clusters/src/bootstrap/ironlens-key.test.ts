@@ -3,11 +3,11 @@
  * ssh2 (what ironlens connects with) and OpenSSH (`ssh-keygen -y`) both read; a key ssh2 cannot
  * use, as ssh2 1.17's generator sometimes made (a public key one byte short), is replaced at start.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execStreaming } from '@ironlens/core';
 import ssh2 from 'ssh2';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeEd25519, IronlensKey, usablePublicKey } from './ironlens-key';
@@ -16,25 +16,21 @@ const root = mkdtempSync(join(tmpdir(), `ironlens-key-${process.pid}-`));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /**
- * OpenSSH's reading of a private key file: `ssh-keygen -y`, bounded (10 s) and with nothing to
- * ask a passphrase on: no standard input and, in a session of its own, no terminal. A key it
- * cannot read unencrypted makes it prompt, and a prompt on a terminal would wait for good
- * (under execFileSync, out of reach of every vitest timeout).
+ * OpenSSH's reading of a private key file: `ssh-keygen -y` through core's `execStreaming`, so
+ * bounded (10 s, its process group killed) and with nothing to ask a passphrase on: no standard
+ * input and, in a session of its own, no terminal. A key it cannot read unencrypted makes it
+ * prompt, and a prompt on a terminal would wait for good (under execFileSync, out of reach of
+ * every vitest timeout).
  */
-function sshKeygenPublic(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('ssh-keygen', ['-y', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, timeout: 10_000, killSignal: 'SIGKILL' });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? new Error('ssh-keygen is missing: apt-get install openssh-client (scripts/install-test-deps.sh)') : e));
-    child.on('close', (code, signal) => {
-      // Type and key; OpenSSH 9 also prints the comment, older ones do not.
-      if (code === 0) resolve(out.trim().split(' ').slice(0, 2).join(' '));
-      else reject(new Error(`ssh-keygen -y -f ${file}: ${signal ? `killed (${signal}), no answer within 10 s` : `exit ${code}`}: ${err.trim()}`));
-    });
-  });
+async function sshKeygenPublic(file: string): Promise<string> {
+  try {
+    const { stdout } = await execStreaming(['ssh-keygen', '-y', '-f', file], { timeoutMs: 10_000 });
+    // Type and key; OpenSSH 9 also prints the comment, older ones do not.
+    return stdout.trim().split(' ').slice(0, 2).join(' ');
+  } catch (err) {
+    if ((err as { notFound?: boolean }).notFound) throw new Error('ssh-keygen is missing: apt-get install openssh-client (scripts/install-test-deps.sh)');
+    throw err;
+  }
 }
 
 describe('IronlensKey', () => {
