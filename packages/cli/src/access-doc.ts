@@ -22,7 +22,7 @@ the seeds' routes take theirs from their package's table (\`METAL_ROUTE_PERMISSI
 - The same for admins over HTTP, under \`/api/auth\` on **both** listeners of \`ironlens serve\`
   (seed 004's \`{"detail"}\` error shape): \`POST /api/auth/tokens\` \`{"name","role","expires"?}\` →
   201 with \`token\` (this once); \`GET /api/auth/tokens\` → \`{"tokens": [...]}\` without secrets, with
-  \`last_used_at\` (written at most once a minute) and \`revoked_at\`; \`DELETE /api/auth/tokens/{name}\`.
+  \`last_used_at\` (written at most once a minute; a use just made on the same replica included) and \`revoked_at\`; \`DELETE /api/auth/tokens/{name}\`.
   \`GET /api/auth/whoami\` → \`{name, role, permissions}\` for any token.
 - A token is \`ilt_\` + 32 random bytes (base64url). The store keeps only its SHA-256, looked up
   by hash and compared in constant time; it never appears in logs, responses (but the one

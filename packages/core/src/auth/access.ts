@@ -49,6 +49,7 @@ export class NamedTokens {
   private countAt = -Infinity;
   private countValue = 0;
   private readonly touched = new Map<string, number>();
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(
     readonly repo: TokensRepository,
@@ -101,7 +102,20 @@ export class NamedTokens {
     const last = this.touched.get(name) ?? -Infinity;
     if (now - last < 60_000) return;
     this.touched.set(name, now);
-    this.repo.touch(name, new Date(now)).catch(() => {});
+    const write: Promise<void> = this.repo
+      .touch(name, new Date(now))
+      .catch(() => {})
+      .finally(() => this.pending.delete(write));
+    this.pending.add(write);
+  }
+
+  /**
+   * The tokens, without secrets. This process's `last_used_at` writes still in flight are waited
+   * for first, so a token used just before the list reads as used.
+   */
+  async list(): ReturnType<TokensRepository['list']> {
+    await Promise.all([...this.pending]);
+    return this.repo.list();
   }
 }
 

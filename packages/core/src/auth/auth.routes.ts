@@ -70,7 +70,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions):
       config: { permission: 'auth:token:admin' },
       schema: { tags, security, summary: 'Named tokens, without their secrets', response: { 200: { type: 'object', properties: { tokens: { type: 'array', items: tokenInfo } } }, 401: detail, 403: detail } },
     },
-    async () => ({ tokens: await tokens.repo.list() }),
+    async () => ({ tokens: await tokens.list() }),
   );
 
   app.post<{ Body: { name: string; role: string; expires?: string } }>(
