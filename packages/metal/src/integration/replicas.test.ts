@@ -62,16 +62,35 @@ async function replica(name: string, dbUrl = url, resyncMs?: number) {
     app.inject({ method, url: path, headers: { authorization: `Bearer ${TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
   const hosts = () => (existsSync(hostsFile) ? readFileSync(hostsFile, 'utf8') : null);
   const bootVars = async (q: string) => (await app.inject({ url: `/boot-vars?${q}` })).body;
-  return { services, replication, reloader, hostsFile, inject, hosts, bootVars, close };
+  /** The notices of `topic` this replica has heard from the others (after its own handlers ran: they subscribed first). */
+  const heard = (topic: string) => {
+    const got: string[] = [];
+    changes.subscribe(topic, (c) => got.push(c.origin));
+    return got;
+  };
+  /** Counts the writer's backstop rounds that found the file equal to the store and nothing to finish (so no write or reload in flight). */
+  const quietRounds = () => {
+    const dhcp = services.dhcp;
+    const check = dhcp.renderIfStale.bind(dhcp);
+    const count = { n: 0 };
+    dhcp.renderIfStale = async () => {
+      const rendered = await check();
+      if (!rendered) count.n++;
+      return rendered;
+    };
+    return count;
+  };
+  return { services, replication, reloader, hostsFile, inject, hosts, bootVars, heard, quietRounds, close };
 }
 
 describe('replicas on one database', () => {
   it("answers /boot-vars on replica B with a binding made through replica A within 100 ms, though B had cached the old answer", async () => {
     const a = await replica('a');
     const b = await replica('b');
+    const devicesOnB = b.heard('metal.device');
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
-    // Let the report's own notice reach B first: what B caches next must be cleared by the bind's.
-    await sleep(200);
+    // The report's own notice reaches B first: what B caches next must be cleared by the bind's.
+    await waitUntil("B hears the report's notice", () => devicesOnB.length > 0, 2000, 2);
     expect(await b.bootVars('mac=020000000001')).toBe('#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n');
     expect(await b.bootVars('hostname=w-01')).toBe('#!ipxe\n# no per-worker boot vars found\n');
 
@@ -96,11 +115,14 @@ describe('replicas on one database', () => {
     expect(a.hosts()).toBe('');
     for (const m of ['020000000001', '020000000002']) expect((await b.inject('GET', `/devices/report?mac=${m}`)).statusCode).toBe(200);
 
+    // The election's renders reloaded dnsmasq already (once or twice): the bind's reload is the one after.
+    const reloads = a.reloader.count;
+    expect(reloads).toBeGreaterThanOrEqual(1);
     expect((await b.inject('POST', '/workers', { worker_id: 'w-01', mac: '020000000001' })).statusCode).toBe(200);
     const committed = Date.now();
-    await waitUntil("the writer's file has B's bind", () => a.hosts() === '02:00:00:00:00:01,w-01,infinite\n', 2000, 5);
+    // The file is written, then dnsmasq reloaded: wait for both (the file alone is seen a moment before the reload).
+    await waitUntil("the writer's file has B's bind and dnsmasq was reloaded", () => a.hosts() === '02:00:00:00:00:01,w-01,infinite\n' && a.reloader.count > reloads, 2000, 5);
     expect(Date.now() - committed).toBeLessThan(500);
-    expect(a.reloader.count).toBeGreaterThanOrEqual(2);
     expect(b.hosts()).toBeNull();
     expect(b.reloader.count).toBe(0);
 
@@ -117,8 +139,11 @@ describe('replicas on one database', () => {
   it('catches up with a change whose notice never came (its sender died after the commit) within IRONLENS_REPLICA_RESYNC_MS', async () => {
     const a = await replica('a', url, 400);
     const b = await replica('b', url, 400);
+    const quiet = a.quietRounds();
+    const devicesOnB = b.heard('metal.device');
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
-    await sleep(200);
+    // The report's own notice reaches B first, so that only the backstop can clear what B caches next.
+    await waitUntil("B hears the report's notice", () => devicesOnB.length > 0, 2000, 2);
     const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n';
     expect(await b.bootVars('mac=020000000001')).toBe(pooled);
 
@@ -134,9 +159,13 @@ describe('replicas on one database', () => {
     await waitUntil('B answers the binding', async () => (await b.bootVars('mac=020000000001')) === bound, 3000, 20);
     await waitUntil("the writer's file has the binding", () => a.hosts() === '02:00:00:00:00:01,w-01,infinite\n', 3000, 20);
     expect(Date.now() - committed).toBeLessThan(1500);
-    // An unchanged file is not rewritten: the writer's reloads stop once it holds the store.
+    // An unchanged file is not rewritten: the writer's reloads stop once it holds the store. The
+    // file is seen a moment before its reload; a backstop round that finds the file up to date
+    // comes after that reload, and the two rounds after it write and reload nothing.
+    const before = quiet.n;
+    await waitUntil('a backstop round finds the file up to date', () => quiet.n > before, 3000, 20);
     const reloads = a.reloader.count;
-    await sleep(1000);
+    await waitUntil('two more backstop rounds', () => quiet.n > before + 2, 3000, 20);
     expect(a.reloader.count).toBe(reloads);
   });
 
@@ -147,8 +176,10 @@ describe('replicas on one database', () => {
     const dbUrl = await pg.createDatabase();
     const a = await replica('a', dbUrl);
     const b = await replica('b', dbUrl);
+    const devicesOnB = b.heard('metal.device');
     expect((await a.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
-    await sleep(200);
+    // The report's own notice reaches B first: a later one would clear the answer B caches next.
+    await waitUntil("B hears the report's notice", () => devicesOnB.length > 0, 2000, 2);
     const pooled = '#!ipxe\n# boot vars for 02:00:00:00:00:01\n# 02:00:00:00:00:01 is in the device pool, bound to no worker yet: it reboots until it is bound\nset menu-default reboot\nset menu-timeout 1\n';
     expect(await b.bootVars('mac=020000000001')).toBe(pooled);
 
