@@ -4,11 +4,12 @@
  * form, not any other response. Real store and services, the FakeAgent stand-in (HTTP on
  * loopback) as the storage agent.
  */
+
+import { waitFor } from '@ironlens/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeAgent } from '../testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 import { refusedBootVars, renderBootVarsScript } from './boot-vars.service';
-import { sleep } from '@ironlens/core/testing';
 
 const MAC = '02:00:00:00:00:01';
 const MAC2 = '02:00:00:00:00:02';
@@ -199,10 +200,10 @@ set menu-timeout 5000
     expect(await text(`mac=${MAC}&hostname=w1`)).toBe(NO_VARS);
     expect(await text('hostname=w1')).toContain('set base-iqn');
     // The guard's operations entry is written after the answer went out.
-    await sleep(50);
-    const ops = (await api('GET', '/operations')).json() as { entries: { op: string; records?: { fields: string[] }[] }[] };
-    const refused = ops.entries.find((e) => e.op === 'render.refused');
-    expect(refused?.records?.[0].fields).toEqual(['chap_user', 'chap_password']);
+    type Entry = { op: string; records?: { fields: string[] }[] };
+    const refusals = async () => ((await api('GET', '/operations')).json() as { entries: Entry[] }).entries.filter((e) => e.op === 'render.refused');
+    const [refused] = await waitFor('the render.refused entry', refusals, (r) => r.length > 0);
+    expect(refused.records?.[0].fields).toEqual(['chap_user', 'chap_password']);
   });
 });
 
