@@ -143,7 +143,8 @@ describe('JobRunner', () => {
     runners.push(runner);
     const job = await runner.start({ kind: 'test.slow-store' }, async () => {
       counting = true;
-      await sleep(600);
+      // Runs until each loop had a few rounds (ten timer periods fit in one slow call).
+      await waitUntil('three renewals and three cancel polls', () => seen.renew.calls > 2 && seen.poll.calls > 2, 10_000, 10);
       return {};
     });
     expect((await runner.wait(job.id))?.status).toBe('success');
