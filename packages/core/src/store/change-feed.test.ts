@@ -49,9 +49,14 @@ describe('change feed', () => {
     await a.feed.flush();
     await waitUntil('b hears the second', () => onB.length === 2, 2000, 2);
     expect(onB[1].key).toBeNull();
-    await sleep(100);
-    expect(onA).toHaveLength(0);
-    expect(onB).toHaveLength(2);
+    // Never the sender itself: PostgreSQL delivers notices in commit order, so a replica that
+    // heard its own would have heard it before a later notice of the other's.
+    b.feed.publish('metal.device', 'from-b');
+    await waitUntil("a hears b's notice", () => onA.some((c) => c.key === 'from-b'), 2000, 2);
+    a.feed.publish('metal.device', 'from-a');
+    await waitUntil("b hears a's next notice", () => onB.some((c) => c.key === 'from-a'), 2000, 2);
+    expect(onA.map((c) => c.origin)).toEqual(['replica-b']);
+    expect(onB.map((c) => c.origin)).toEqual(['replica-a', 'replica-a', 'replica-a']);
   });
 
   it('reconnects after PostgreSQL restarts, runs the resync handlers, and delivers again', async () => {
