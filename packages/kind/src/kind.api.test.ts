@@ -1,11 +1,11 @@
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JobsRepository } from '@ironlens/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { processAlive as alive, JobsRepository } from '@ironlens/core';
+import { waitFor, waitUntil } from '@ironlens/core/testing';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { CREATE_CLUSTER_JOB } from './services/kind-jobs.service';
 import { newTestPanel, startTagsFixture, type TestPanel } from './testing/panel';
-import { processAlive as alive } from '@ironlens/core';
-import { waitUntil } from '@ironlens/core/testing';
 
 const panels: TestPanel[] = [];
 async function panel(opts: Parameters<typeof newTestPanel>[0] = {}) {
@@ -99,7 +99,10 @@ describe('GET /api/v1/versions', () => {
 
 describe('creating a cluster', () => {
   it('runs every stage as a job and leaves kubeconfig, kind config and meta.json in the cluster directory', async () => {
-    const p = await panel({ env: { STANDIN_KIND_STEP_MS: '80' } });
+    // Each of kind's stages waits until the test saw it as the job's stage, so polling cannot miss one.
+    const gates = mkdtempSync(join(tmpdir(), 'ironlens-kind-gates-'));
+    onTestFinished(() => rmSync(gates, { recursive: true, force: true }));
+    const p = await panel({ env: { STANDIN_KIND_STEP_MS: '80', STANDIN_KIND_GATE_DIR: gates } });
     const r = await create(p, { name: 'dev', kubernetes_version: '1.29.4', workers: 2 });
     expect(r.statusCode).toBe(202);
     const accepted = r.json();
@@ -107,7 +110,20 @@ describe('creating a cluster', () => {
     expect(accepted.job_id).toMatch(/^[0-9a-f]{32}$/);
     expect(accepted.message).toContain(`/api/v1/jobs/${accepted.job_id}`);
 
-    const { final, seen } = await p.waitJob(accepted.job_id);
+    const held: Array<{ status: string; stage: string | null; percent: number | null }> = [];
+    const kindStages = ['Ensuring node image', 'Preparing nodes', 'Writing configuration', 'Starting control-plane', 'Installing CNI', 'Installing StorageClass', 'Joining worker nodes'];
+    for (const [i, stage] of kindStages.entries()) {
+      const j = await waitFor(
+        `the job at kind's stage ${stage}`,
+        async () => (await p.app.inject({ url: `/api/v1/jobs/${accepted.job_id}` })).json(),
+        (x) => x.status === 'running' && (x.progress_stage ?? '').startsWith(`kind create cluster: ${stage}`),
+      );
+      held.push({ status: j.status, stage: j.progress_stage, percent: j.progress_percent });
+      writeFileSync(join(gates, String(i)), '');
+    }
+    const after = await p.waitJob(accepted.job_id);
+    const { final } = after;
+    const seen = [...held, ...after.seen];
     expect(final).toMatchObject({ job_id: accepted.job_id, kind: 'create_cluster', status: 'success', cluster_name: 'dev', message: 'Cluster created', progress_stage: null, progress_percent: null, error: null });
     expect(final.created_at_utc).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
     const dir = join(p.clustersDir, 'dev');

@@ -11,6 +11,8 @@ import { join } from 'node:path';
  *
  * - `STANDIN_KIND_STEP_MS`: delay between kind's stage lines (default 30)
  * - `STANDIN_KIND_FAIL_AT`: kind create fails at the stage starting with this text
+ * - `STANDIN_KIND_GATE_DIR`: kind create waits, after printing each stage line, until the file
+ *   `<dir>/<n>` exists (`n` counts the stages from 0): a test opens each gate once it saw the stage
  * - `STANDIN_KIND_HANG_AT`: kind create hangs at that stage, with a child process (like the
  *   `docker run` real kind starts) whose pid goes to `<state>/kind-child.pid`; with
  *   `STANDIN_KIND_HANG_NAME`, only for the cluster of that name
@@ -94,8 +96,20 @@ async function main() {
     ];
     if (workers > 0) stages.push('Joining worker nodes 🚜');
     err('Creating cluster "' + name + '" ...');
-    for (const s of stages) {
+    const gates = process.env.STANDIN_KIND_GATE_DIR;
+    for (const [i, s] of stages.entries()) {
       err(' • ' + s + '  ...');
+      if (gates) {
+        const gate = path.join(gates, String(i));
+        const end = Date.now() + 60000;
+        while (!fs.existsSync(gate)) {
+          if (Date.now() > end) {
+            err('ERROR: the stand-in gate ' + gate + ' was never opened');
+            return 1;
+          }
+          await sleep(5);
+        }
+      }
       const hangHere = process.env.STANDIN_KIND_HANG_AT && s.startsWith(process.env.STANDIN_KIND_HANG_AT);
       if (hangHere && (!process.env.STANDIN_KIND_HANG_NAME || process.env.STANDIN_KIND_HANG_NAME === name)) {
         const child = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], { stdio: 'ignore' });
