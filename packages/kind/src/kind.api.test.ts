@@ -110,13 +110,30 @@ describe('creating a cluster', () => {
     expect(accepted.job_id).toMatch(/^[0-9a-f]{32}$/);
     expect(accepted.message).toContain(`/api/v1/jobs/${accepted.job_id}`);
 
+    // Every stage the job's log tail records, in order; kind's own are the ones held at a gate.
+    const logStages = [
+      'Checking kind, kubectl and the container engine',
+      'Writing kind config (2 workers, kindest/node:v1.29.4)',
+      'kind create cluster',
+      'kind create cluster: Ensuring node image (kindest/node:v1.29.4)',
+      'kind create cluster: Preparing nodes',
+      'kind create cluster: Writing configuration',
+      'kind create cluster: Starting control-plane',
+      'kind create cluster: Installing CNI',
+      'kind create cluster: Installing StorageClass',
+      'kind create cluster: Joining worker nodes',
+      'Exporting kubeconfig',
+      'Patching kubeconfig for the host',
+      'Waiting for nodes Ready',
+      'Writing meta.json',
+    ];
     const held: Array<{ status: string; stage: string | null; percent: number | null }> = [];
-    const kindStages = ['Ensuring node image', 'Preparing nodes', 'Writing configuration', 'Starting control-plane', 'Installing CNI', 'Installing StorageClass', 'Joining worker nodes'];
+    const kindStages = logStages.filter((l) => l.startsWith('kind create cluster: '));
     for (const [i, stage] of kindStages.entries()) {
       const j = await waitFor(
-        `the job at kind's stage ${stage}`,
+        `the job at ${stage}`,
         async () => (await p.app.inject({ url: `/api/v1/jobs/${accepted.job_id}` })).json(),
-        (x) => x.status === 'running' && (x.progress_stage ?? '').startsWith(`kind create cluster: ${stage}`),
+        (x) => x.status === 'running' && x.progress_stage === stage,
       );
       held.push({ status: j.status, stage: j.progress_stage, percent: j.progress_percent });
       writeFileSync(join(gates, String(i)), '');
@@ -140,22 +157,7 @@ describe('creating a cluster', () => {
 
     // Every stage is recorded in order in the job's log tail.
     const stages = final.log_tail.filter((l: string) => l.startsWith('==> ')).map((l: string) => l.slice(4));
-    expect(stages).toEqual([
-      'Checking kind, kubectl and the container engine',
-      'Writing kind config (2 workers, kindest/node:v1.29.4)',
-      'kind create cluster',
-      'kind create cluster: Ensuring node image (kindest/node:v1.29.4)',
-      'kind create cluster: Preparing nodes',
-      'kind create cluster: Writing configuration',
-      'kind create cluster: Starting control-plane',
-      'kind create cluster: Installing CNI',
-      'kind create cluster: Installing StorageClass',
-      'kind create cluster: Joining worker nodes',
-      'Exporting kubeconfig',
-      'Patching kubeconfig for the host',
-      'Waiting for nodes Ready',
-      'Writing meta.json',
-    ]);
+    expect(stages).toEqual(logStages);
     // Polling saw the job move through kind's stages while it ran, its percent never going back.
     const running = seen.filter((x) => x.status === 'running');
     expect(new Set(running.map((x) => x.stage)).size).toBeGreaterThanOrEqual(4);
