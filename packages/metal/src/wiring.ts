@@ -132,9 +132,9 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     powerRepo,
     ops,
     deps.bmc ?? bmcConnectorFor(config, exec),
-    new BmcScheduler(config.bmcConcurrency, config.bmcStaggerMs),
+    new BmcScheduler({ limit: config.bmcConcurrency, staggerMs: config.bmcStaggerMs, maxReadsPerHost: config.bmcReadQueuePerHost, maxReads: config.bmcReadQueue }),
     proof,
-    { stateCacheMs: config.bmcStateCacheMs },
+    { stateCacheMs: config.bmcStateCacheMs, failureCacheMs: config.bmcFailureCacheMs },
     metrics?.bmcCalls,
   );
   bootVars.onSighting = (mac) => proof.seen(mac, 'boot_vars');

@@ -323,7 +323,7 @@ export const errorResponses = {
 } as const;
 
 /** What a BMC error answers: the seed's `detail`, and the catalog's code. */
-export const bmcErrorResponses = { 502: detailSchema, 504: detailSchema } as const;
+export const bmcErrorResponses = { 502: detailSchema, 503: detailSchema, 504: detailSchema } as const;
 
 export const security = [{ bearer: [] }];
 

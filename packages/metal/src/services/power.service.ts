@@ -34,6 +34,11 @@ export const MAX_BATCH = 1000;
  */
 export class PowerService {
   private readonly stateCache = new Map<string, { view: PowerStateView; at: number }>();
+  private readonly failureCache = new Map<string, { error: AppError; at: number }>();
+  /** Status reads in flight, per device: concurrent reads share one. */
+  private readonly reading = new Map<string, Promise<PowerStateView>>();
+  /** Bumped by every change of a device's BMC or power: a read begun before it caches nothing. */
+  private readonly generations = new Map<string, number>();
 
   constructor(
     private readonly store: MetalStore,
@@ -44,7 +49,7 @@ export class PowerService {
     private readonly connect: BmcConnector,
     private readonly scheduler: BmcScheduler,
     readonly proof: BootProofService,
-    private readonly opts: { stateCacheMs: number; now?: () => number },
+    private readonly opts: { stateCacheMs: number; failureCacheMs?: number; now?: () => number },
     private readonly observer?: BmcCallObserver,
   ) {}
 
@@ -79,7 +84,7 @@ export class PowerService {
       await this.ops.append({ op: before ? 'device.bmc.update' : 'device.bmc.set', mac, ...auditOf(c), password_changed: input.password !== undefined && input.password !== null, client: ctx.client }, trx);
       return bmcView(c, at);
     });
-    this.stateCache.delete(mac);
+    this.forgetState(mac);
     return out;
   }
 
@@ -95,7 +100,7 @@ export class PowerService {
       if (!(await this.bmcs.remove(trx, mac))) throw new AppError('bmc_not_configured', `device ${mac} has no BMC configured`, { code: 'bmc_not_configured' });
       await this.ops.append({ op: 'device.bmc.delete', mac, client: ctx.client }, trx);
     });
-    this.stateCache.delete(mac);
+    this.forgetState(mac);
     return { mac, deleted: true };
   }
 
@@ -124,16 +129,52 @@ export class PowerService {
     }
   }
 
+  /**
+   * `GET /devices/{mac}/power`: the state read from the BMC, cached `stateCacheMs`. Concurrent
+   * reads of one device share one BMC call; a failed read is answered again for
+   * `failureCacheMs` without calling the BMC (a slow or dead BMC is not asked once per viewer).
+   * Reads queue behind power actions ({@link BmcScheduler}).
+   */
   async state(macInput: string): Promise<PowerStateView> {
     const mac = requireMac(macInput);
     const cached = this.stateCache.get(mac);
     if (cached && this.now() - cached.at < this.opts.stateCacheMs) return cached.view;
-    const c = await this.target(mac);
-    const bmc = this.connect(c);
-    const state = await this.scheduler.run(bmcHostKey(c), () => this.timed(c, 'status', () => bmc.powerState()));
-    const view = { state, checked_at: new Date(this.now()).toISOString() };
-    this.stateCache.set(mac, { view, at: this.now() });
-    return view;
+    const failed = this.failureCache.get(mac);
+    if (failed && this.now() - failed.at < (this.opts.failureCacheMs ?? 0)) throw failed.error;
+    const running = this.reading.get(mac);
+    if (running) return running;
+    const generation = this.generation(mac);
+    const read = (async () => {
+      const c = await this.target(mac);
+      const bmc = this.connect(c);
+      try {
+        const state = await this.scheduler.run(bmcHostKey(c), 'read', () => this.timed(c, 'status', () => bmc.powerState()));
+        const view = { state, checked_at: new Date(this.now()).toISOString() };
+        if (this.generation(mac) === generation) this.stateCache.set(mac, { view, at: this.now() });
+        return view;
+      } catch (e) {
+        if (isAppError(e) && e.code.startsWith('bmc_') && e.code !== 'bmc_busy' && this.generation(mac) === generation) this.failureCache.set(mac, { error: e, at: this.now() });
+        throw e;
+      }
+    })().finally(() => this.reading.delete(mac));
+    this.reading.set(mac, read);
+    return read;
+  }
+
+  /** BMC calls waiting in the scheduler now (for tests and metrics). */
+  queuedCalls(): { actions: number; reads: number } {
+    return this.scheduler.queued;
+  }
+
+  private generation(mac: string): number {
+    return this.generations.get(mac) ?? 0;
+  }
+
+  /** What was cached of `mac`'s state is stale (its BMC changed, or an action was sent). */
+  private forgetState(mac: string): void {
+    this.stateCache.delete(mac);
+    this.failureCache.delete(mac);
+    this.generations.set(mac, this.generation(mac) + 1);
   }
 
   /** `POST /devices/{mac}/power`. */
@@ -165,7 +206,8 @@ export class PowerService {
     const bmc = this.connect(c);
     let state: PowerState = 'unknown';
     try {
-      state = await this.scheduler.run(bmcHostKey(c), async (beforePowerOn) => {
+      this.forgetState(mac);
+      state = await this.scheduler.run(bmcHostKey(c), 'action', async (beforePowerOn) => {
         if (boot) await this.timed(c, 'boot_network', () => bmc.setOneTimeNetworkBoot());
         if (powersOn(action)) await beforePowerOn();
         await this.timed(c, action, () => bmc.power(action));
@@ -180,7 +222,7 @@ export class PowerService {
         await this.power.update(trx, mac, failed);
         await this.ops.append({ op: 'power.action', mac, action, boot, bmc_ok: false, error: err.code, detail: err.message, ...auditOf(c), client: ctx.client }, trx);
       });
-      this.stateCache.delete(mac);
+      this.forgetState(mac);
       throw err;
     }
     const detail = boot ? `the BMC accepted the ${action}; waiting for this MAC's device report and /boot-vars` : `the BMC accepted the ${action}`;
@@ -193,6 +235,7 @@ export class PowerService {
       await this.power.update(trx, mac, patch);
       await this.ops.append({ op: 'power.action', mac, action, boot, bmc_ok: true, state, ...auditOf(c), client: ctx.client }, trx);
     });
+    this.forgetState(mac);
     this.stateCache.set(mac, { view: { state, checked_at }, at: this.now() });
     const row = await this.power.get(this.store.db, mac);
     return { mac, action, boot, state, checked_at, last_power: lastPowerOf(row ?? { ...record, bmc_ok: true, detail }) };
