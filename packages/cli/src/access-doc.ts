@@ -11,6 +11,9 @@ where Lens has the route), or \`public\` for what machines and browsers reach wi
 documentation. A route without a permission is refused (403 \`permission_denied\`, naming
 \`undeclared\`) to everyone, admins included, and \`packages/cli/src/access.test.ts\` fails.
 New routes declare theirs in their options: \`config: { permission: 'metal:power:operate' }\`;
+a route may also require a permission by what its body carries (\`config.bodyPermissions\`: \`POST
+/devices\` with a \`bmc\` object needs \`metal:bmc:write\` too, as \`PUT /devices/{mac}/bmc\` does),
+checked once the body is parsed (403 \`permission_denied\` naming it);
 the seeds' routes take theirs from their package's table (\`METAL_ROUTE_PERMISSIONS\`,
 \`CLUSTERS_ROUTE_PERMISSIONS\`, \`KIND_ROUTE_PERMISSIONS\`).
 
@@ -101,7 +104,9 @@ export function renderAccessDoc(apps: Record<string, FastifyInstance>): string {
     for (const [, [r]] of [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const p = r.permission ?? 'undeclared';
       if (p !== PUBLIC) used.add(p);
-      out.push(`| ${r.method} | \`${r.url}\` | \`${p}\` | ${ROLES.map((role) => mark(r.permission !== undefined && roleAllows(role, p))).join(' | ')} |`);
+      for (const b of r.bodyPermissions) used.add(b.permission);
+      const extra = r.bodyPermissions.map((b) => ` + \`${b.permission}\` when the body carries ${b.when}`).join('');
+      out.push(`| ${r.method} | \`${r.url}\` | \`${p}\`${extra} | ${ROLES.map((role) => mark(r.permission !== undefined && roleAllows(role, p))).join(' | ')} |`);
     }
     out.push('');
   }

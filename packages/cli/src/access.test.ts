@@ -182,6 +182,36 @@ describe('every route of every listener', () => {
   }, 300_000);
 });
 
+describe('permissions by what a body carries (issue 29, finding 3)', () => {
+  const bmc = { driver: 'ipmi', host: 'bmc-29-3.example', username: 'admin', password: 'bmc-pass-29-3' };
+  const send = (app: FastifyInstance, url: string, token: string, payload: unknown) =>
+    app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+
+  it('an operator may not set BMC credentials through POST /devices or POST /devices/import (403 metal:bmc:write), on the listener and through /api/metal; an admin may', async () => {
+    for (const [where, app, prefix] of [
+      ['boot', running.apps.boot, ''],
+      ['proxy', running.apps.console, '/api/metal'],
+    ] as const) {
+      const mac = where === 'boot' ? '02:00:00:29:03:01' : '02:00:00:29:03:02';
+      const plain = where === 'boot' ? '02:00:00:29:03:08' : '02:00:00:29:03:09';
+      const withBmc = await send(app, `${prefix}/devices`, tokens.operator, { mac, bmc });
+      expect(withBmc.statusCode, `${where} ${withBmc.body}`).toBe(403);
+      expect(withBmc.json().permission).toBe('metal:bmc:write');
+      const imported = await send(app, `${prefix}/devices/import`, tokens.operator, { entries: [{ mac: plain }, { mac, bmc }] });
+      expect(imported.statusCode, where).toBe(403);
+      expect(imported.json().permission).toBe('metal:bmc:write');
+      // Nothing of either was written.
+      const admin = { authorization: `Bearer ${tokens.admin}` };
+      expect((await app.inject({ url: `${prefix}/devices/${mac}`, headers: admin })).statusCode).toBe(404);
+      expect((await app.inject({ url: `${prefix}/devices/${plain}`, headers: admin })).statusCode).toBe(404);
+      // The same bodies without a bmc (or with "bmc": null) are an operator's; with it, an admin's.
+      expect((await send(app, `${prefix}/devices/import`, tokens.operator, { entries: [{ mac: plain, bmc: null }] })).statusCode, where).toBe(200);
+      expect((await send(app, `${prefix}/devices`, tokens.admin, { mac, bmc })).statusCode, where).toBe(201);
+      expect((await app.inject({ url: `${prefix}/devices/${mac}/bmc`, headers: admin })).json()).toMatchObject({ driver: 'ipmi', host: bmc.host, password_set: true });
+    }
+  });
+});
+
 describe('named tokens', () => {
   it('the access API: whoami, create (shown once), list without secrets, revoke; on both listeners', async () => {
     for (const base of [running.urls.boot, running.urls.console]) {

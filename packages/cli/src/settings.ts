@@ -72,6 +72,7 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_BMC_STAGGER_MS', '0', 'least time between two power-ons this process sends', 'docs/metal.md', 'serve'),
   S('IRONLENS_BMC_TIMEOUT_MS', '20000', 'deadline of one BMC call (an HTTPS request, an ipmitool run)', 'docs/metal.md', 'serve'),
   S('IRONLENS_BMC_STATE_CACHE_MS', '5000', 'how long GET /devices/{mac}/power answers the state last read from the BMC', 'docs/metal.md', 'serve'),
+  S('IRONLENS_BMC_ALLOW_LINK_LOCAL', 'false', 'accept BMCs at link-local and cloud metadata addresses (a Redfish host interface on 169.254.0.0/16)', 'docs/metal.md', 'serve'),
   S('IRONLENS_BMC_FAILURE_CACHE_MS', '2000', 'how long a failed state read of a device is answered again without calling its BMC', 'docs/metal.md', 'serve'),
   S('IRONLENS_BMC_READ_QUEUE_PER_HOST', '4', 'state reads that may wait for one BMC host (more: 503 bmc_busy; actions go first)', 'docs/metal.md', 'serve'),
   S('IRONLENS_BMC_READ_QUEUE', '64', 'state reads that may wait over every BMC host (more: 503 bmc_busy)', 'docs/metal.md', 'serve'),

@@ -97,6 +97,8 @@ export interface MetalConfig {
   bmcTimeoutMs: number;
   /** `IRONLENS_BMC_STATE_CACHE_MS`: how long `GET /devices/{mac}/power` answers the state last read from the BMC. Default is `5000`. */
   bmcStateCacheMs: number;
+  /** `IRONLENS_BMC_ALLOW_LINK_LOCAL`: accept BMCs at link-local and cloud metadata addresses (a Redfish host interface). Default is `false`. */
+  bmcAllowLinkLocal: boolean;
   /** `IRONLENS_BMC_FAILURE_CACHE_MS`: how long a failed state read of a device is answered again without calling its BMC. Default is `2000`. */
   bmcFailureCacheMs: number;
   /** `IRONLENS_BMC_READ_QUEUE_PER_HOST`: state reads that may wait for one BMC host; more are refused with 503 `bmc_busy`. Default is `4`. */
@@ -164,6 +166,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     bmcStaggerMs: Math.max(0, envInt(env, 'IRONLENS_BMC_STAGGER_MS', 0)),
     bmcTimeoutMs: Math.max(1, envInt(env, 'IRONLENS_BMC_TIMEOUT_MS', 20_000)),
     bmcStateCacheMs: Math.max(0, envInt(env, 'IRONLENS_BMC_STATE_CACHE_MS', 5_000)),
+    bmcAllowLinkLocal: envBool(env, 'IRONLENS_BMC_ALLOW_LINK_LOCAL', false),
     bmcFailureCacheMs: Math.max(0, envInt(env, 'IRONLENS_BMC_FAILURE_CACHE_MS', 2_000)),
     bmcReadQueuePerHost: Math.max(1, envInt(env, 'IRONLENS_BMC_READ_QUEUE_PER_HOST', 4)),
     bmcReadQueue: Math.max(1, envInt(env, 'IRONLENS_BMC_READ_QUEUE', 64)),

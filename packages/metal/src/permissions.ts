@@ -1,3 +1,5 @@
+import type { BodyPermission } from '@ironlens/core';
+
 /**
  * The permission of each route of the provisioning API (seed 004), by `METHOD /path` as the
  * route declares it (issue 20, docs/access.md). A route added later declares its own in its
@@ -46,4 +48,21 @@ export const METAL_ROUTE_PERMISSIONS: Readonly<Record<string, string>> = {
   'DELETE /agents/:agent_id/luns': 'metal:lun:delete',
   'POST /agents/:agent_id/luns/scan': 'metal:lun:write',
   'GET /masters': 'metal:master:read',
+};
+
+const hasBmc = (entry: unknown): boolean => typeof entry === 'object' && entry !== null && (entry as { bmc?: unknown }).bmc !== undefined && (entry as { bmc?: unknown }).bmc !== null;
+
+/**
+ * BMC credentials enter only with `metal:bmc:write` (issue 29, finding 3), whichever route they
+ * come through: `PUT /devices/{mac}/bmc` declares it, `POST /devices` and `POST /devices/import`
+ * require it too when their body carries a `bmc` object.
+ */
+export const BMC_IN_BODY: BodyPermission = { permission: 'metal:bmc:write', when: 'a bmc object', carries: hasBmc };
+export const BMC_IN_IMPORT: BodyPermission = {
+  permission: 'metal:bmc:write',
+  when: 'an entry with a bmc object',
+  carries: (body) => {
+    const entries = typeof body === 'object' && body !== null ? (body as { entries?: unknown }).entries : undefined;
+    return Array.isArray(entries) && entries.some(hasBmc);
+  },
 };

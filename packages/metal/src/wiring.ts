@@ -86,8 +86,8 @@ export interface MetalDeps {
 export function bmcConnectorFor(config: MetalConfig, exec: Exec): BmcConnector {
   return (c) =>
     c.driver === 'redfish'
-      ? new RedfishBmc({ url: c.url, username: c.username, password: c.password, verifyTls: c.verifyTls, timeoutMs: config.bmcTimeoutMs })
-      : new IpmitoolBmc({ host: c.host, port: c.port, username: c.username, password: c.password, cipherSuite: c.cipherSuite, timeoutMs: config.bmcTimeoutMs, exec });
+      ? new RedfishBmc({ url: c.url, username: c.username, password: c.password, verifyTls: c.verifyTls, timeoutMs: config.bmcTimeoutMs, allowLinkLocal: config.bmcAllowLinkLocal })
+      : new IpmitoolBmc({ host: c.host, port: c.port, username: c.username, password: c.password, cipherSuite: c.cipherSuite, timeoutMs: config.bmcTimeoutMs, exec, allowLinkLocal: config.bmcAllowLinkLocal });
 }
 
 export function reloaderFor(config: MetalConfig, exec: Exec): DnsmasqReloader {
@@ -134,7 +134,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     deps.bmc ?? bmcConnectorFor(config, exec),
     new BmcScheduler({ limit: config.bmcConcurrency, staggerMs: config.bmcStaggerMs, maxReadsPerHost: config.bmcReadQueuePerHost, maxReads: config.bmcReadQueue }),
     proof,
-    { stateCacheMs: config.bmcStateCacheMs, failureCacheMs: config.bmcFailureCacheMs },
+    { stateCacheMs: config.bmcStateCacheMs, failureCacheMs: config.bmcFailureCacheMs, allowLinkLocal: config.bmcAllowLinkLocal },
     metrics?.bmcCalls,
   );
   bootVars.onSighting = (mac) => proof.seen(mac, 'boot_vars');
@@ -164,7 +164,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     agents,
     storage,
     hostReports,
-    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets }),
+    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets, allowLinkLocal: config.bmcAllowLinkLocal }),
     power,
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };

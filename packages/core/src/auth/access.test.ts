@@ -70,6 +70,25 @@ describe('access control', () => {
     expect((await app.inject({ url: '/open' })).statusCode).toBe(200);
   });
 
+  it('a route requires a further permission when its body carries what that permission guards (bodyPermissions)', async () => {
+    const { app } = await build();
+    app.post(
+      '/things',
+      { config: { permission: 'metal:device:write', bodyPermissions: [{ permission: 'metal:bmc:write', when: 'a bmc object', carries: (b) => typeof b === 'object' && b !== null && 'bmc' in b }] } },
+      async () => ({ ok: true }),
+    );
+    const op = await repo.create({ name: 'op-body', role: 'operator' });
+    const admin = await repo.create({ name: 'admin-body', role: 'admin' });
+    const post = (token: string, payload: unknown) => app.inject({ method: 'POST', url: '/things', headers: bearer(token), payload: payload as object });
+    expect((await post(op.token, { name: 'x' })).statusCode).toBe(200);
+    const denied = await post(op.token, { name: 'x', bmc: {} });
+    expect(denied.statusCode).toBe(403);
+    expect(denied.json()).toMatchObject({ permission: 'metal:bmc:write', actor: 'op-body', role: 'operator' });
+    expect(denied.json().detail).toContain('a bmc object');
+    expect((await post(admin.token, { name: 'x', bmc: {} })).statusCode).toBe(200);
+    expect(registeredRoutes(app).find((r) => r.url === '/things')?.bodyPermissions).toEqual([{ permission: 'metal:bmc:write', when: 'a bmc object' }]);
+  });
+
   it('a named token requires a token on the listener; roles decide, 403 names the permission', async () => {
     const { app } = await build();
     const viewer = await repo.create({ name: 'ci-view', role: 'viewer' });

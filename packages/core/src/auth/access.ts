@@ -239,7 +239,30 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route's one permission (`area:object:verb`, or `public`). */
     permission?: string;
+    /** Permissions the route also requires when its body carries something ({@link BodyPermission}). */
+    bodyPermissions?: readonly BodyPermission[];
   }
+}
+
+/**
+ * A permission a route also requires when its request body carries something (issue 29,
+ * finding 3): `POST /devices` is an operator's, but a body with a `bmc` object sets BMC
+ * credentials, which `PUT /devices/{mac}/bmc` gives to admins only. A permission is checked by
+ * what a request carries, not only by its route. Checked once the body is parsed, before it is
+ * validated or handled: 403 `permission_denied` naming the permission.
+ */
+export interface BodyPermission {
+  permission: string;
+  /** What in the body needs it, as docs/access.md and the refusal say it: `a bmc object`. */
+  when: string;
+  /** True when `body` (parsed, not yet validated: any shape) carries it. */
+  carries(body: unknown): boolean;
+}
+
+/** The body permissions a route declares (`config.bodyPermissions`). */
+export function routeBodyPermissions(config: unknown): readonly BodyPermission[] {
+  const b = (config as { bodyPermissions?: unknown } | undefined)?.bodyPermissions;
+  return Array.isArray(b) ? (b as BodyPermission[]) : [];
 }
 
 /** The permission a route declares (`config.permission`), if any. */
@@ -289,6 +312,17 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     if (!permission || !roleAllows(principal.role, permission)) {
       const named = permission ?? 'undeclared';
       throw new AppError('permission_denied', `token ${principal.name} (${principal.role}) may not ${named}`, { permission: named, actor: principal.name, role: principal.role });
+    }
+  });
+  // Once the body is parsed: what it carries may need more than the route's permission.
+  app.addHook('preValidation', async (req) => {
+    if (req.is404) return;
+    const extra = routeBodyPermissions(req.routeOptions.config);
+    if (extra.length === 0) return;
+    const principal = req.principal ?? ANONYMOUS;
+    for (const b of extra) {
+      if (roleAllows(principal.role, b.permission) || !b.carries(req.body)) continue;
+      throw new AppError('permission_denied', `token ${principal.name} (${principal.role}) may not ${b.permission}: the body carries ${b.when}`, { permission: b.permission, actor: principal.name, role: principal.role });
     }
   });
   // After the body is parsed: the handler and everything it starts run as the request's actor.

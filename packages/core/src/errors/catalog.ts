@@ -188,6 +188,7 @@ export const errorCatalog = {
   bmc_auth_failed: { status: 502, message: 'the BMC refused the credentials' },
   bmc_action_failed: { status: 502, message: 'the BMC refused the action' },
   bmc_timeout: { status: 504, message: 'the BMC did not answer in time' },
+  bmc_address_forbidden: { status: 400, message: 'the BMC address is link-local or a cloud metadata service' },
   bmc_busy: { status: 503, message: 'too many BMC calls are waiting; try again shortly' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { bearerMatches } from '../auth';
-import { type AccessControl, installAccessControl } from '../auth/access';
+import { type AccessControl, installAccessControl, routeBodyPermissions } from '../auth/access';
 import { PUBLIC } from '../auth/permissions';
 import { AppError, clipStrings, isAppError } from '../errors';
 import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from '../metrics/http-metrics';
@@ -66,6 +66,8 @@ export interface RegisteredRoute {
   method: string;
   url: string;
   permission: string | undefined;
+  /** Permissions the route also requires by what its body carries (`config.bodyPermissions`). */
+  bodyPermissions: ReadonlyArray<{ permission: string; when: string }>;
   /** Hidden from the OpenAPI document (pages, assets, docs). */
   hidden: boolean;
 }
@@ -192,6 +194,9 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
         get permission() {
           const p = (r.config as { permission?: unknown } | undefined)?.permission;
           return typeof p === 'string' ? p : undefined;
+        },
+        get bodyPermissions() {
+          return routeBodyPermissions(r.config).map((b) => ({ permission: b.permission, when: b.when }));
         },
         hidden: Boolean((r.schema as { hide?: boolean } | undefined)?.hide),
       });

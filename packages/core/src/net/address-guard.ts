@@ -60,6 +60,22 @@ export function isLinkLocalAddress(address: string): boolean {
   return false;
 }
 
+/** Cloud metadata services by name: never a storage agent, a cluster or a BMC. */
+export const METADATA_HOSTS: ReadonlySet<string> = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal']);
+
+/**
+ * Why `host` (a name or an address, as a URL or a form gives it) may not be reached without
+ * an explicit allowance, judged without resolving it: `a cloud metadata service` (by name),
+ * `link-local or a metadata service` (by address), or null. A name that resolves to such an
+ * address is refused at the connection ({@link guardedLookup}).
+ */
+export function forbiddenHostReason(host: string): string | null {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  if (METADATA_HOSTS.has(h)) return 'a cloud metadata service';
+  if (isLinkLocalAddress(h)) return 'link-local or a metadata service';
+  return null;
+}
+
 /**
  * A `lookup` for `net.connect` / an HTTP(S) agent that resolves with `resolve` and fails with
  * `refuse(host, address)` for every name with a link-local or metadata address among its answers,

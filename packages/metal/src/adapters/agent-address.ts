@@ -1,9 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
-import { AppError, guardedLookup, isLinkLocalAddress } from '@ironlens/core';
-
-/** Cloud metadata services by name: never a storage agent. */
-const METADATA_HOSTS = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal']);
+import { AppError, forbiddenHostReason, guardedLookup, isLinkLocalAddress } from '@ironlens/core';
 
 export type Resolver = (host: string) => Promise<string[]>;
 
@@ -33,11 +30,9 @@ export function guardedAgentLookup(resolve: Resolver = dnsResolver): LookupFunct
 export async function checkAgentAddress(baseUrl: string, resolve: Resolver = dnsResolver): Promise<void> {
   const host = new URL(baseUrl).hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
   const refuse = (why: string) => forbidden(host, why);
-  if (METADATA_HOSTS.has(host)) throw refuse('a cloud metadata service');
-  if (isIP(host)) {
-    if (isLinkLocalAddress(host)) throw refuse('link-local or a metadata service');
-    return;
-  }
+  const why = forbiddenHostReason(host);
+  if (why) throw refuse(why);
+  if (isIP(host)) return;
   const addresses = await resolve(host).catch(() => [] as string[]);
   const bad = addresses.find(isLinkLocalAddress);
   if (bad) throw refuse(`resolves to ${bad}, link-local or a metadata service`);

@@ -1,5 +1,6 @@
-import { type Exec, ExecError, exec as realExec, sleep } from '@ironlens/core';
-import type { PowerAction, PowerState } from '../domain/power';
+import { isIP } from 'node:net';
+import { type Exec, ExecError, forbiddenHostReason, type HostResolver, isLinkLocalAddress, exec as realExec, sleep, systemResolver } from '@ironlens/core';
+import { bmcAddressForbidden, type PowerAction, type PowerState } from '../domain/power';
 import { type Bmc, bmcError, bmcText } from './bmc';
 
 export interface IpmitoolOptions {
@@ -14,6 +15,10 @@ export interface IpmitoolOptions {
   exec?: Exec;
   /** How long `cycle` waits for the machine to report off before powering it on. Default is `timeoutMs`. */
   cycleOffWaitMs?: number;
+  /** Reach link-local and metadata addresses too (`IRONLENS_BMC_ALLOW_LINK_LOCAL`). Default is `false`. */
+  allowLinkLocal?: boolean;
+  /** How a host name is resolved before each run. Default is the system resolver. */
+  resolve?: HostResolver;
 }
 
 /** What ipmitool prints when the session's authentication failed (RAKP 2 / 4). */
@@ -39,8 +44,26 @@ export class IpmitoolBmc implements Bmc {
     this.exec = o.exec ?? realExec;
   }
 
+  /**
+   * The address ipmitool is given: a name is resolved here and refused when one of its
+   * addresses is link-local or a metadata service (issue 29, finding 3); ipmitool gets the
+   * address itself, so it cannot resolve the name elsewhere later (DNS rebinding).
+   */
+  private async address(): Promise<string> {
+    const host = this.o.host;
+    if (this.o.allowLinkLocal) return host;
+    const why = forbiddenHostReason(host);
+    if (why) throw bmcAddressForbidden(host, why);
+    if (isIP(host)) return host;
+    const answers = await (this.o.resolve ?? systemResolver)(host).catch(() => []);
+    const bad = answers.find((a) => isLinkLocalAddress(a.address));
+    if (bad) throw bmcAddressForbidden(host, `resolves to ${bad.address}, link-local or a metadata service`);
+    if (answers.length === 0) throw bmcError('bmc_unreachable', `ipmitool (${host}:${this.o.port}): the name does not resolve`);
+    return answers[0].address;
+  }
+
   private async run(args: string[], signal?: AbortSignal): Promise<string> {
-    const argv = ['ipmitool', '-I', 'lanplus', '-H', this.o.host, '-p', String(this.o.port), '-U', this.o.username, '-E', '-C', String(this.o.cipherSuite), '-N', '1', '-R', '2', '-v', ...args];
+    const argv = ['ipmitool', '-I', 'lanplus', '-H', await this.address(), '-p', String(this.o.port), '-U', this.o.username, '-E', '-C', String(this.o.cipherSuite), '-N', '1', '-R', '2', '-v', ...args];
     const deadline = AbortSignal.timeout(this.o.timeoutMs);
     const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
     const what = `ipmitool ${args.join(' ')} (${this.o.host}:${this.o.port})`;

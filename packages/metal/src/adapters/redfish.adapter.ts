@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { PowerAction, PowerState } from '../domain/power';
+import { guardedLookup, type HostResolver, isAppError, systemResolver } from '@ironlens/core';
+import { bmcAddressForbidden, type PowerAction, type PowerState } from '../domain/power';
 import { type Bmc, bmcError, bmcText } from './bmc';
 
 /** Largest answer read from a BMC; more is refused (`bmc_action_failed`). */
@@ -24,6 +25,10 @@ export interface RedfishOptions {
   verifyTls: boolean;
   /** Deadline of one request. */
   timeoutMs: number;
+  /** Connect to link-local and metadata addresses too (`IRONLENS_BMC_ALLOW_LINK_LOCAL`). Default is `false`. */
+  allowLinkLocal?: boolean;
+  /** How the URL's host name is resolved at each connection. Default is the system resolver. */
+  resolve?: HostResolver;
 }
 
 /**
@@ -76,6 +81,8 @@ export class RedfishBmc implements Bmc {
           headers: h,
           rejectUnauthorized: this.o.verifyTls,
           agent: false,
+          // A name that resolves to a link-local or metadata address is refused before any packet (DNS rebinding included).
+          lookup: this.o.allowLinkLocal ? undefined : guardedLookup(this.o.resolve ?? systemResolver, (host, address) => bmcAddressForbidden(host, `resolves to ${address}, link-local or a metadata service`)),
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -109,6 +116,7 @@ export class RedfishBmc implements Bmc {
   }
 
   private netError(what: string, e: Error): Error {
+    if (isAppError(e)) return e;
     const code = (e as NodeJS.ErrnoException).code ?? '';
     if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL|HOSTNAME_MISMATCH/.test(code)) {
       return bmcError('bmc_unreachable', `${what}: the BMC's TLS certificate does not verify (${code}); give verify_tls: false for a self-signed one`);

@@ -1,4 +1,4 @@
-import { AppError, echo } from '@ironlens/core';
+import { AppError, echo, forbiddenHostReason } from '@ironlens/core';
 import type { BmcView, LastPower, PowerAction, PowerState } from '../api/schemas';
 
 /** Power control of a device through its BMC (issue 21). */
@@ -68,11 +68,39 @@ export function checkRedfishUrl(v: unknown): string {
   return `${u.origin}${u.pathname.replace(/\/$/, '')}`;
 }
 
+/** The host a BMC is reached at: the Redfish URL's host, or the IPMI host. */
+export function bmcHostOf(c: BmcCredentials): string {
+  return c.driver === 'redfish' ? new URL(c.url).hostname.replace(/^\[|\]$/g, '') : c.host;
+}
+
+/**
+ * The address policy of BMCs (issue 29, finding 3), the agents' own: a BMC at a link-local or
+ * cloud-metadata address (169.254.169.254, fe80::/10, `metadata.google.internal`, …) is refused
+ * with 400 `bmc_address_forbidden` unless `IRONLENS_BMC_ALLOW_LINK_LOCAL` allows it (a Redfish
+ * host interface on 169.254.0.0/16 is one). A name is judged here by itself; what it resolves
+ * to is checked at each connection (the adapters' guarded lookup).
+ */
+export function checkBmcAddress(c: BmcCredentials, allowLinkLocal: boolean): BmcCredentials {
+  if (allowLinkLocal) return c;
+  const host = bmcHostOf(c);
+  const why = forbiddenHostReason(host);
+  if (why) throw bmcAddressForbidden(host, why);
+  return c;
+}
+
+export const bmcAddressForbidden = (host: string, why: string) =>
+  new AppError('bmc_address_forbidden', `BMC address ${echo(host)} is ${why}; set IRONLENS_BMC_ALLOW_LINK_LOCAL=true to allow it`, { code: 'bmc_address_forbidden' });
+
 /**
  * Checks a BMC as it enters (the API, the import) and returns what to keep. `keepPassword`:
  * the password stored before, used when the request gives none (a form that never shows it).
+ * `allowLinkLocal`: `IRONLENS_BMC_ALLOW_LINK_LOCAL` ({@link checkBmcAddress}); default is `false`.
  */
-export function checkBmcInput(input: BmcInput | null | undefined, keepPassword?: { driver: BmcDriver; password: string } | null, opts: { allowNoPassword?: boolean } = {}): BmcCredentials {
+export function checkBmcInput(input: BmcInput | null | undefined, keepPassword?: { driver: BmcDriver; password: string } | null, opts: { allowNoPassword?: boolean; allowLinkLocal?: boolean } = {}): BmcCredentials {
+  return checkBmcAddress(checkBmcFields(input, keepPassword, opts), opts.allowLinkLocal === true);
+}
+
+function checkBmcFields(input: BmcInput | null | undefined, keepPassword: { driver: BmcDriver; password: string } | null | undefined, opts: { allowNoPassword?: boolean }): BmcCredentials {
   if (!input || typeof input !== 'object' || Array.isArray(input)) throw invalid('an object with driver, username and password expected');
   const driver = input.driver;
   if (driver !== 'redfish' && driver !== 'ipmi') throw invalid(`driver must be redfish or ipmi, not ${echo(driver ?? null)}`);

@@ -18,6 +18,7 @@ import {
   macParams,
 } from '../api/schemas';
 import type { MetalServices } from '../wiring';
+import { BMC_IN_BODY, BMC_IN_IMPORT } from '../permissions';
 
 export function deviceRoutes(instance: FastifyInstance, s: MetalServices): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
@@ -28,11 +29,11 @@ export function deviceRoutes(instance: FastifyInstance, s: MetalServices): void 
     async (req) => s.devices.list(req.query.state),
   );
   app.get('/devices/:mac', { schema: { params: macParams, tags, security, response: { 200: deviceSchema, ...errorResponses } } }, async (req) => s.devices.get(req.params.mac));
-  app.post('/devices', { schema: { tags, security, body: deviceDeclaration, response: { 201: deviceSchema, ...errorResponses } } }, async (req, reply) => {
+  app.post('/devices', { config: { bodyPermissions: [BMC_IN_BODY] }, schema: { tags, security, body: deviceDeclaration, response: { 201: deviceSchema, ...errorResponses } } }, async (req, reply) => {
     reply.status(201);
     return s.devices.register(req.body, { client: req.ip });
   });
-  app.post('/devices/import', { schema: { tags, security, body: deviceImportBody, response: { 200: deviceImportResultSchema, ...errorResponses } } }, async (req) => s.devices.import(req.body.entries as DeviceImportRequest['entries'], { client: req.ip }));
+  app.post('/devices/import', { config: { bodyPermissions: [BMC_IN_IMPORT] }, schema: { tags, security, body: deviceImportBody, response: { 200: deviceImportResultSchema, ...errorResponses } } }, async (req) => s.devices.import(req.body.entries as DeviceImportRequest['entries'], { client: req.ip }));
   app.delete('/devices/:mac', { schema: { params: macParams, tags, security, summary: 'Revoke a device', response: { 200: deviceSchema, ...errorResponses } } }, async (req) =>
     s.devices.revoke(req.params.mac, { client: req.ip }),
   );

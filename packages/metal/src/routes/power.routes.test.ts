@@ -93,6 +93,43 @@ describe('power routes', () => {
     expect([400, 422]).toContain(unknown.statusCode);
   });
 
+  it('refuses BMCs at link-local and metadata addresses wherever a BMC enters (400 bmc_address_forbidden), unless IRONLENS_BMC_ALLOW_LINK_LOCAL', async () => {
+    const hostile: Array<Record<string, unknown>> = [
+      { driver: 'redfish', url: 'http://169.254.169.254/redfish/v1/Systems/1', username: 'a', password: 'x' },
+      { driver: 'redfish', url: 'https://[fe80::1]/redfish/v1/Systems/1', username: 'a', password: 'x' },
+      { driver: 'redfish', url: 'http://metadata.google.internal/redfish/v1/Systems/1', username: 'a', password: 'x' },
+      { driver: 'ipmi', host: '169.254.169.254', username: 'admin', password: 'x' },
+      { driver: 'ipmi', host: '::ffff:169.254.169.254', username: 'admin', password: 'x' },
+      { driver: 'ipmi', host: '100.100.100.200', username: 'admin', password: 'x' },
+      { driver: 'ipmi', host: 'metadata', username: 'admin', password: 'x' },
+    ];
+    const mac = '52:54:00:29:03:20';
+    expect((await api('POST', '/devices', { mac })).statusCode).toBe(201);
+    for (const [i, bmc] of hostile.entries()) {
+      const put = await api('PUT', `/devices/${mac}/bmc`, bmc);
+      expect(put.statusCode, JSON.stringify(bmc)).toBe(400);
+      expect(put.json().code).toBe('bmc_address_forbidden');
+      const other = `52:54:00:29:03:${(0x30 + i).toString(16)}`;
+      const post = await api('POST', '/devices', { mac: other, bmc });
+      expect(post.json().code, JSON.stringify(bmc)).toBe('bmc_address_forbidden');
+      expect((await api('GET', `/devices/${other}`)).statusCode).toBe(404);
+      const imported = (await api('POST', '/devices/import', { entries: [{ mac: other, bmc }] })).json();
+      expect(imported.created).toEqual([]);
+      expect(imported.failed[0].error).toContain('IRONLENS_BMC_ALLOW_LINK_LOCAL');
+    }
+    expect((await api('GET', `/devices/${mac}/bmc`)).json().code).toBe('bmc_not_configured');
+    const allowed = await newMetalFixture({ IPXE_CP_TOKEN: 't0ken', IRONLENS_BMC_ALLOW_LINK_LOCAL: 'true' });
+    try {
+      for (const [i, bmc] of hostile.entries()) {
+        const r = await allowed.app.inject({ method: 'POST', url: '/devices', headers: auth, payload: { mac: `52:54:00:29:03:${(0x40 + i).toString(16)}`, bmc } });
+        expect(r.statusCode, r.body).toBe(201);
+      }
+    } finally {
+      allowed.services.power.stop();
+      await allowed.close();
+    }
+  });
+
   it('refuses power to an unknown device (404), one without a BMC (409) and a revoked one (409)', async () => {
     expect((await api('POST', '/devices/52:54:00:21:00:99/power', { action: 'on' })).statusCode).toBe(404);
     const none = await api('POST', `/devices/${MAC}/power`, { action: 'on' });

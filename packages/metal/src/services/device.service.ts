@@ -18,6 +18,8 @@ export type { BatchBindRequest, BatchMode, DeviceDeclaration };
 export interface DevicePowerHooks {
   lastPower(mac: string): Promise<LastPower | null>;
   lastPowers(): Promise<Map<string, LastPower>>;
+  /** A BMC declared with a device, checked as `PUT /devices/{mac}/bmc` checks it (grammar, address policy). */
+  checkBmc(input: BmcInput): BmcCredentials;
   putBmcInTrx(db: MetalDb, mac: string, c: BmcCredentials): Promise<void>;
   /** The device report of `mac` came (a sighting of a network boot). */
   sighting(mac: string): void;
@@ -142,12 +144,16 @@ export class DeviceService {
     };
   }
 
+  private checkBmc(input: BmcInput): BmcCredentials {
+    return this.power ? this.power.checkBmc(input) : checkBmcInput(input);
+  }
+
   /** §16.3: manual registration. 409 when the MAC exists, revoked ones included. */
   async register(decl: DeviceDeclaration, ctx: RequestContext): Promise<Device> {
     const mac = requireMac(decl.mac);
     const device = this.newDevice(decl, mac, 'manual');
     // Checked before anything is written: a bad BMC refuses the whole declaration.
-    const bmc = decl.bmc !== undefined && decl.bmc !== null ? checkBmcInput(decl.bmc as BmcInput) : null;
+    const bmc = decl.bmc !== undefined && decl.bmc !== null ? this.checkBmc(decl.bmc as BmcInput) : null;
     await this.ledger.write(async (trx) => {
       const existing = await this.devices.get(trx, mac);
       if (existing?.state === 'revoked') throw new AppError('device_revoked', `device is revoked and cannot be registered again: ${mac}`);
@@ -187,7 +193,7 @@ export class DeviceService {
         let bmc: BmcCredentials | null = null;
         if (e.bmc !== undefined && e.bmc !== null) {
           try {
-            bmc = checkBmcInput(e.bmc as BmcInput);
+            bmc = this.checkBmc(e.bmc as BmcInput);
           } catch (err) {
             failed.push({ mac, error: (err as Error).message });
             continue;

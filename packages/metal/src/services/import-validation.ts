@@ -204,7 +204,7 @@ function workersOf(texts: LayoutTexts, agents: Set<string>): Map<string, string>
   return workers;
 }
 
-function devicesOf(texts: LayoutTexts, workers: Map<string, string>): Set<string> {
+function devicesOf(texts: LayoutTexts, workers: Map<string, string>, bmcAllowLinkLocal: boolean): Set<string> {
   const macs = new Set<string>();
   const boundTo = new Map<string, string>();
   for (const [key, d] of Object.entries(parseYaml(FILES.devices, texts.devices, 'devices'))) {
@@ -235,7 +235,7 @@ function devicesOf(texts: LayoutTexts, workers: Map<string, string>): Set<string
       onlyKeys(place, b, ['driver', 'url', 'verify_tls', 'host', 'port', 'cipher_suite', 'username', 'password', 'password_sealed']);
       if (!absent(b.password_sealed) && (typeof b.password_sealed !== 'string' || !b.password_sealed.startsWith('v1:'))) place.fail('bmc.password_sealed', 'expected a sealed value (v1:…)');
       const { password_sealed: _sealed, ...plain } = b;
-      place.check('bmc', () => checkBmcInput(plain, null, { allowNoPassword: true }));
+      place.check('bmc', () => checkBmcInput(plain, null, { allowNoPassword: true, allowLinkLocal: bmcAllowLinkLocal }));
     }
     if (!absent(d.fingerprint)) {
       const fp = d.fingerprint;
@@ -307,12 +307,12 @@ function dhcpHostsOf(texts: LayoutTexts): void {
  * 400 `import_invalid`, naming the file, the record and the field (`extra`: `file`,
  * `record`, `field`). Values the import would otherwise store and later render
  * (hostnames, arch, IQNs, menu settings, MACs) can then never carry a line break, a
- * dnsmasq tag or an iPXE command.
+ * dnsmasq tag or an iPXE command. `bmcAllowLinkLocal`: `IRONLENS_BMC_ALLOW_LINK_LOCAL`; default is `false`.
  */
-export function validateImportLayout(texts: LayoutTexts): void {
+export function validateImportLayout(texts: LayoutTexts, opts: { bmcAllowLinkLocal?: boolean } = {}): void {
   const agents = agentsOf(texts);
   const workers = workersOf(texts, agents);
-  devicesOf(texts, workers);
+  devicesOf(texts, workers, opts.bmcAllowLinkLocal === true);
   settingsOf(texts);
   operationsOf(texts);
   dhcpHostsOf(texts);

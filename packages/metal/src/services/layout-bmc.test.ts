@@ -64,4 +64,17 @@ describe('BMCs in the file layout', () => {
     await expect(f.services.layout.import(d)).rejects.toMatchObject({ code: 'import_invalid' });
     expect(await f.services.devices.list()).toEqual([]);
   });
+
+  it('refuses a BMC at a link-local or metadata address (ironlens import) before anything is written', async () => {
+    const f = await fixture(SecretBox.fromKey(randomBytes(32)));
+    for (const where of ['host: "169.254.169.254"', 'host: metadata.google.internal']) {
+      const d = tmp();
+      mkdirSync(join(d, 'state'));
+      writeFileSync(join(d, 'state', 'devices.yml'), `devices:\n  "${mac}":\n    bmc:\n      driver: ipmi\n      ${where}\n      username: admin\n`);
+      const err = await f.services.layout.import(d).catch((e: unknown) => e);
+      expect(err, where).toMatchObject({ code: 'import_invalid' });
+      expect((err as Error).message).toContain('IRONLENS_BMC_ALLOW_LINK_LOCAL');
+    }
+    expect(await f.services.devices.list()).toEqual([]);
+  });
 });

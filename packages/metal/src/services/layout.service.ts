@@ -48,7 +48,7 @@ export class LayoutService {
     private readonly settings: SettingsRepository,
     private readonly ops: OperationsLog,
     /** Devices' BMCs (issue 21): exported without passwords, unless asked (then sealed). */
-    private readonly power?: { bmcs: BmcRepository; records: PowerRepository; secrets: SecretBox },
+    private readonly power?: { bmcs: BmcRepository; records: PowerRepository; secrets: SecretBox; allowLinkLocal?: boolean },
   ) {}
 
   /**
@@ -156,7 +156,7 @@ export class LayoutService {
       operations: this.read(root, LAYOUT.operations),
       dhcpHosts: this.read(root, LAYOUT.dhcpHosts),
     };
-    validateImportLayout(texts);
+    validateImportLayout(texts, { bmcAllowLinkLocal: this.power?.allowLinkLocal });
     const doc = <K extends string>(rel: string) => (YAML.parse(this.read(root, rel) ?? '') ?? {}) as Partial<Record<K, Record<string, Record<string, unknown>>>>;
     const settingsText = this.read(root, LAYOUT.settings);
     return {
@@ -187,7 +187,7 @@ export class LayoutService {
           throw new AppError('import_invalid', `${LAYOUT.devices}: device ${mac}: bmc.password_sealed: cannot be opened with this store's secret key (IRONLENS_SECRET_KEY of the exporting store)`, { field: 'bmc.password_sealed' });
         }
       }
-      out.set(mac, checkBmcInput({ ...plain, password }, null, { allowNoPassword: true }));
+      out.set(mac, checkBmcInput({ ...plain, password }, null, { allowNoPassword: true, allowLinkLocal: this.power?.allowLinkLocal }));
     }
     return out;
   }

@@ -49,7 +49,7 @@ export class PowerService {
     private readonly connect: BmcConnector,
     private readonly scheduler: BmcScheduler,
     readonly proof: BootProofService,
-    private readonly opts: { stateCacheMs: number; failureCacheMs?: number; now?: () => number },
+    private readonly opts: { stateCacheMs: number; failureCacheMs?: number; allowLinkLocal?: boolean; now?: () => number },
     private readonly observer?: BmcCallObserver,
   ) {}
 
@@ -79,13 +79,18 @@ export class PowerService {
     const out = await this.store.transaction(async (trx) => {
       await this.requireDevice(trx, mac);
       const before = await this.bmcs.get(trx, mac);
-      const c = checkBmcInput(input, before ? { driver: before.credentials.driver, password: before.credentials.password } : null);
+      const c = checkBmcInput(input, before ? { driver: before.credentials.driver, password: before.credentials.password } : null, { allowLinkLocal: this.opts.allowLinkLocal });
       const at = await this.bmcs.put(trx, mac, c);
       await this.ops.append({ op: before ? 'device.bmc.update' : 'device.bmc.set', mac, ...auditOf(c), password_changed: input.password !== undefined && input.password !== null, client: ctx.client }, trx);
       return bmcView(c, at);
     });
     this.forgetState(mac);
     return out;
+  }
+
+  /** A BMC declared with a device (`POST /devices`, `POST /devices/import`): as {@link putBmc} checks it. */
+  checkBmc(input: BmcInput): BmcCredentials {
+    return checkBmcInput(input, null, { allowLinkLocal: this.opts.allowLinkLocal });
   }
 
   /** Inside a caller's transaction (`POST /devices`, the import): the BMC declared with the device. */
