@@ -79,7 +79,7 @@ describe('IpmitoolBmc without a BMC (exec stand-in)', () => {
     ];
     for (const text of outputs) {
       const { exec } = fakeExec((argv) => failed(argv, '', text));
-      const err = await bmc(exec).power('on').catch((e: unknown) => e as Error & { code: string });
+      const err = (await bmc(exec).power('on').catch((e: unknown) => e)) as Error & { code: string };
       expect(['bmc_unreachable', 'bmc_auth_failed', 'bmc_action_failed']).toContain(err.code);
       expect(err.message, text).not.toContain(PASSWORD);
       expect(JSON.stringify(err), text).not.toContain(PASSWORD);

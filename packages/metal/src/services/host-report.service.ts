@@ -10,8 +10,14 @@ import type { WorkerRepository } from '../repositories/worker.repository';
 import type { ChapLookup } from './boot-vars.service';
 import type { RequestContext } from './settings.service';
 
-/** A report older than this (or this far in the future) is a replay. */
+/** A report older than this is a replay. */
 export const REPORT_MAX_AGE_S = 300;
+/**
+ * A report stamped further ahead of the control plane's clock than this is refused too (issue
+ * 29, finding 6): a stamp far in the future, once accepted, would hold every genuine report back
+ * until the clock caught up with it.
+ */
+export const REPORT_MAX_FUTURE_S = 30;
 /** Events older than this before the host report are not part of the same boot. */
 const BOOT_WINDOW_MS = 30 * 60_000;
 const MAX_TRACKED = 50_000;
@@ -55,7 +61,8 @@ export function signReport(secret: string, timestamp: string, raw: Buffer): stri
  * hostname names the worker, the MAC must be its bound device). With a CHAP account (the
  * secret only the bound MAC received from `/boot-vars`, in the iBFT since), a valid
  * signature over the timestamp and the raw body is required, and a timestamp more than 300 s
- * away or not newer than the last accepted one is a replay. Refusals are counted and written to
+ * behind, more than 30 s ahead, or not newer than the last accepted one is a replay. A report
+ * that says nothing new writes nothing. Refusals are counted and written to
  * the operations log at most once a minute per reason and source (with the count since).
  */
 /**
@@ -130,23 +137,37 @@ export class HostReportService {
       }
     }
     const nowMs = this.now();
+    const nowS = Math.floor(nowMs / 1000);
     const tsNum = Number(ts);
-    if (Math.abs(nowMs / 1000 - tsNum) > REPORT_MAX_AGE_S) return refuse('replay', 'host_report_replayed', 'the timestamp is more than 300 s away from the control plane clock');
+    if (nowS - tsNum > REPORT_MAX_AGE_S) return refuse('replay', 'host_report_replayed', `the timestamp is more than ${REPORT_MAX_AGE_S} s behind the control plane clock`);
+    if (tsNum - nowS > REPORT_MAX_FUTURE_S) return refuse('replay', 'host_report_replayed', `the timestamp is more than ${REPORT_MAX_FUTURE_S} s ahead of the control plane clock`);
+    // The replay bound never runs ahead of this clock: a stamp a little in the future (allowed
+    // skew) must not hold the genuine reporter's next report back.
+    const bound = Math.min(tsNum, nowS);
 
     const reportedAt = isoSeconds(new Date(nowMs));
+    const known = await this.reports.get(this.db, worker.worker_id);
+    if (known && tsNum <= known.report_ts) return refuse('replay', 'host_report_replayed', 'the timestamp is not newer than the last accepted report');
+    const starts = this.boot(known, device.last_seen, worker.worker_id, nowMs).newBoot;
+    // Nothing new (same device, same values, same boot): the store and the operations log are
+    // left alone, as for an unchanged /devices/report. The bound stays: a replay of this report
+    // could only say again what is stored.
+    if (known && !starts && known.mac === device.mac && sameHost(known.host, host)) {
+      this.observer.accepted();
+      return { worker_id: worker.worker_id, accepted: true, changed: false };
+    }
     // The agent's first login at or after this boot's /boot-vars answer: asked before the
     // transaction, best effort, under a short deadline; never a reason to refuse the report.
     // Asked only when the report starts a boot: a report within the boot keeps its timeline (a
     // report landing in between only makes the last one newer, so never a new boot by itself).
-    const known = await this.reports.get(this.db, worker.worker_id);
-    const loginMs = this.boot(known, device.last_seen, worker.worker_id, nowMs).newBoot ? await this.firstLogin(worker.worker_id, nowMs) : null;
+    const loginMs = starts ? await this.firstLogin(worker.worker_id, nowMs) : null;
     const outcome = await this.store.transaction(async (trx) => {
       await lockLedger(trx);
       const prev = await this.reports.get(trx, worker.worker_id);
       if (prev && tsNum <= prev.report_ts) return 'replay' as const;
       const { boot, newBoot } = this.timeline(prev, device.last_seen, worker.worker_id, nowMs, loginMs);
-      const changed = !prev || JSON.stringify(stripTime(prev.host)) !== JSON.stringify(host);
-      const rec: HostReportRecord = { worker_id: worker.worker_id, mac: device.mac, host: { ...host, reported_at: reportedAt }, report_ts: tsNum, boot };
+      const changed = !prev || !sameHost(prev.host, host);
+      const rec: HostReportRecord = { worker_id: worker.worker_id, mac: device.mac, host: { ...host, reported_at: reportedAt }, report_ts: bound, boot };
       await this.reports.put(trx, rec);
       await this.ops.append({ op: 'host.report', status: 'ok', mac: device.mac, worker_id: worker.worker_id, client, changed, new_boot: newBoot, boot_seconds: boot.seconds }, trx);
       return { changed, newBoot, seconds: boot.seconds };
@@ -254,9 +275,10 @@ export class HostReportService {
   }
 }
 
-function stripTime(h: HostView): Omit<HostView, 'reported_at'> {
-  const { reported_at: _, ...rest } = h;
-  return rest;
+/** The stored view says what `host` says (its time aside). */
+function sameHost(stored: HostView, host: Omit<HostView, 'reported_at'>): boolean {
+  const { reported_at: _, ...rest } = stored;
+  return JSON.stringify(rest) === JSON.stringify(host);
 }
 
 const macOrEmpty = (m: string) => (m === '' ? '' : (normalizeMac(m) ?? ''));
