@@ -1,1 +1,2 @@
 export * from './iscsi';
+export * from './text';

@@ -21,6 +21,7 @@ export const errorCatalog = {
   device_bound: { status: 409, message: 'device is already bound' },
   device_not_bound: { status: 409, message: 'device is not bound' },
   device_not_pooled: { status: 409, message: 'device is not in the pool' },
+  device_text_invalid: { status: 400, message: 'a device field holds a control or bidirectional formatting character' },
 
   // metal: workers
   worker_id_invalid: { status: 400, message: 'invalid worker id' },

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { isChapUser } from '@ironlens/core';
+import { isChapUser, isSafeText } from '@ironlens/core';
 import { isBackingPathOf, isBaseIqn, isFileName, isIqn } from '../domain/identifiers';
 import { type AgentCapabilities, AgentAnswerInvalidError, type AgentMaster, type AgentTarget, type CreatedLun, type ScanResult } from './storage-agent';
 
@@ -12,14 +12,9 @@ import { type AgentCapabilities, AgentAnswerInvalidError, type AgentMaster, type
 
 type Json = Record<string, unknown>;
 
-/** Printable text without control characters (no newline can reach a script or a log line). */
+/** Printable text without control or bidirectional formatting characters (core's one definition): no newline or escape can reach a script, a log line or a terminal. */
 function isPlainText(v: unknown): v is string {
-  if (typeof v !== 'string' || v.length > 512) return false;
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return false;
-  }
-  return true;
+  return typeof v === 'string' && v.length <= 512 && isSafeText(v);
 }
 
 /** An ISO 8601 UTC time as the agent writes it (`toISOString`). */

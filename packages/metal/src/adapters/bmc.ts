@@ -1,4 +1,4 @@
-import { AppError } from '@ironlens/core';
+import { AppError, replaceUnsafeText } from '@ironlens/core';
 import type { BmcCredentials, PowerAction, PowerState } from '../domain/power';
 
 /**
@@ -24,10 +24,13 @@ export function bmcError(code: 'bmc_unreachable' | 'bmc_auth_failed' | 'bmc_acti
   return new AppError(code, message, { code });
 }
 
-/** Text from a BMC is hostile: control characters out, clipped, never echoed whole. */
+/**
+ * Text from a BMC is hostile: control and bidirectional formatting characters out (C0, C1,
+ * U+2028/2029, U+202A–202E, U+2066–2069: core's one definition) before it reaches an error, the
+ * operations log or a terminal; clipped, never echoed whole.
+ */
 export function bmcText(s: unknown, max = 200): string {
-  const t = Array.from(String(s ?? ''), (ch) => (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f ? ' ' : ch))
-    .join('')
+  const t = replaceUnsafeText(String(s ?? ''))
     .replace(/ {2,}/g, ' ')
     .trim();
   return t.length > max ? `${t.slice(0, max)}…` : t;

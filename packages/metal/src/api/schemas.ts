@@ -27,7 +27,7 @@ import {
   ScannedTarget as AgentScannedTarget,
   SkippedFile as AgentSkippedFile,
 } from '@ironlens/agent/api';
-import { AnyObject, OrNull, StringEnum } from '@ironlens/core/typebox';
+import { AnyObject, OrNull, SAFE_TEXT_PATTERN, StringEnum } from '@ironlens/core/typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { Os } from '../domain/identifiers';
 
@@ -69,8 +69,8 @@ export type Cd = Static<typeof cdSchema>;
 
 // ---- host reports (issue 24) ----------------------------------------------------------------
 
-/** Printable text as a host reports it: no control characters, capped. */
-const HostText = (maxLength = 200) => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
+/** Printable text as a host reports it: no control or bidirectional formatting characters (core's one definition), capped. */
+const HostText = (maxLength = 200) => Type.String({ maxLength, pattern: SAFE_TEXT_PATTERN });
 const Count = (maximum: number) => Type.Integer({ minimum: 0, maximum });
 const MacText = Type.String({ pattern: '^[0-9a-fA-F]{2}([:-]?[0-9a-fA-F]{2}){5}$|^$', maxLength: 17 });
 const IfName = Type.String({ pattern: '^[A-Za-z0-9_.:@-]{1,15}$' });

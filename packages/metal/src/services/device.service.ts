@@ -1,4 +1,4 @@
-import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
+import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, unsafeTextReason } from '@ironlens/core';
 import type { BatchBindRequest, BatchBindResult, BatchMode, BatchPreview, DeviceDeclaration, DeviceImportResult } from '../api/schemas';
 import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
 import { type BmcCredentials, type BmcInput, checkBmcInput, type LastPower } from '../domain/power';
@@ -63,6 +63,18 @@ const clean = (s: unknown): string | null => {
   return t === '' ? null : t.slice(0, 256);
 };
 
+/**
+ * Text a machine's firmware or a declaration gives (fingerprint fields, UUID) enters only
+ * without control or bidirectional formatting characters (issue 29, finding 8): an SMBIOS
+ * string with `ESC ]0;…` would reach a terminal through `ironlens devices show`.
+ */
+function checkDeviceText(fields: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(fields)) {
+    const why = unsafeTextReason(v);
+    if (why) throw new AppError('device_text_invalid', `${k} ${why}`, { field: k });
+  }
+}
+
 /** SMBIOS UUIDs of all zeros or all ones are "not set" (qemu, cheap boards), not identities. */
 const cleanUuid = (s: unknown): string | null => {
   const t = clean(s);
@@ -126,6 +138,7 @@ export class DeviceService {
   }
 
   private newDevice(decl: DeviceDeclaration, mac: string, source: Device['source'], fingerprint: Fingerprint = {}): Device {
+    checkDeviceText({ uuid: decl.uuid, manufacturer: decl.manufacturer, product: decl.product, serial: decl.serial });
     const fp: Fingerprint = { ...fingerprint };
     for (const k of ['manufacturer', 'product', 'serial'] as const) {
       const v = clean(decl[k]);
@@ -199,7 +212,14 @@ export class DeviceService {
             continue;
           }
         }
-        await this.devices.insert(db, this.newDevice(e, mac, 'manual'));
+        let device: Device;
+        try {
+          device = this.newDevice(e, mac, 'manual');
+        } catch (err) {
+          failed.push({ mac, error: (err as Error).message });
+          continue;
+        }
+        await this.devices.insert(db, device);
         if (bmc) await this.power?.putBmcInTrx(db, mac, bmc);
         seen.add(mac);
         created.push(mac);
@@ -235,6 +255,7 @@ export class DeviceService {
    */
   async report(q: Record<string, unknown>, ctx: RequestContext): Promise<ReportOutcome> {
     const mac = requireMac(q.mac);
+    checkDeviceText(Object.fromEntries(['uuid', ...REPORT_STRINGS, 'mem-total', 'mem-speed'].map((k) => [k, q[k]])));
     const fp: Fingerprint = {};
     for (const k of REPORT_STRINGS) {
       const v = clean(q[k]);

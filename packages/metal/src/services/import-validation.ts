@@ -1,5 +1,5 @@
 import { checkBmcInput } from '../domain/power';
-import { AppError, echo, isAppError } from '@ironlens/core';
+import { AppError, echo, isAppError, UNSAFE_TEXT_CLASS } from '@ironlens/core';
 import YAML from 'yaml';
 import {
   isIqn,
@@ -54,8 +54,8 @@ const BACKING = /^\/[\x21-\x7e]{0,4095}$/;
 const SIZE = /^\d{1,16}\s*([KMGT](iB)?)?$/i;
 /** Timestamps as the seed writes them (`2026-07-27T14:20:00+00:00`), or with `Z`/fraction. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-/** Free text from a machine's firmware (fingerprints, UUIDs): printable, one line, at most 256. */
-const TEXT = /^[^\p{Cc}\p{Zl}\p{Zp}]{0,256}$/u;
+/** Free text from a machine's firmware (fingerprints, UUIDs): no control or bidirectional formatting character (core's one definition), at most 256. */
+const TEXT = new RegExp(`^[^${UNSAFE_TEXT_CLASS}]{0,256}$`, 'u');
 
 type Doc = Record<string, unknown>;
 
