@@ -1,5 +1,6 @@
 import { minimumRole, PERMISSION_ROLES, PUBLIC, type RegisteredRoute, ROLES, registeredRoutes, roleAllows } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
+import { isProxiedMetalPath } from './console/metal-proxy.routes';
 
 const INTRO = `# Access: named tokens, roles, permissions
 
@@ -97,6 +98,8 @@ export function renderAccessDoc(apps: Record<string, FastifyInstance>): string {
     for (const r of registeredRoutes(app)) {
       if (r.hidden && r.permission === PUBLIC) continue;
       if (['HEAD', 'OPTIONS', 'TRACE', 'QUERY'].includes(r.method)) continue;
+      // The proxy answers 404 to the routes its allow-list leaves out (the machines' own).
+      if (key === 'consoleMetal' && !isProxiedMetalPath(r.url)) continue;
       const k = `${r.url} ${r.method}`;
       rows.set(k, [...(rows.get(k) ?? []), r]);
     }

@@ -110,6 +110,46 @@ describe('the /api/metal allow-list (finding 8)', () => {
   });
 });
 
+describe('the /api/metal allow-list, normalised as the router normalises (issue 29, finding 7)', () => {
+  it('never reaches the machines’ routes through a trailing slash, a double slash, an encoded letter, a case change or a `;`', async () => {
+    const { console: base, boot } = await start({ IRONLENS_CONSOLE_TOKEN: 'console-29-7' });
+    const report = (mac: string) => `mac=${mac}&serial=SN-29-7`;
+    const tricks: Array<[string, string]> = [
+      ['GET', `/api/metal/devices/report/?${report('02:00:00:29:07:01')}`],
+      ['GET', `/api/metal/devices/report//?${report('02:00:00:29:07:02')}`],
+      ['GET', `/api/metal/devices/%72eport/?${report('02:00:00:29:07:03')}`],
+      ['GET', `/api/metal/devices/%72%65%70%6f%72%74?${report('02:00:00:29:07:04')}`],
+      ['GET', `/api/metal//devices/report?${report('02:00:00:29:07:05')}`],
+      ['GET', `/api/metal/devices//report?${report('02:00:00:29:07:06')}`],
+      ['GET', `/api/metal/devices/report;x=1?${report('02:00:00:29:07:07')}`],
+      ['GET', `/api/metal/devices/REPORT/?${report('02:00:00:29:07:08')}`],
+      ['GET', `/api/metal/Devices/report/?${report('02:00:00:29:07:09')}`],
+      ['GET', `/api/metal/devices/report%2F?${report('02:00:00:29:07:0a')}`],
+      ['GET', `/api/metal/devices/report%3F?${report('02:00:00:29:07:0b')}`],
+      ['GET', `/api/metal/boot-vars/?mac=${MAC}`],
+      ['GET', `/api/metal/healthz/../boot-vars/?mac=${MAC}`],
+      ['POST', '/api/metal/hosts/report/'],
+    ];
+    for (const [method, path] of tricks) {
+      const res = await raw(base, path, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      expect([400, 401, 404], `${method} ${path} → ${res.status} ${res.body.slice(0, 80)}`).toContain(res.status);
+      expect(res.body, path).not.toContain('#!ipxe');
+    }
+    // With the console's token too: the machines' routes stay off the proxy.
+    const auth = { authorization: 'Bearer console-29-7', 'content-type': 'application/json' };
+    for (const [method, path] of tricks) {
+      const res = await raw(base, path, { method, headers: auth, body: method === 'POST' ? '{}' : undefined });
+      expect(res.body, `${method} ${path} with a token → ${res.status}`).not.toContain('#!ipxe');
+      expect([400, 401, 404, 422], `${method} ${path} with a token → ${res.status} ${res.body.slice(0, 80)}`).toContain(res.status);
+    }
+    // No report got through: no device was pooled, none as `anonymous`.
+    expect(await (await fetch(`${boot}/devices`)).json()).toEqual([]);
+    // The console's own paths keep working, a trailing slash included.
+    expect((await raw(base, '/api/metal/devices/', { headers: auth })).status).toBe(200);
+    expect((await raw(base, '/api/metal/workers', { headers: auth })).status).toBe(200);
+  });
+});
+
 describe('the console against other web pages (finding 2)', () => {
   it('serves only its own host names: a rebinding page’s Host is a 421; IRONLENS_CONSOLE_HOSTS adds names', async () => {
     const { console: base } = await start({ IRONLENS_CONSOLE_HOSTS: 'console.lab.example, ironlens.internal' });

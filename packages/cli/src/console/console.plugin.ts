@@ -1,7 +1,7 @@
 import type { Authenticator } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import { consolePageRoutes } from './console-page.routes';
-import { metalProxyRoutes } from './metal-proxy.routes';
+import { metalProxyRoutes, restrictToProxiedRoutes } from './metal-proxy.routes';
 
 export interface ConsoleOptions {
   /** Built web assets (`@ironlens/web`'s `dist`, or a test's build). */
@@ -29,6 +29,7 @@ export async function mountConsole(app: FastifyInstance, opts: ConsoleOptions): 
   });
   if (opts.metal) {
     const metal = opts.metal;
+    restrictToProxiedRoutes(metal);
     await metal.ready();
     await app.register(metalProxyRoutes, { prefix: METAL_PROXY_PREFIX, metal, authenticator: opts.authenticator, metalToken: opts.metalToken });
     app.addHook('onClose', async () => metal.close());

@@ -18,6 +18,7 @@ export interface MetalProxyOptions {
  * `/devices/report`) and the docs are left out: they belong to the provisioning listener.
  */
 export function isProxiedMetalPath(path: string): boolean {
+  // Also called with the route the metal app resolved (`/devices/:mac`).
   if (path === '/devices/report') return false;
   return (
     path === '/healthz' ||
@@ -47,6 +48,19 @@ export function checkedProxyPath(raw: string): string {
     if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\')) throw new AppError('proxy_path_invalid');
   }
   return raw;
+}
+
+/**
+ * Makes `metal` (the in-process provisioning API that serves the proxy alone) answer 404 to
+ * every route the allow-list leaves out, judged on the route its own router resolved (issue
+ * 29, finding 7): however a path is spelt (a trailing slash, an encoded letter, whatever the
+ * router ignores or decodes), only an allowed route runs. Call it before `metal` is ready; the
+ * proxy's check of the raw path only saves the inject.
+ */
+export function restrictToProxiedRoutes(metal: FastifyInstance): void {
+  metal.addHook('onRequest', async (req) => {
+    if (!req.is404 && !isProxiedMetalPath(req.routeOptions.url ?? '')) throw new AppError('route_not_found', 'Not Found');
+  });
 }
 
 const FORWARDED_HEADERS = ['content-type', 'accept', 'authorization'] as const;
