@@ -58,7 +58,7 @@ views and the bootstrap list show it as \`actor\`.
 
 ## Failed authentication
 
-Per source address (the client address; \`X-Forwarded-For\` only with \`IRONLENS_TRUST_PROXY=1\`),
+Per source address (the client address; behind a reverse proxy, the \`X-Forwarded-For\` entry its proxy added: \`IRONLENS_TRUSTED_PROXIES\`, [deployment.md](deployment.md#trusted-proxies)),
 counting only tokens presented and refused (a request without any token, such as the console
 before sign-in, is told 401 and never counted):
 after \`IRONLENS_AUTH_FAIL_SLOW_AFTER\` (5) failures within \`IRONLENS_AUTH_FAIL_WINDOW_MS\` (60 s)

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
-import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
+import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository, trustedProxiesFromEnv } from '@ironlens/core';
 import { createKindServices, type KindDatabase, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -191,10 +191,13 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
     const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
     // Timeouts and connection caps, the same on both listeners (IRONLENS_HTTP_*).
     const limits = httpLimitsFromEnv(env);
+    // Whose X-Forwarded-For to believe, the same on both listeners (IRONLENS_TRUSTED_PROXIES).
+    const proxies = trustedProxiesFromEnv(env);
+    if (proxies.note) log(`warning: ${proxies.note}`);
     if (bootListen) {
       const app = await buildMetalApp({
         services: metal,
-        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot' }, limits, access: { authenticator: bootAuth, limiter } },
+        http: { logger, trustProxy: proxies.trustProxy, metrics: { metrics, listener: 'boot' }, limits, access: { authenticator: bootAuth, limiter } },
       });
       apps.push(app);
       // Tokens are served on both listeners (docs/access.md).
@@ -219,6 +222,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
         metrics: { metrics, listener: 'console' },
         access: { authenticator: consoleAuth, limiter },
         limits,
+        trustProxy: proxies.trustProxy,
         // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
         browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
         instrument: opts.instrumentConsole,

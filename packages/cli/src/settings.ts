@@ -50,7 +50,8 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_HTTP_HEADERS_TIMEOUT_MS', '10000', "a request's headers must arrive within this (every listener)", 'docs/console.md', 'serve', 'agent', 'kind'),
   S('IRONLENS_HTTP_MAX_CONNECTIONS', '4096', 'connections one listener holds at once; more are closed on arrival', 'docs/console.md', 'serve', 'agent', 'kind'),
   S('IRONLENS_HTTP_MAX_CONNECTIONS_PER_SOURCE', '512', 'connections one listener holds from one client address (a load balancer is one)', 'docs/console.md', 'serve', 'agent', 'kind'),
-  S('IRONLENS_TRUST_PROXY', '', '1: take the client address from X-Forwarded-For (behind a load balancer)', 'docs/metal.md', 'serve'),
+  S('IRONLENS_TRUSTED_PROXIES', '', 'the reverse proxies in front of both listeners (addresses, CIDRs, loopback; or a number of hops): only the X-Forwarded-For entries they added name the client', 'docs/deployment.md', 'serve'),
+  S('IRONLENS_TRUST_PROXY', '', 'deprecated: 1 means IRONLENS_TRUSTED_PROXIES=loopback (a proxy on this machine)', 'docs/deployment.md', 'serve'),
   S('IRONLENS_LOG', '', '1: log every request (Fastify logger)', 'docs/metal.md', 'serve'),
   // the boot control plane
   S('IPXE_CP_AUTO_REGISTER', 'true', 'start-up default of auto-register (PUT /settings/auto-register wins)', 'docs/metal.md', 'serve'),

@@ -11,6 +11,7 @@ import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from '../metric
 import { type BrowserGuardOptions, installBrowserGuard } from './browser-guard';
 import { capConnections, DEFAULT_HTTP_LIMITS, type HttpLimits, serverTimeouts } from './limits';
 import { installSecurityHeaders } from './security-headers';
+import type { TrustProxy } from './trusted-proxies';
 
 /** How an API renders an error: its seed's own shape. */
 export type ErrorRenderer = (err: AppError) => unknown;
@@ -34,8 +35,8 @@ export interface HttpAppOptions {
   docs?: boolean;
   /** Fastify logger. Default is `false`. */
   logger?: FastifyServerOptions['logger'];
-  /** Trust X-Forwarded-For for the client address. Default is `false`. */
-  trustProxy?: boolean;
+  /** Which `X-Forwarded-For` hops to believe for the client address (`trustedProxiesFromEnv`). Default is `false`: none. */
+  trustProxy?: TrustProxy;
   /** Render errors of routes outside any API plugin. Default is `renderDetail`. */
   renderError?: ErrorRenderer;
   /** Record this listener's requests in the process' metrics and serve them at `GET /metrics`. Default: no metrics. */

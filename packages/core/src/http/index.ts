@@ -3,3 +3,4 @@ export * from './web-assets';
 export * from './browser-guard';
 export * from './limits';
 export * from './security-headers';
+export * from './trusted-proxies';
