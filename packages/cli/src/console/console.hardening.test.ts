@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HostileApiServer } from '@ironlens/clusters/testing';
 import { sleep, testDatabaseEnv } from '@ironlens/core/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
@@ -147,6 +148,57 @@ describe('the /api/metal allow-list, normalised as the router normalises (issue 
     // The console's own paths keep working, a trailing slash included.
     expect((await raw(base, '/api/metal/devices/', { headers: auth })).status).toBe(200);
     expect((await raw(base, '/api/metal/workers', { headers: auth })).status).toBe(200);
+  });
+});
+
+describe('the gateway hook behind the gateway’s own names (issue 29, finding 13)', () => {
+  it('answers the hook under the names its cluster’s gateway uses, and 421 under any other; the console’s other routes keep their names', async () => {
+    const api = new HostileApiServer();
+    await api.start();
+    try {
+      const token = 'console-29-13';
+      const auth = { authorization: `Bearer ${token}` };
+      const { console: base } = await start({ IRONLENS_CONSOLE_TOKEN: token });
+      const register = async (name: string, fields: Record<string, string>) => {
+        const form = new FormData();
+        form.set('name', name);
+        form.set('draft', 'true');
+        for (const [k, v] of Object.entries(fields)) form.set(k, v);
+        form.set('file', new Blob([api.kubeconfig()]), 'kubeconfig.yaml');
+        const res = await fetch(`${base}/api/cluster/clusters`, { method: 'POST', headers: auth, body: form });
+        const body = (await res.json()) as { cluster: { id: string; gatewayNamespace: string } };
+        expect(res.status, JSON.stringify(body)).toBe(201);
+        return body.cluster;
+      };
+      const a = await register('gw-29-13-a', { gatewayProvider: 'envoy-ai-gateway', gatewayAuthzHost: '10.29.13.1', gatewayPublicUrl: 'http://models.lab.example:30080' });
+      const b = await register('gw-29-13-b', { gatewayProvider: 'envoy-ai-gateway', gatewayAuthzHost: '10.29.13.2' });
+      const created = await fetch(`${base}/api/cluster/clusters/${a.id}/gateway/keys`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'team-a' }) });
+      expect(created.status).toBe(201);
+      const key = ((await created.json()) as { key: string }).key;
+      const hook = (id: string, host: string) => raw(base, `/api/v1/internal/model-gateway/authorize/cluster/${id}/v1/models`, { method: 'POST', headers: { host, authorization: `Bearer ${key}` } });
+      for (const host of ['10.29.13.1:8080', 'models.lab.example:30080', 'MODELS.lab.example', 'lens-authz:8081', `lens-authz.${a.gatewayNamespace}:8081`, `lens-authz.${a.gatewayNamespace}.svc.cluster.local:8081`]) {
+        const res = await hook(a.id, host);
+        expect(res.status, `${host}: ${res.body}`).toBe(200);
+        expect(res.headers['x-llm-d-inference-fairness-id']).toBe('team-a');
+      }
+      // Another cluster's names, a name of nobody's, and a cluster that does not exist: 421 as before.
+      for (const [id, host] of [
+        [a.id, '10.29.13.2:8080'],
+        [a.id, 'rebind.attacker.example:8080'],
+        [b.id, '10.29.13.1:8080'],
+        [b.id, 'models.lab.example'],
+        ['ffffffff', 'lens-authz:8081'],
+      ]) {
+        const res = await hook(id, host);
+        expect(res.status, `${id} ${host}`).toBe(421);
+      }
+      // The gateway's names open the hook only, never the console's own routes.
+      for (const path of ['/api/cluster/clusters', '/api/metal/devices', '/']) {
+        expect((await raw(base, path, { headers: { host: '10.29.13.1:8080', ...auth } })).status, path).toBe(421);
+      }
+    } finally {
+      await api.stop();
+    }
   });
 });
 

@@ -137,7 +137,8 @@ export function gatewayRoutes(instance: FastifyInstance, gw: GatewayService): vo
     return reply.code(200).send({ allowed: true });
   };
   const hookOpts = {
-    config: { permission: 'public' },
+    // The gateway calls behind its own names (the console's Host check would answer 421).
+    config: { permission: 'public', extraHosts: (name: string, req: import('fastify').FastifyRequest) => gw.hookServesHost((req.params as GatewayParams).cluster_id, name) },
     schema: { tags, summary: 'External authorization of the gateway (its own access keys; no console token)', params: GatewayParams, response: { 200: GatewayAllowed, ...problems(401, 403, 404, 429, 500) } },
   };
   app.all('/api/v1/internal/model-gateway/authorize/cluster/:cluster_id', hookOpts, authorize);

@@ -13,6 +13,7 @@ import { type BundleId, bundleUrls, type CrdsService } from '../services/crds.se
 import { FIELD_MANAGER } from '../services/manifests';
 import type { GatewayKeyRow, GatewayRepository, GatewayStateRow, ObjectKey } from './gateway.repository';
 import {
+  AUTHZ_SERVICE,
   authzPath,
   CLUSTER_ID_LABEL,
   FAIRNESS_HEADER,
@@ -622,6 +623,27 @@ export class GatewayService {
    * The provider's external-authorization call: allowed (the fairness header set to the key's
    * name) only for a current key of this very cluster. Denials say nothing about why.
    */
+  /**
+   * The host names a cluster's gateway may send the hook (issue 29, finding 13): its
+   * `gatewayAuthzHost` (where the hook's EndpointSlice points), the hook Service's names in the
+   * cluster (`lens-authz`, `.<namespace>`, `.svc`, `.svc.cluster.local`) and the host of
+   * `gatewayPublicUrl` (a provider that forwards the client's own `Host`, as Envoy's ext_authz does).
+   */
+  async hookServesHost(clusterId: string, name: string): Promise<boolean> {
+    const c = /^[a-z0-9-]{1,64}$/.test(clusterId) ? await this.clusters.get(this.db, clusterId) : null;
+    if (!c?.gatewayProvider) return false;
+    const names = new Set([AUTHZ_SERVICE, `${AUTHZ_SERVICE}.${c.gatewayNamespace}`, `${AUTHZ_SERVICE}.${c.gatewayNamespace}.svc`, `${AUTHZ_SERVICE}.${c.gatewayNamespace}.svc.cluster.local`]);
+    if (c.gatewayAuthzHost) names.add(c.gatewayAuthzHost.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, ''));
+    if (c.gatewayPublicUrl) {
+      try {
+        names.add(new URL(c.gatewayPublicUrl).hostname.toLowerCase().replace(/^\[|\]$/g, ''));
+      } catch {
+        // not a URL: no name from it
+      }
+    }
+    return names.has(name);
+  }
+
   async authorize(clusterId: string, authorization: string | undefined, source: string): Promise<{ headers: Record<string, string> }> {
     if (!this.take(source)) throw new AppError('gateway_rate_limited', 'too many authorization calls from this source');
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');

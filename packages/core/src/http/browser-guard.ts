@@ -20,6 +20,21 @@ export interface BrowserGuardOptions {
   hosts?: readonly string[];
 }
 
+/**
+ * Host names one route serves besides the listener's (`config.extraHosts`): a route that
+ * machines behind another name call, such as the gateway's authorization hook (issue 29, finding
+ * 13), whose callers send the names their own configuration gives them. Judged per request (the
+ * route's parameters are known), with the host name lowercased, without port or trailing dot.
+ */
+export type ExtraHosts = (name: string, req: FastifyRequest) => boolean | Promise<boolean>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Host names this route serves besides the listener's ({@link ExtraHosts}). */
+    extraHosts?: ExtraHosts;
+  }
+}
+
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** What an HTML form can send without script (and a `fetch` without a CORS preflight). */
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'];
@@ -86,7 +101,10 @@ export function installBrowserGuard(app: FastifyInstance, opts: BrowserGuardOpti
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const host = req.headers.host;
     // HTTP/1.0 without Host: nothing a browser sends.
-    if (host !== undefined && !allowed(hostName(host))) throw new AppError('host_not_allowed');
+    if (host !== undefined && !allowed(hostName(host))) {
+      const extra = req.is404 ? undefined : (req.routeOptions.config as { extraHosts?: ExtraHosts } | undefined)?.extraHosts;
+      if (!extra || !(await extra(hostName(host), req))) throw new AppError('host_not_allowed');
+    }
     if (!UNSAFE.has(req.method)) return;
     const site = req.headers['sec-fetch-site'];
     if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') throw new AppError('cross_site_request_refused');
