@@ -84,6 +84,10 @@ describe('console power controls in Chromium', () => {
     await page.getByTestId(`power-${macKey(s1.mac)}`).click();
     const dialog = page.getByTestId('power-dialog');
     await expect.poll(() => dialog.getByTestId('bmc-edit').textContent(), { timeout: 10_000 }).toBe('Configure BMC');
+    // No BMC is a normal state (GET …/bmc answers 404 bmc_not_found): said as such, not shown as an error.
+    expect(await dialog.textContent()).toContain('No BMC configured for this device.');
+    expect(await dialog.textContent()).not.toContain('bmc_not_found');
+    expect(await dialog.textContent()).not.toContain('has no BMC');
     await dialog.getByTestId('bmc-edit').click();
     await dialog.getByTestId('bmc-url').fill(`${emu.base}/redfish/v1/Systems/${s1.uuid}`);
     await dialog.getByTestId('bmc-username').fill(emu.username);

@@ -184,6 +184,7 @@ export const errorCatalog = {
   // issue 21: power
   bmc_invalid: { status: 400, message: 'invalid BMC settings: driver redfish (url, username, password, verify_tls) or ipmi (host, port, username, password)' },
   bmc_not_configured: { status: 409, message: 'the device has no BMC configured' },
+  bmc_not_found: { status: 404, message: 'the device has no BMC (GET /devices/{mac}/bmc)' },
   power_device_revoked: { status: 409, message: 'the device is revoked: no power actions' },
   bmc_unreachable: { status: 502, message: 'the BMC cannot be reached' },
   bmc_auth_failed: { status: 502, message: 'the BMC refused the credentials' },

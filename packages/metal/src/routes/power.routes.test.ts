@@ -54,9 +54,11 @@ describe('power routes', () => {
 
   it('sets, shows (never the password) and removes a BMC; the password is required the first time', async () => {
     expect((await api('POST', '/devices', { mac: MAC })).statusCode).toBe(201);
+    // A device without a BMC is a normal state: 404 with its own code (not the device's 404, not a 409 conflict).
     const none = await api('GET', `/devices/${MAC}/bmc`);
-    expect(none.statusCode).toBe(409);
-    expect(none.json().code).toBe('bmc_not_configured');
+    expect(none.statusCode).toBe(404);
+    expect(none.json().code).toBe('bmc_not_found');
+    expect((await api('GET', '/devices/52:54:00:21:00:98/bmc')).json()).toMatchObject({ detail: expect.stringContaining('not found') });
     const noPassword = await api('PUT', `/devices/${MAC}/bmc`, { driver: 'ipmi', host: 'bmc-01.example', username: 'admin' });
     expect(noPassword.statusCode).toBe(400);
     expect(noPassword.json().code).toBe('bmc_invalid');
@@ -71,7 +73,7 @@ describe('power routes', () => {
     expect(ops.find((o) => o.op === 'device.bmc.set')).toMatchObject({ driver: 'ipmi', bmc: 'bmc-01.example:623' });
     expect(JSON.stringify(ops)).not.toContain('hunter2-21');
     expect((await api('DELETE', `/devices/${MAC}/bmc`)).json()).toEqual({ mac: MAC, deleted: true });
-    expect((await api('GET', `/devices/${MAC}/bmc`)).statusCode).toBe(409);
+    expect((await api('GET', `/devices/${MAC}/bmc`)).json().code).toBe('bmc_not_found');
   });
 
   it('refuses BMC settings outside their grammar (they reach a command line or a URL)', async () => {
@@ -117,7 +119,7 @@ describe('power routes', () => {
       expect(imported.created).toEqual([]);
       expect(imported.failed[0].error).toContain('IRONLENS_BMC_ALLOW_LINK_LOCAL');
     }
-    expect((await api('GET', `/devices/${mac}/bmc`)).json().code).toBe('bmc_not_configured');
+    expect((await api('GET', `/devices/${mac}/bmc`)).json().code).toBe('bmc_not_found');
     const allowed = await newMetalFixture({ IPXE_CP_TOKEN: 't0ken', IRONLENS_BMC_ALLOW_LINK_LOCAL: 'true' });
     try {
       for (const [i, bmc] of hostile.entries()) {

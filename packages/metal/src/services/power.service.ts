@@ -69,7 +69,8 @@ export class PowerService {
     const mac = requireMac(macInput);
     await this.requireDevice(this.store.db, mac);
     const b = await this.bmcs.get(this.store.db, mac);
-    if (!b) throw new AppError('bmc_not_configured', `device ${mac} has no BMC configured`, { code: 'bmc_not_configured' });
+    // A device without a BMC is a normal state, not a conflict: 404 with its own code (issue 32).
+    if (!b) throw new AppError('bmc_not_found', `device ${mac} has no BMC`, { code: 'bmc_not_found' });
     return bmcView(b.credentials, b.updated_at);
   }
 

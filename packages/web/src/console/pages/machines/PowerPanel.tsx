@@ -40,7 +40,8 @@ export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower
   const bmc = usePoll(
     () =>
       metal.bmc(mac).catch((e) => {
-        if (e instanceof ApiError && e.status === 409) return null;
+        // No BMC is a normal state (404 bmc_not_found), not an error to show.
+        if (e instanceof ApiError && e.status === 404 && e.code === 'bmc_not_found') return null;
         throw e;
       }),
     0,
