@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AgentDeps, buildAgentApp, type IscsiTargets } from '@ironlens/agent';
-import { minimumRole, PERMISSION_PATTERN, PUBLIC, type RegisteredRoute, type Role, registeredRoutes, roleAllows } from '@ironlens/core';
+import { minimumRole, PERMISSION_PATTERN, PERMISSION_ROLES, PUBLIC, type RegisteredRoute, type Role, registeredRoutes, roleAllows } from '@ironlens/core';
 import { dumpDatabase, startPostgres, testDatabaseEnv } from '@ironlens/core/testing';
 import { buildKindApp, createKindServices, kindMigrations } from '@ironlens/kind';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
@@ -122,6 +122,9 @@ describe('every route of every listener', () => {
         'consoleMetal GET /healthz',
       ].sort(),
     );
+    // Every permission of the role table is one some route declares (or requires by what its body carries): no dead entries.
+    const declared = new Set([...all, ...kindRoutes, ...agentRoutes].flatMap(({ route }) => [route.permission, ...route.bodyPermissions.map((b) => b.permission)]));
+    expect(Object.keys(PERMISSION_ROLES).filter((p) => !declared.has(p))).toEqual([]);
     await kindApp.close();
     await kindRuntime.close();
   });

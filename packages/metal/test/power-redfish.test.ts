@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Metrics } from '@ironlens/core';
-import { parsePrometheusText, sampleValue, waitFor } from '@ironlens/core/testing';
+import { freeTcpPort, parsePrometheusText, sampleValue, waitFor } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeAgent } from '../src/testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../src/testing/fixture';
@@ -18,6 +18,8 @@ import { killAllSync } from './netboot.harness';
  */
 
 const SYSTEMS = fakeSystems(50);
+/** Three more systems of the emulator, reached directly (not through the counting front): the metrics test's own. */
+const METRIC_SYSTEMS = fakeSystems(53).slice(50);
 const TOKEN = 'power-test-token';
 const auth = { authorization: `Bearer ${TOKEN}` };
 
@@ -40,8 +42,10 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
   const hosts = SYSTEMS.map((_, i) => `127.0.21.${i + 1}`);
   const urlOf = (i: number) => `http://${hosts[i]}:${front.port}/redfish/v1/Systems/${SYSTEMS[i].uuid}`;
   const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => fx.app.inject({ method, url, headers: auth, payload: payload as object });
+  /** Declares system `i` with its BMC; one declared by an earlier test stays as it is (each test may also run alone). */
   const declare = async (i: number, bmc: Record<string, unknown> = {}) => {
     const r = await api('POST', '/devices', { mac: SYSTEMS[i].mac, bmc: { driver: 'redfish', url: urlOf(i), username: emu.username, password: emu.password, ...bmc } });
+    if (r.statusCode === 409 && r.json().detail.includes('already exists')) return;
     expect(r.statusCode, r.body).toBe(201);
   };
   const powerState = async (i: number) => (await emu.system(SYSTEMS[i].uuid)).PowerState;
@@ -49,7 +53,7 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
   beforeAll(async () => {
     process.on('exit', killAllSync);
     work = mkdtempSync(join(tmpdir(), `ironlens-power-redfish-${process.pid}-`));
-    emu = await startSushy(join(work, 'emulator'), SYSTEMS);
+    emu = await startSushy(join(work, 'emulator'), [...SYSTEMS, ...METRIC_SYSTEMS]);
     front = new CountingFront(emu.port, { etags: true });
     await front.start(hosts);
     fx = await newMetalFixture({ IPXE_CP_TOKEN: TOKEN, IRONLENS_BMC_CONCURRENCY: '8', IRONLENS_BOOT_CONFIRM_TIMEOUT_MS: '1500', IRONLENS_BMC_TIMEOUT_MS: '10000' }, { metrics });
@@ -79,6 +83,7 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
   });
 
   it('powers on, off and cycles: the emulator’s PowerState follows', async () => {
+    await declare(0);
     const mac = SYSTEMS[0].mac;
     expect(await powerState(0)).toBe('Off');
     const on = await api('POST', `/devices/${mac}/power`, { action: 'on' });
@@ -229,7 +234,48 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
     }
   });
 
+  it('counts BMC latency and failures, and boots confirmed and missed, with no MAC or host in the labels', async () => {
+    // Counted as what this test adds, so it passes alone and after the others (whose proofs of
+    // boot still pending end first: they would count as missed meanwhile).
+    await waitFor('no proof of boot pending', async () => ((await api('GET', '/devices')).json() as Array<{ last_power?: { result: string | null } }>).filter((d) => d.last_power?.result === 'pending').length, (n) => n === 0, 10_000, 100);
+    const read = async () => parsePrometheusText(await metrics.text());
+    const value = (samples: ReturnType<typeof parsePrometheusText>, name: string, labels: Record<string, string>) => sampleValue(samples, name, labels) ?? 0;
+    const before = await read();
+    const [ok, wrong, missed] = METRIC_SYSTEMS;
+    const urlOfSystem = (s: { uuid: string }) => `${emu.base}/redfish/v1/Systems/${s.uuid}`;
+    const closed = await freeTcpPort();
+    for (const [s, url, password] of [
+      [ok, urlOfSystem(ok), emu.password],
+      [wrong, urlOfSystem(wrong), 'not-the-password'],
+      [missed, `http://127.0.0.1:${closed}/redfish/v1/Systems/${missed.uuid}`, emu.password],
+    ] as const) {
+      expect((await api('POST', '/devices', { mac: s.mac, bmc: { driver: 'redfish', url, username: emu.username, password } })).statusCode).toBe(201);
+    }
+    // One action that works and is proven (report and /boot-vars), one refused, one unreachable.
+    expect((await api('POST', `/devices/${ok.mac}/power`, { action: 'on', boot: 'network' })).statusCode).toBe(200);
+    expect((await fx.app.inject({ url: `/devices/report?mac=${ok.mac}` })).statusCode).toBe(200);
+    expect((await fx.app.inject({ url: `/boot-vars?mac=${ok.mac}` })).statusCode).toBe(200);
+    await waitFor('the boot proven', async () => (await api('GET', `/devices/${ok.mac}`)).json().last_power?.result, (r) => r === 'booted', 5_000, 50);
+    expect((await api('POST', `/devices/${wrong.mac}/power`, { action: 'on' })).json().code).toBe('bmc_auth_failed');
+    expect((await api('POST', `/devices/${missed.mac}/power`, { action: 'on' })).json().code).toBe('bmc_unreachable');
+    // One accepted action whose machine never asks: missed at IRONLENS_BOOT_CONFIRM_TIMEOUT_MS.
+    await api('PUT', `/devices/${missed.mac}/bmc`, { driver: 'redfish', url: urlOfSystem(missed), username: emu.username });
+    expect((await api('POST', `/devices/${missed.mac}/power`, { action: 'cycle', boot: 'network' })).statusCode).toBe(200);
+    await waitFor('the boot missed', async () => (await api('GET', `/devices/${missed.mac}`)).json().last_power?.result, (r) => r === 'no_network_boot', 10_000, 100);
+    const after = await read();
+    const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
+    expect(delta('ironlens_bmc_call_duration_seconds_count', { driver: 'redfish', op: 'on', outcome: 'ok' })).toBe(1);
+    expect(delta('ironlens_bmc_failures_total', { driver: 'redfish', code: 'bmc_auth_failed' })).toBe(1);
+    expect(delta('ironlens_bmc_failures_total', { driver: 'redfish', code: 'bmc_unreachable' })).toBe(1);
+    expect(delta('ironlens_power_boots_total', { result: 'booted' })).toBe(1);
+    expect(delta('ironlens_power_boots_total', { result: 'no_network_boot' })).toBe(1);
+    const text = await metrics.text();
+    for (const s of [...SYSTEMS, ...METRIC_SYSTEMS]) expect(text).not.toContain(s.mac);
+    expect(text).not.toContain('127.0.21.');
+  }, 60_000);
+
   it('a stopped emulator is bmc_unreachable, quickly', async () => {
+    await declare(0);
     const direct = `${emu.base}/redfish/v1/Systems/${SYSTEMS[0].uuid}`;
     expect((await api('PUT', `/devices/${SYSTEMS[0].mac}/bmc`, { driver: 'redfish', url: direct, username: emu.username })).statusCode).toBe(200);
     await emu.stop();
@@ -242,19 +288,6 @@ describe('power through Redfish, against sushy-emulator --fake', () => {
     expect(ms).toBeLessThan(3_000);
   });
 
-  it('counts BMC latency and failures, and boots confirmed and missed, with no MAC or host in the labels', async () => {
-    await waitFor('the last pending boot to end', async () => (await api('GET', `/devices/${SYSTEMS[4].mac}`)).json().last_power.result, (r) => r !== 'pending', 10_000, 100);
-    const text = await metrics.text();
-    const samples = parsePrometheusText(text);
-    expect(sampleValue(samples, 'ironlens_bmc_call_duration_seconds_count', { driver: 'redfish', op: 'on', outcome: 'ok' })).toBeGreaterThan(0);
-    expect(sampleValue(samples, 'ironlens_bmc_failures_total', { driver: 'redfish', code: 'bmc_auth_failed' })).toBe(1);
-    expect(sampleValue(samples, 'ironlens_bmc_failures_total', { driver: 'redfish', code: 'bmc_unreachable' })).toBe(1);
-    expect(sampleValue(samples, 'ironlens_power_boots_total', { result: 'booted' })).toBe(1);
-    // The no-boot test's and the disk's reboot (the bind's was replaced by the disk's, on the same device).
-    expect(sampleValue(samples, 'ironlens_power_boots_total', { result: 'no_network_boot' })).toBe(2);
-    for (const s of SYSTEMS) expect(text).not.toContain(s.mac);
-    expect(text).not.toContain('127.0.21.');
-  });
 });
 
 describe('Redfish over HTTPS (the emulator’s TLS option)', () => {

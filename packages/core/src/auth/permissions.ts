@@ -43,7 +43,6 @@ export const PERMISSION_ROLES: Record<string, Role> = {
   'metal:worker:read': 'viewer',
   'metal:worker:write': 'operator',
   'metal:worker:delete': 'operator',
-  'metal:disk:read': 'viewer',
   'metal:disk:write': 'operator',
   'metal:disk:delete': 'operator',
   'metal:agent:read': 'viewer',
@@ -61,7 +60,6 @@ export const PERMISSION_ROLES: Record<string, Role> = {
   'metal:power:operate': 'operator',
   'metal:bmc:read': 'viewer',
   'metal:bmc:write': 'admin',
-  'metal:host-report:submit': 'operator',
   // the cluster manager (seed 000, Lens' names)
   'cluster:cluster:read': 'viewer',
   'cluster:cluster:create': 'admin',
