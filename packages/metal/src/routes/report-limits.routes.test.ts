@@ -117,6 +117,7 @@ describe('reports of known devices (issue 19: a read, not a write)', () => {
     expect((await device(mac(1))).last_seen).toBe(first);
     clock += 31_000;
     expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    await f!.services.devices.settled();
     expect(updates).toHaveBeenCalledTimes(1);
     expect((await device(mac(1))).last_seen).toBe(new Date(clock).toISOString().replace(/\.\d{3}Z$/, '+00:00'));
   });
@@ -135,7 +136,55 @@ describe('reports of known devices (issue 19: a read, not a write)', () => {
     await report(mac(1));
     const updates = vi.spyOn(DeviceRepository.prototype, 'update');
     await report(mac(1));
+    await f!.services.devices.settled();
     await report(mac(1));
+    await f!.services.devices.settled();
     expect(updates).toHaveBeenCalledTimes(2);
+  });
+
+  it('answers an unchanged report of a known device without touching the store; last_seen is written after the answer (issue 32, item 9)', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '60' });
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    await f!.services.devices.settled();
+    const gets = vi.spyOn(DeviceRepository.prototype, 'get');
+    const updates = vi.spyOn(DeviceRepository.prototype, 'update');
+    clock += 30_000;
+    for (let i = 0; i < 20; i++) expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    expect(gets).not.toHaveBeenCalled();
+    expect(updates).not.toHaveBeenCalled();
+    // Past the interval the answer is the same, and last_seen follows in the background.
+    clock += 31_000;
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    await f!.services.devices.settled();
+    expect(updates).toHaveBeenCalledTimes(1);
+    expect((await device(mac(1))).last_seen).toBe(new Date(clock).toISOString().replace(/\.\d{3}Z$/, '+00:00'));
+  });
+
+  it('takes what it remembers as a hint: a fingerprint changed elsewhere (another replica) is seen at the next write, then written from the next report', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '60' });
+    await report(mac(1));
+    await f!.services.devices.settled();
+    // Another replica stores another fingerprint for the device.
+    await new DeviceRepository().update(f!.store.db, mac(1), { fingerprint: { manufacturer: 'Other' } });
+    clock += 61_000;
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    await f!.services.devices.settled();
+    expect((await device(mac(1))).fingerprint).toEqual({ manufacturer: 'Other' });
+    clock += 1_000;
+    await report(mac(1));
+    expect((await device(mac(1))).fingerprint).toEqual({ manufacturer: 'QEMU' });
+  });
+
+  it('forgets a revoked device: its reports are ignored and write nothing', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '0' });
+    await report(mac(1));
+    await f!.services.devices.settled();
+    expect((await inject('DELETE', `/devices/${mac(1)}`)).statusCode).toBe(200);
+    const updates = vi.spyOn(DeviceRepository.prototype, 'update');
+    clock += 5_000;
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    await f!.services.devices.settled();
+    expect(updates).not.toHaveBeenCalled();
+    expect((await device(mac(1))).last_seen).not.toBe(new Date(clock).toISOString().replace(/\.\d{3}Z$/, '+00:00'));
   });
 });

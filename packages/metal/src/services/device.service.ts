@@ -11,6 +11,7 @@ import { renderBootVarsScript } from './boot-vars.service';
 import type { LedgerWriter } from './ledger-writer.service';
 import type { ReportGuard, ReportRefusal } from './report-guard.service';
 import type { RequestContext, SettingsService } from './settings.service';
+import { type KnownDevice, ReportMemory } from './report-memory.service';
 
 export type { BatchBindRequest, BatchMode, DeviceDeclaration };
 
@@ -104,7 +105,17 @@ export class DeviceService {
     /** Where the power side (issue 21) plugs in: `last_power` on the device view, the report as a sighting of a network boot, BMCs declared with devices. Default: none. */
     private readonly power?: DevicePowerHooks,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.memory = new ReportMemory(store, devices, (limits.lastSeenSeconds ?? 60) * 1000);
+  }
+
+  /** Known devices' reports, answered without the store; their last_seen written after the answer. */
+  private readonly memory: ReportMemory;
+
+  /** Resolves when the last_seen writes of the reports answered so far are done (tests, reads). */
+  settled(): Promise<void> {
+    return this.memory.settled();
+  }
 
   /** `last_power` on the device (issue 21), only where a power action was recorded: the seed's shape is unchanged otherwise. */
   private async withPower(list: Device[]): Promise<Device[]> {
@@ -129,11 +140,13 @@ export class DeviceService {
   async list(state?: string): Promise<Device[]> {
     const s = state && state !== 'all' ? state : undefined;
     if (s && !['pooled', 'bound', 'revoked'].includes(s)) throw new AppError('request_invalid', `invalid state filter: ${echo(state)}; use all, pooled, bound or revoked`);
+    await this.memory.settled();
     return this.withPower(await this.devices.list(this.db, s as DeviceState | undefined));
   }
 
   async get(macInput: string): Promise<Device> {
     const mac = requireMac(macInput);
+    await this.memory.settled();
     return (await this.withPower([await this.requireDevice(this.db, mac)]))[0];
   }
 
@@ -240,6 +253,7 @@ export class DeviceService {
       if (d.state === 'revoked') throw new AppError('device_revoked', `device already revoked: ${mac}`);
       if (d.state === 'bound') throw new AppError('device_bound', `device is bound to ${d.bound_worker_id}; unbind it first: ${mac}`);
       await this.devices.update(db, mac, { state: 'revoked' });
+      this.memory.forget(mac);
       await this.ops.append({ op: 'device.revoke', mac, client: ctx.client }, trx);
       return { ...d, state: 'revoked' as const };
     });
@@ -268,11 +282,18 @@ export class DeviceService {
     const uuid = cleanUuid(q.uuid);
     const at = new Date(this.now());
     const now = isoSeconds(at);
-    // A known device that says what the store already holds, seen recently: one read, no write.
+    // A known device that says nothing new is answered from memory: its answer does not depend
+    // on the store, and its last_seen is written after the answer (ReportMemory).
+    const memo = this.memory.get(mac);
+    if (memo && !ReportMemory.says(memo, fp, uuid)) return this.unchanged(mac, memo, at);
     const known = await this.devices.get(this.db, mac);
-    if (known?.state === 'revoked') return { result: 'ignored', script: REPORT_OK_SCRIPT };
-    if (known && !this.reportChanges(known, fp, uuid, at)) return { result: 'updated', script: REPORT_OK_SCRIPT };
+    if (known?.state === 'revoked') {
+      this.memory.forget(mac);
+      return { result: 'ignored', script: REPORT_OK_SCRIPT };
+    }
+    if (known?.first_seen && !ReportMemory.says(known, fp, uuid)) return this.unchanged(mac, this.memory.remember(mac, known), at);
     const autoRegister = await this.settings.getAutoRegister();
+    const out: { written?: { fingerprint: Fingerprint; uuid: string | null; last_seen: string } } = {};
     const result = await this.store.transaction(async (trx) => {
       const db = trx;
       let d = await this.devices.get(db, mac);
@@ -284,12 +305,9 @@ export class DeviceService {
       }
       if (d?.state === 'revoked') return 'ignored' as const;
       if (d) {
-        await this.devices.update(db, mac, {
-          fingerprint: { ...d.fingerprint, ...fp },
-          uuid: uuid ?? d.uuid,
-          first_seen: d.first_seen ?? now,
-          last_seen: now,
-        });
+        const next = { fingerprint: { ...d.fingerprint, ...fp }, uuid: uuid ?? d.uuid, first_seen: d.first_seen ?? now, last_seen: now };
+        await this.devices.update(db, mac, next);
+        out.written = next;
         return 'updated' as const;
       }
       if (!autoRegister) return 'ignored' as const;
@@ -299,6 +317,7 @@ export class DeviceService {
         if (pooled >= this.limits.maxPooled) return { refused: 'pool_full' as ReportRefusal, detail: { pooled, max_pooled: this.limits.maxPooled } };
       }
       await this.devices.insert(db, { mac, uuid, state: 'pooled', bound_worker_id: null, key_hash: null, source: 'ipxe', fingerprint: fp, first_seen: now, last_seen: now });
+      out.written = { fingerprint: fp, uuid, last_seen: now };
       await this.ops.append({ op: 'device.register', mac, source: 'ipxe', client: ctx.client }, trx);
       return 'registered' as const;
     });
@@ -306,23 +325,17 @@ export class DeviceService {
       await this.reportGuard.refused(result.refused, ctx.client, result.detail);
       return { result: 'limited', script: renderBootVarsScript({ vars: { menu_default: 'reboot', menu_timeout: this.limits.autoBootTimeout }, subject: mac }) };
     }
+    if (out.written) this.memory.remember(mac, out.written);
     if (result === 'registered') this.bootVars.forgetDevice(mac);
     if (result === 'updated') this.power?.sighting(mac);
     return { result, script: REPORT_OK_SCRIPT };
   }
 
-  /**
-   * Whether a report of a known device has something to write: a fingerprint field or the
-   * UUID it does not hold yet, no `first_seen`, or a `last_seen` older than the interval.
-   */
-  private reportChanges(d: Device, fp: Fingerprint, uuid: string | null, at: Date): boolean {
-    if (!d.first_seen || !d.last_seen) return true;
-    if (uuid && uuid !== d.uuid) return true;
-    const held = d.fingerprint as Record<string, unknown>;
-    for (const [k, v] of Object.entries(fp)) if (held[k] !== v) return true;
-    const interval = (this.limits.lastSeenSeconds ?? 60) * 1000;
-    const last = Date.parse(d.last_seen);
-    return !(Number.isFinite(last) && at.getTime() - last < interval && at.getTime() >= last);
+  /** A known device said nothing new: last_seen later, the sighting now (a proof of boot may wait for it). */
+  private unchanged(mac: string, memo: KnownDevice, at: Date): ReportOutcome {
+    this.memory.seen(mac, memo, at.getTime());
+    this.power?.sighting(mac);
+    return { result: 'updated', script: REPORT_OK_SCRIPT };
   }
 
   /**

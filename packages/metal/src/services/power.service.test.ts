@@ -4,6 +4,7 @@
  * BMC call where a test wants it. The same rules against the real emulators:
  * test/power-redfish.test.ts, test/power-ipmi.e2e.test.ts.
  */
+import { waitFor } from '@ironlens/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeBmcCall, FakeBmcs } from '../testing/fake-bmc';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
@@ -145,6 +146,18 @@ describe('power actions with FakeBmc', () => {
     expect((await f.app.inject({ url: `/devices/report?mac=${macOf(1)}` })).statusCode).toBe(200);
     expect((await f.app.inject({ url: `/boot-vars?mac=${macOf(1)}` })).statusCode).toBe(200);
     while ((await api('GET', `/devices/${macOf(1)}`)).json().last_power?.result !== 'booted') await new Promise((res) => setImmediate(res));
+  });
+
+  it('a device report that says nothing new still counts as the boot’s sighting', async () => {
+    await setup({}, 1);
+    // The machine reported a moment ago (its report is now unchanged, answered from memory).
+    expect((await f.app.inject({ url: `/devices/report?mac=${macOf(1)}` })).statusCode).toBe(200);
+    await f.services.devices.settled();
+    expect((await api('POST', `/devices/${macOf(1)}/power`, { action: 'cycle', boot: 'network' })).json().last_power.result).toBe('pending');
+    expect((await f.app.inject({ url: `/devices/report?mac=${macOf(1)}` })).statusCode).toBe(200);
+    expect((await f.app.inject({ url: `/boot-vars?mac=${macOf(1)}` })).statusCode).toBe(200);
+    const dev = await waitFor('booted', async () => (await api('GET', `/devices/${macOf(1)}`)).json(), (d) => d.last_power?.result !== 'pending', 5_000, 20);
+    expect(dev.last_power).toMatchObject({ result: 'booted' });
   });
 
   it('a BMC that refuses records bmc_ok: false with its code, and the proof of boot ends at once', async () => {

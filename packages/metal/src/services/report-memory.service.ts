@@ -1,0 +1,108 @@
+import { isoSeconds } from '@ironlens/core';
+import type { Fingerprint } from '../domain/types';
+import type { DeviceRepository } from '../repositories/device.repository';
+import type { MetalStore } from '../repositories/tables';
+import type { WarnFn } from './render-guard.service';
+
+/** A known, not revoked device as this process last read or wrote it. */
+export interface KnownDevice {
+  fingerprint: Fingerprint;
+  uuid: string | null;
+  /** `last_seen` as the store holds it (or will, once the pending write is done), in ms. */
+  lastSeenMs: number;
+}
+
+/** The most devices remembered; past it the memory starts again empty (each device then costs one read). */
+const MAX_KNOWN = 200_000;
+
+/**
+ * `/devices/report` of a known device without the store (issue 32, item 9): the answer to a
+ * known device is `#!ipxe` whatever the store holds, so a report that says nothing new
+ * (the fingerprint and UUID this process last read or wrote for that MAC) is answered from
+ * memory, and its `last_seen` (at most once per `IRONLENS_REPORT_LAST_SEEN_SECONDS`) is written
+ * after the answer, batched in one transaction per turn of the event loop. The first report of
+ * a MAC in this process reads the store once.
+ *
+ * The memory is a hint, checked by every batched write: a device that is gone, revoked, or
+ * whose fingerprint or UUID another replica (or an import) changed since is forgotten there, so
+ * its next report takes the full path again. Reads of devices wait for the writes asked for so
+ * far ({@link settled}): this process reads what it answered.
+ */
+export class ReportMemory {
+  private readonly known = new Map<string, KnownDevice>();
+  private readonly due = new Map<string, number>();
+  private scheduled = false;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: MetalStore,
+    private readonly devices: DeviceRepository,
+    private readonly intervalMs: number,
+    private readonly warn: WarnFn = (m) => process.stderr.write(`${m}\n`),
+  ) {}
+
+  get(mac: string): KnownDevice | undefined {
+    return this.known.get(mac);
+  }
+
+  remember(mac: string, d: { fingerprint: Fingerprint; uuid: string | null; last_seen: string | null }): KnownDevice {
+    if (this.known.size >= MAX_KNOWN && !this.known.has(mac)) this.known.clear();
+    const k: KnownDevice = { fingerprint: d.fingerprint, uuid: d.uuid, lastSeenMs: d.last_seen ? Date.parse(d.last_seen) : Number.NEGATIVE_INFINITY };
+    this.known.set(mac, k);
+    return k;
+  }
+
+  forget(mac: string): void {
+    this.known.delete(mac);
+  }
+
+  /** True when a report with `fp` and `uuid` says something `k` does not hold. */
+  static says(k: Pick<KnownDevice, 'fingerprint' | 'uuid'>, fp: Fingerprint, uuid: string | null): boolean {
+    if (uuid && uuid !== k.uuid) return true;
+    const held = k.fingerprint as Record<string, unknown>;
+    for (const [f, v] of Object.entries(fp)) if (held[f] !== v) return true;
+    return false;
+  }
+
+  /** `mac` reported at `atMs`: its `last_seen` is written after this turn when the stored one is old enough. */
+  seen(mac: string, k: KnownDevice, atMs: number): void {
+    if (atMs >= k.lastSeenMs && atMs - k.lastSeenMs < this.intervalMs) return;
+    k.lastSeenMs = atMs;
+    this.due.set(mac, atMs);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flushing = this.flushing.then(() => this.flush());
+    });
+  }
+
+  /** Resolves when every `last_seen` write asked for so far is done. */
+  async settled(): Promise<void> {
+    // A flush scheduled for this turn starts before this (setImmediate runs in order).
+    if (this.scheduled) await new Promise((r) => setImmediate(r));
+    await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    if (this.due.size === 0) return;
+    const batch = [...this.due];
+    this.due.clear();
+    try {
+      await this.store.transaction(async (trx) => {
+        for (const [mac, atMs] of batch) {
+          const d = await this.devices.get(trx, mac);
+          const k = this.known.get(mac);
+          if (!d || d.state === 'revoked' || !k || ReportMemory.says(d, k.fingerprint, k.uuid) || ReportMemory.says(k, d.fingerprint, d.uuid)) {
+            this.known.delete(mac);
+            if (!d || d.state === 'revoked') continue;
+          }
+          await this.devices.update(trx, mac, { last_seen: isoSeconds(new Date(atMs)) });
+        }
+      });
+    } catch (e) {
+      for (const [mac] of batch) this.known.delete(mac);
+      this.warn(`ironlens: writing last_seen of ${batch.length} reported device(s) failed: ${(e as Error).message}`);
+    }
+  }
+}
