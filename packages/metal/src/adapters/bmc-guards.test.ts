@@ -43,6 +43,17 @@ describe('RedfishBmc: the address policy at each connection', () => {
     expect(requests).toBe(0);
   });
 
+  it('refuses an address written in the URL itself (never looked up), such as a row stored before the policy', async () => {
+    const literal = (host: string, allowLinkLocal = false) =>
+      new RedfishBmc({ url: `http://${host}:${port}/redfish/v1/Systems/1`, username: 'u', password: 'p', verifyTls: true, timeoutMs: 2_000, allowLinkLocal });
+    for (const host of ['169.254.169.254', '[fe80::1]', '[::ffff:169.254.169.254]', '100.100.100.200']) {
+      await expect(literal(host).powerState(), host).rejects.toMatchObject({ code: 'bmc_address_forbidden', status: 400 });
+    }
+    expect(requests).toBe(0);
+    expect(await literal('127.0.0.1').powerState()).toBe('on');
+    expect(requests).toBe(1);
+  });
+
   it('reaches the same name when it resolves to an ordinary address, or when IRONLENS_BMC_ALLOW_LINK_LOCAL allows it', async () => {
     expect(await bmc(async () => v4('127.0.0.1')).powerState()).toBe('on');
     // Allowed: the system resolver is used ("localhost" → loopback); the hostile one is never asked.
@@ -88,6 +99,17 @@ describe('IpmitoolBmc without a BMC (exec stand-in)', () => {
     const { exec } = fakeExec((argv) => failed(argv, `debug: password=${PASSWORD}\nError: Unable to establish IPMI v2 / RMCP+ session`, ''));
     const err = (await bmc(exec).powerState().catch((e: unknown) => e)) as Error;
     expect(err.message).not.toContain(PASSWORD);
+  });
+
+  it('keeps the password out of the error when ipmitool exits 0 but prints it without the confirmation', async () => {
+    // An answer read on the success path (no "Chassis Power Control:", no "Set Boot Device to pxe") feeds the error text.
+    const { exec } = fakeExec(() => ok(`debug: session password ${PASSWORD}\n`));
+    for (const call of [(b: IpmitoolBmc) => b.power('on'), (b: IpmitoolBmc) => b.setOneTimeNetworkBoot()]) {
+      const err = (await call(bmc(exec)).catch((e: unknown) => e)) as Error & { code: string };
+      expect(err.code).toBe('bmc_action_failed');
+      expect(err.message).toContain('***');
+      expect(err.message).not.toContain(PASSWORD);
+    }
   });
 
   it('hands the password to ipmitool in IPMI_PASSWORD (-E), never in its argv', async () => {

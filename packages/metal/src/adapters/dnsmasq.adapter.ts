@@ -72,11 +72,14 @@ export interface DhcpHost {
  */
 export type DhcpLease = 'infinite' | 'range';
 
-/** A unicast IPv4 address a host can be given: dotted quad, not 0/8, 127/8, 169.254/16, multicast or above. */
+/**
+ * A unicast IPv4 address a host can be given: dotted quad, not 0/8, 127/8, 169.254/16, nor
+ * 224/4 and above (multicast, 240/4, and with it the limited broadcast 255.255.255.255).
+ */
 export function isFixedIpv4(value: unknown): value is string {
   if (typeof value !== 'string' || !/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(value)) return false;
   const [a, b] = value.split('.').map(Number);
-  return a !== 0 && a !== 127 && a < 224 && !(a === 169 && b === 254) && value !== '255.255.255.255';
+  return a !== 0 && a !== 127 && a < 224 && !(a === 169 && b === 254);
 }
 
 /** A record the renderer left out, and which of its fields are outside their grammar. */

@@ -67,14 +67,17 @@ export class IpmitoolBmc implements Bmc {
     const deadline = AbortSignal.timeout(this.o.timeoutMs);
     const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
     const what = `ipmitool ${args.join(' ')} (${this.o.host}:${this.o.port})`;
+    // Whatever ipmitool prints (its debug output may echo the password) loses the password
+    // before anything reads it: the success path's confirmations feed error texts too.
+    const redact = (text: string) => text.split(this.o.password).join('***');
     try {
       const r = await this.exec(argv, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', IPMI_PASSWORD: this.o.password }, timeoutMs: this.o.timeoutMs + 2_000, signal: both });
-      return `${r.stdout}\n${r.stderr}`;
+      return redact(`${r.stdout}\n${r.stderr}`);
     } catch (err) {
       if (both.aborted) throw bmcError('bmc_timeout', `${what}: no answer within ${this.o.timeoutMs} ms`);
       if ((err as { notFound?: boolean }).notFound) throw bmcError('bmc_action_failed', 'ipmitool is not installed on the control plane (Debian package ipmitool)');
       const out = err instanceof ExecError ? `${err.result.stderr}\n${err.result.stdout}` : String((err as Error).message);
-      const clean = out.split(this.o.password).join('***');
+      const clean = redact(out);
       if (AUTH.test(clean)) throw bmcError('bmc_auth_failed', `${what}: the BMC refused the credentials`);
       if (UNREACHABLE.test(clean)) throw bmcError('bmc_unreachable', `${what}: ${bmcText(lastLine(clean))}`);
       throw bmcError('bmc_action_failed', `${what}: ${bmcText(lastLine(clean)) || 'failed'}`);

@@ -1,6 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { guardedLookup, type HostResolver, isAppError, systemResolver } from '@ironlens/core';
+import { forbiddenHostReason, guardedLookup, type HostResolver, isAppError, systemResolver } from '@ironlens/core';
 import { bmcAddressForbidden, type PowerAction, type PowerState } from '../domain/power';
 import { type Bmc, bmcError, bmcText } from './bmc';
 
@@ -61,6 +61,11 @@ export class RedfishBmc implements Bmc {
     }
     const https = this.url.protocol === 'https:';
     const what = `${method} ${this.url.host}${path}`;
+    // An address in the URL itself is never looked up: judged here, at each connection, as a
+    // name's answers are by the lookup below (a row stored before the policy is caught too).
+    const host = this.url.hostname.replace(/^\[|\]$/g, '');
+    const forbidden = this.o.allowLinkLocal ? null : forbiddenHostReason(host);
+    if (forbidden) return Promise.reject(bmcAddressForbidden(host, forbidden));
     return new Promise<Answer>((resolve, reject) => {
       let done = false;
       const finish = (err: Error | null, a?: Answer) => {
@@ -74,7 +79,7 @@ export class RedfishBmc implements Bmc {
       const req = (https ? httpsRequest : httpRequest)(
         {
           protocol: this.url.protocol,
-          hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
+          hostname: host,
           port: this.url.port || (https ? 443 : 80),
           method,
           path,

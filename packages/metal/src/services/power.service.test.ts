@@ -116,6 +116,32 @@ describe('status reads against a slow BMC (issue 29 finding 4)', () => {
     for (const r of await Promise.all(waiting)) expect(r.statusCode).toBe(200);
   });
 
+  it('a read asked while an action on the device is under way waits for it: the state after the action, never the one cached before', async () => {
+    await setup({ IRONLENS_BMC_STATE_CACHE_MS: '600000' }, 1);
+    const m = fakes.machine(urlOf(1));
+    expect((await api('GET', `/devices/${macOf(1)}/power`)).json()).toMatchObject({ state: 'off' });
+    const hold = new HeldCalls();
+    m.gate = hold.gate;
+    const action = api('POST', `/devices/${macOf(1)}/power`, { action: 'on' });
+    await hold.count(1);
+    // The power-on is held at the BMC; a viewer asks now. The read queues behind the action
+    // (or, were the cached state still answered, it would come back at once).
+    let stop = false;
+    const read = api('GET', `/devices/${macOf(1)}/power`);
+    const queued = (async () => {
+      while (!stop && f.services.power.queuedCalls().reads < 1) await new Promise((r) => setImmediate(r));
+      return 'queued';
+    })();
+    const first = await Promise.race([read.then((r) => r.json()), queued]);
+    stop = true;
+    expect(first).toBe('queued');
+    await hold.releaseNext(); // the power-on; its state read back is held now
+    await hold.releaseNext(false);
+    expect((await action).statusCode).toBe(200);
+    while (hold.held.length) await hold.releaseNext(false);
+    expect((await read).json()).toMatchObject({ state: 'on' });
+  });
+
   it('answers a failed read again for IRONLENS_BMC_FAILURE_CACHE_MS without calling the BMC; an action clears it', async () => {
     await setup({ IRONLENS_BMC_STATE_CACHE_MS: '0', IRONLENS_BMC_FAILURE_CACHE_MS: '600000' }, 1);
     const m = fakes.machine(urlOf(1));
