@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dumpDatabase, sleep } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cacheDirFor } from './services/software.service';
+import { cacheDirFor } from './software/software.service';
 import { type ClustersTestApp, closedPort, kubeconfigWithKey, multipart, startClustersApp } from './testing/app';
 import { LocalGithubMirror } from './testing/github-mirror';
 

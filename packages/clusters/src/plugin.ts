@@ -1,10 +1,10 @@
 import multipart from '@fastify/multipart';
 import { Authenticator, declareRoutePermissions, installAccessControl, installErrorHandling } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
-import { problemErrorOptions, renderProblem } from './http/problem';
-import { CLUSTERS_ROUTE_PERMISSIONS } from './permissions';
+import { problemErrorOptions, renderProblem } from './shared/http-problem';
+import { CLUSTERS_ROUTE_PERMISSIONS } from './shared/permissions';
 import { gatewayRoutes } from './gateway/gateway.routes';
-import { clusterRoutes } from './routes/clusters.routes';
+import { clusterRoutes } from './registry/registry.routes';
 import type { ClusterServices } from './wiring';
 
 export interface ClustersPluginOptions {

@@ -8,19 +8,19 @@ import type { HostResolver } from './adapters/address-guard';
 import { type LensHosts, SystemLensHosts } from './adapters/lens-hosts.adapter';
 import { GatewayRepository } from './gateway/gateway.repository';
 import { GATEWAY_JOB, GatewayService } from './gateway/gateway.service';
-import { findHelm, type Helm, HelmCli } from './gateway/helm.adapter';
-import { type BundlePins, loadBundlePins, type StackProfile, stackProfile } from './profile';
-import { ClusterRepository } from './repositories/cluster.repository';
-import { DownloadRepository, PrepullRepository } from './repositories/download.repository';
-import { SessionRepository } from './repositories/session.repository';
-import type { ClustersDatabase } from './repositories/tables';
-import { ClusterAccess } from './services/cluster-access';
-import { ClusterService, DELETE_JOB, NODE_TUNING_JOB } from './services/cluster.service';
-import { CRDS_JOB, CrdsService } from './services/crds.service';
-import { HfTokenService } from './services/hf-token.service';
-import { OverviewService } from './services/overview.service';
-import { PlatformService } from './services/platform.service';
-import { DOWNLOAD_JOB, PREPULL_JOB, PrepullService, SoftwareService } from './services/software.service';
+import { findHelm, type Helm, HelmCli } from './adapters/helm.adapter';
+import { type BundlePins, loadBundlePins, type StackProfile, stackProfile } from './shared/profile';
+import { ClusterRepository } from './registry/cluster.repository';
+import { DownloadRepository, PrepullRepository } from './software/download.repository';
+import { SessionRepository } from './registry/session.repository';
+import type { ClustersDatabase } from './shared/tables';
+import { ClusterAccess } from './registry/cluster-access';
+import { ClusterService, DELETE_JOB, NODE_TUNING_JOB } from './registry/cluster.service';
+import { CRDS_JOB, CrdsService } from './software/crds.service';
+import { HfTokenService } from './registry/hf-token.service';
+import { OverviewService } from './overview/overview.service';
+import { PlatformService } from './overview/platform.service';
+import { DOWNLOAD_JOB, PREPULL_JOB, PrepullService, SoftwareService } from './software/software.service';
 
 /** The cluster manager's settings, read from the environment (each states its default). */
 export interface ClustersConfig {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ClustersTestApp, closedPort, kubeconfigWithKey, multipart, startClustersApp } from '../testing/app';
-import { ClusterRepository } from '../repositories/cluster.repository';
-import type { ClustersDb } from '../repositories/tables';
+import { ClusterRepository } from '../registry/cluster.repository';
+import type { ClustersDb } from '../shared/tables';
 import { renderGateway } from './gateway.render';
 
 // The port the authorization hook's EndpointSlice points at (issue 22): the console's port, and

@@ -3,14 +3,14 @@ import { isIP } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { AppError, type ErrorCode, errorCatalog, type Job, type JobContext, type JobRunner, type OperationsLog, sleep } from '@ironlens/core';
 import { type Kube, KubeApiError, type KubeObjectRef } from '../adapters/kube.adapter';
-import type { GatewayProvider } from '../domain';
-import type { StackProfile } from '../profile';
-import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
+import type { GatewayProvider } from '../shared/domain';
+import type { StackProfile } from '../shared/profile';
+import type { ClusterRepository, ClusterRow } from '../registry/cluster.repository';
 import { inventoryName } from '../bootstrap/nodes';
 import type { WorkerDirectory } from '../bootstrap/workers';
-import type { ClusterAccess } from '../services/cluster-access';
-import { type BundleId, bundleUrls, type CrdsService } from '../services/crds.service';
-import { FIELD_MANAGER } from '../services/manifests';
+import type { ClusterAccess } from '../registry/cluster-access';
+import { type BundleId, bundleUrls, type CrdsService } from '../software/crds.service';
+import { FIELD_MANAGER } from '../shared/manifests';
 import type { GatewayKeyRow, GatewayRepository, GatewayStateRow, ObjectKey } from './gateway.repository';
 import {
   authzPath,
@@ -23,7 +23,7 @@ import {
   PROVIDERS,
   renderGateway,
 } from './gateway.render';
-import type { Helm, HelmRelease } from './helm.adapter';
+import type { Helm, HelmRelease } from '../adapters/helm.adapter';
 
 export const GATEWAY_JOB = 'clusters.gateway';
 

@@ -17,13 +17,13 @@ import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
   type ProxyConfig,
-} from '../domain';
-import type { StackProfile } from '../profile';
-import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
-import type { DownloadRepository } from '../repositories/download.repository';
-import type { SessionRepository } from '../repositories/session.repository';
+} from '../shared/domain';
+import type { StackProfile } from '../shared/profile';
+import type { ClusterRepository, ClusterRow } from './cluster.repository';
+import type { DownloadRepository } from '../software/download.repository';
+import type { SessionRepository } from './session.repository';
 import { type ClusterAccess, clusterFailure, kubeconfigPurpose, onCluster } from './cluster-access';
-import { FIELD_MANAGER, inotifyDaemonSet, inotifyDaemonSetName, NODE_TUNING_NAMESPACE, PREPULL_NAMESPACE, prepullDaemonSetName } from './manifests';
+import { FIELD_MANAGER, inotifyDaemonSet, inotifyDaemonSetName, NODE_TUNING_NAMESPACE, PREPULL_NAMESPACE, prepullDaemonSetName } from '../shared/manifests';
 
 /** POST /api/cluster/clusters, after the multipart form is read. Version fields are not taken. */
 export interface RegisterClusterInput {

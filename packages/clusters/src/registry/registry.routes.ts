@@ -33,7 +33,7 @@ import {
   StackProfileSchema,
 } from '../api/clusters';
 import { CLUSTER_ERRORS, COMMON_ERRORS, NoContent, problems } from '../api/problem';
-import type { RegisterClusterInput } from '../services/cluster.service';
+import type { RegisterClusterInput } from './cluster.service';
 import type { ClusterServices } from '../wiring';
 
 const security = [{ bearer: [] }];

@@ -1,10 +1,10 @@
 /** The cluster manager's domain types (seed 000's JSON shapes). */
 
 // The answer shapes are the API schemas' types (issue 19): one source, `./api`.
-import type { HfTokenSecretRef, ProxyConfig } from './api/clusters';
+import type { HfTokenSecretRef, ProxyConfig } from '../api/clusters';
 
-export { GATEWAY_PROVIDERS, type GatewayProvider, PROXY_MODES, type ProxyMode } from './api/clusters';
-export type { ClusterRecord, DownloadState, DownloadStatus, HfTokenSecretRef, ProxyConfig, SoftwareDownloadStatus } from './api/clusters';
+export { GATEWAY_PROVIDERS, type GatewayProvider, PROXY_MODES, type ProxyMode } from '../api/clusters';
+export type { ClusterRecord, DownloadState, DownloadStatus, HfTokenSecretRef, ProxyConfig, SoftwareDownloadStatus } from '../api/clusters';
 
 /** A stored cluster, without its kubeconfig. */
 export interface StoredCluster {

@@ -4,9 +4,9 @@ import { parseAllDocuments } from 'yaml';
 import type { BundleId, BundleResult, CrdApplyResult, CrdStatus } from '../api/clusters';
 import type { BundleFetcher } from '../adapters/bundle-fetch.adapter';
 import type { KubeObjectRef } from '../adapters/kube.adapter';
-import type { BundlePins, StackProfile } from '../profile';
-import { type ClusterAccess, clusterFailure } from './cluster-access';
-import { FIELD_MANAGER } from './manifests';
+import type { BundlePins, StackProfile } from '../shared/profile';
+import { type ClusterAccess, clusterFailure } from '../registry/cluster-access';
+import { FIELD_MANAGER } from '../shared/manifests';
 
 export const CRDS_JOB = 'clusters.crds';
 

@@ -2,10 +2,10 @@ import { AppError } from '@ironlens/core';
 import type { V1DaemonSet, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { Kube, ResourceClaimLike, ResourceSliceLike } from '../adapters/kube.adapter';
 import type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from '../api/clusters';
-import { isoUtc } from '../domain';
+import { isoUtc } from '../shared/domain';
 import type { GatewayService } from '../gateway/gateway.service';
-import { type ClusterAccess, onCluster } from './cluster-access';
-import type { ClusterService } from './cluster.service';
+import { type ClusterAccess, onCluster } from '../registry/cluster-access';
+import type { ClusterService } from '../registry/cluster.service';
 import { isControlPlane } from './platform.service';
 
 /** Extended resources that count GPUs, and the accelerator profile they belong to. */

@@ -1,5 +1,5 @@
 import type { KubeObjectRef } from '../adapters/kube.adapter';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../domain';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './domain';
 
 /** Namespace of the node-tuning DaemonSets (fs.inotify.max_user_instances). */
 export const NODE_TUNING_NAMESPACE = 'lens-node-tuning';
