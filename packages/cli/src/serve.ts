@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
-import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
+import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, originList, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
 import { createKindServices, type KindDatabase, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -219,8 +219,9 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
         metrics: { metrics, listener: 'console' },
         access: { authenticator: consoleAuth, limiter },
         limits,
-        // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
-        browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
+        // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names,
+        // IRONLENS_CONSOLE_ORIGINS the public origins of a reverse proxy that rewrites Host).
+        browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS), origins: originList(env.IRONLENS_CONSOLE_ORIGINS) },
         instrument: opts.instrumentConsole,
       });
       apps.push(app);

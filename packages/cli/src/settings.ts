@@ -45,6 +45,7 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_AUTH_FAIL_BLOCK_AFTER', '20', 'refused tokens from one address (within the window) before it is answered 429', 'docs/access.md', 'serve'),
   S('IRONLENS_AUTH_FAIL_WINDOW_MS', '60000', 'the window in which refused tokens are counted', 'docs/access.md', 'serve'),
   S('IRONLENS_AUTH_FAIL_BLOCK_MS', '300000', 'how long an address over the limit is answered 429', 'docs/access.md', 'serve'),
+  S('IRONLENS_CONSOLE_ORIGINS', '', 'comma-separated origins (https://console.lab.example) under which browsers reach the console through a reverse proxy that rewrites Host: writes from them are same-origin', 'docs/console.md', 'serve'),
   S('IRONLENS_CONSOLE_HOSTS', '', 'comma-separated host names the console answers besides loopback names and its own addresses (421 otherwise); * for any', 'docs/console.md', 'serve'),
   S('IRONLENS_HTTP_REQUEST_TIMEOUT_MS', '60000', 'a request must arrive whole within this, or 408 and the connection is closed (every listener)', 'docs/console.md', 'serve', 'agent', 'kind'),
   S('IRONLENS_HTTP_HEADERS_TIMEOUT_MS', '10000', "a request's headers must arrive within this (every listener)", 'docs/console.md', 'serve', 'agent', 'kind'),

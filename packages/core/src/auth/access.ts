@@ -288,7 +288,7 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     if (unmatched) return;
     if (!permission || !roleAllows(principal.role, permission)) {
       const named = permission ?? 'undeclared';
-      throw new AppError('permission_denied', `token ${principal.name} (${principal.role}) may not ${named}`, { permission: named, actor: principal.name, role: principal.role });
+      throw new AppError('permission_denied', `token ${principal.name} (${principal.role}) may not ${named}`, { code: 'permission_denied', permission: named, actor: principal.name, role: principal.role });
     }
   });
   // After the body is parsed: the handler and everything it starts run as the request's actor.

@@ -167,7 +167,7 @@ export const errorCatalog = {
   // issue 18 (h18b): browsers, proxies and listeners
   host_not_allowed: { status: 421, message: 'this listener does not serve that host name (IRONLENS_CONSOLE_HOSTS, KIND_K8S_HOSTS add names)' },
   cross_site_request_refused: { status: 403, message: 'a write from another site (Origin or Sec-Fetch-Site) is refused' },
-  request_header_required: { status: 403, message: 'a write from a browser needs a JSON body or the X-Ironlens-Request header' },
+  request_header_required: { status: 403, message: 'a write from a browser that proves no origin (neither Origin nor Sec-Fetch-Site: same-origin) needs a JSON body or the X-Ironlens-Request header' },
   proxy_path_invalid: { status: 400, message: 'the path has a dot segment, an encoded slash or a backslash' },
   form_too_large: { status: 413, message: 'the form has too many fields, or a part over its size limit' },
   // issue 24 (h24b): host reports, bootstrap from workers, fixed addresses
