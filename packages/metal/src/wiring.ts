@@ -15,6 +15,7 @@ import { WorkerService } from './services/worker.service';
 import type { StorageAgents } from './adapters/storage-agent';
 import { HttpStorageAgents } from './adapters/storage-agent.http';
 import { AgentRepository } from './repositories/agent.repository';
+import { MasterTagRepository } from './repositories/master-tag.repository';
 import { ChapRepository } from './repositories/chap.repository';
 import type { MetalStore } from './repositories/tables';
 import { AgentService } from './services/agent.service';
@@ -118,7 +119,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
-  const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
+  const agents = new AgentService(store, agentRepo, new MasterTagRepository(), storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
   bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo, changes);
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });

@@ -24,6 +24,7 @@ export function isProxiedMetalPath(path: string): boolean {
     path === '/masters' ||
     path === '/operations' ||
     path === '/settings/auto-register' ||
+    path === '/settings/registration-window' ||
     /^\/(devices|workers|agents)(\/|$)/.test(path)
   );
 }

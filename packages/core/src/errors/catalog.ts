@@ -54,6 +54,13 @@ export const errorCatalog = {
   agent_error: { status: 502, message: 'agent error' },
   agent_none_available: { status: 503, message: 'no enabled disk agent available' },
   masters_all_failed: { status: 502, message: 'every disk agent failed to list masters' },
+  agent_in_use: { status: 409, message: 'a worker’s system disk or install CD is on this agent' },
+  master_tag_invalid: { status: 400, message: 'invalid master tag: os is 1-32 of a-z 0-9 . _ -, os_version 0-32 of A-Za-z0-9 . _ + -, remark printable text' },
+
+  // metal: the registration window (the seed control plane's current WebUI)
+  registration_window_ttl_invalid: { status: 400, message: 'ttl_minutes must be within 1-60' },
+  registration_window_open: { status: 409, message: 'registration window already open' },
+  registration_window_not_open: { status: 409, message: 'registration window is not open' },
 
   // agent daemon
   iqn_invalid: { status: 400, message: 'invalid IQN' },

@@ -68,7 +68,7 @@ describe('a browser write proven same-origin passes without X-Ironlens-Request',
 describe('cross-site writes and rebinding names stay refused', () => {
   it('refuses another Origin, Origin null, an Origin on another port, and Sec-Fetch-Site cross-site or same-site', async () => {
     const app = await guarded();
-    for (const headers of [
+    for (const headers of <Array<Record<string, string>>>[
       { origin: 'http://evil.example' },
       { origin: 'null' },
       { origin: 'http://console.lab.example:9999' },

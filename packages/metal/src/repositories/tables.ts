@@ -101,6 +101,15 @@ export interface SettingsTable {
   key: string;
   value: string;
 }
+/** A master image's annotation (the seed control plane's current WebUI): never checked against the agent's listing. */
+export interface MasterTagsTable {
+  agent_id: string;
+  name: string;
+  os: string;
+  os_version: string;
+  remark: string;
+  updated_at: string;
+}
 export interface MetalTables {
   workers: WorkersTable;
   disks: DisksTable;
@@ -113,6 +122,7 @@ export interface MetalTables {
   worker_clusters: WorkerClustersTable;
   device_bmc: DeviceBmcTable;
   device_power: DevicePowerTable;
+  master_tags: MasterTagsTable;
 }
 
 /** Every table the boot control plane's store holds: its own and the operations log. */

@@ -1,10 +1,11 @@
-import { AppError, type ChangeFeed, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
+import { AppError, type ChangeFeed, echo, isoSeconds, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
 import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
-import type { AgentInput, AgentProbe, AgentProbeRequest, AgentView } from '../api/schemas';
+import type { AgentInput, AgentProbe, AgentProbeRequest, AgentView, MasterTagRequest, MasterTagView } from '../api/schemas';
 import { checkTokenEnv, expandToken } from '../domain/agent-token';
-import { isValidId } from '../domain/identifiers';
+import { isFileName, isValidId } from '../domain/identifiers';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
+import type { MasterTag, MasterTagRepository } from '../repositories/master-tag.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import { type DataPlaneLookup, LIO_SEP, STGT_SEP } from './boot-vars.service';
 import type { RequestContext } from './settings.service';
@@ -29,6 +30,31 @@ export const AGENT_TOPIC = 'metal.agent';
 
 const CAPS_TTL_MS = 60_000;
 const CAPS_FAILURE_TTL_MS = 10_000;
+
+/** Controls, line separators and bidirectional formatting: not text (core's definition once it has one). */
+const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+const hasUnsafeText = (text: string) => UNSAFE_TEXT.test(text);
+const TAG_OS = /^[a-z0-9][a-z0-9._-]{0,31}$/;
+const TAG_OS_VERSION = /^[A-Za-z0-9._+-]{0,32}$/;
+const REMARK_MAX = 200;
+
+function checkMasterName(input: unknown): string {
+  const name = typeof input === 'string' ? input.trim() : '';
+  if (!isFileName(name)) throw new AppError('master_tag_invalid', `invalid master name: ${echo(input)} (a file name of A-Za-z0-9 . _ -)`);
+  return name;
+}
+
+/** A tag as it enters: each field checked, `os` lower-cased; a remark is printable text. */
+function checkMasterTag(agent: string, nameInput: unknown, input: MasterTagRequest): MasterTag {
+  const name = checkMasterName(nameInput);
+  const os = typeof input.os === 'string' ? input.os.trim().toLowerCase() : '';
+  if (!TAG_OS.test(os)) throw new AppError('master_tag_invalid', `invalid os: ${echo(input.os)} (1-32 of a-z 0-9 . _ -)`);
+  const osVersion = (input.os_version ?? '').trim();
+  if (!TAG_OS_VERSION.test(osVersion)) throw new AppError('master_tag_invalid', `invalid os_version: ${echo(input.os_version)} (at most 32 of A-Za-z0-9 . _ + -)`);
+  const remark = (input.remark ?? '').trim();
+  if (remark.length > REMARK_MAX || hasUnsafeText(remark)) throw new AppError('master_tag_invalid', `invalid remark: printable text of at most ${REMARK_MAX} characters`);
+  return { agent_id: agent, name, os, os_version: osVersion, remark };
+}
 
 /** An agent's failure while probing: the answer is a 502 that says why. */
 function isAgentFailure(err: unknown): err is AppError {
@@ -63,6 +89,7 @@ export class AgentService implements DataPlaneLookup {
   constructor(
     private readonly store: MetalStore,
     private readonly repo: AgentRepository,
+    private readonly tags: MasterTagRepository,
     private readonly agents: StorageAgents,
     private readonly ops: OperationsLog,
     private readonly tokens: AgentTokenPolicy,
@@ -77,7 +104,7 @@ export class AgentService implements DataPlaneLookup {
 
   static view(a: Agent): AgentView {
     const { token: _token, ...rest } = a;
-    return { ...rest, base_url: redactUrlCredentials(a.base_url) };
+    return { ...rest, base_url: redactUrlCredentials(a.base_url), storager_ip: a.iscsi_server };
   }
 
   private expand(token: string | null, whose: string): string | null {
@@ -126,8 +153,10 @@ export class AgentService implements DataPlaneLookup {
 
   private validate(input: AgentInput, id: string, oldToken: string | null): Agent {
     const base_url = normalizeBaseUrl(input.base_url);
-    const iscsi = typeof input.iscsi_server === 'string' && input.iscsi_server.trim() !== '' ? input.iscsi_server.trim() : null;
-    if (iscsi && !/^[A-Za-z0-9.:[\]-]{1,253}$/.test(iscsi)) throw new AppError('request_invalid', `invalid iscsi_server: ${JSON.stringify(input.iscsi_server)}`);
+    // `storager_ip`: the seed control plane's current WebUI's name for it, taken when iscsi_server is not given.
+    const address = input.iscsi_server ?? input.storager_ip;
+    const iscsi = typeof address === 'string' && address.trim() !== '' ? address.trim() : null;
+    if (iscsi && !/^[A-Za-z0-9.:[\]-]{1,253}$/.test(iscsi)) throw new AppError('request_invalid', `invalid iscsi_server: ${JSON.stringify(address)}`);
     const tags = (input.tags ?? []).map((t) => String(t).trim()).filter(Boolean);
     const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
     checkTokenEnv(given, this.tokens.allowedEnv);
@@ -180,6 +209,66 @@ export class AgentService implements DataPlaneLookup {
     return AgentService.view(agent);
   }
 
+  /**
+   * `DELETE /agents/{agent_id}` (the seed control plane's current WebUI): the agent, its sealed
+   * token and its master tags. Refused (409 `agent_in_use`) while a worker's system disk or
+   * install CD is on it: `/boot-vars` gives those machines the agent's `iscsi_server`, and
+   * deleting the worker's disk needs the agent. The source project does not check; ironlens does.
+   */
+  async delete(idInput: string, ctx: RequestContext): Promise<{ deleted: string; master_tags_removed: boolean }> {
+    const id = String(idInput).trim().toLowerCase();
+    const removed = await this.store.transaction(async (trx) => {
+      await lockLedger(trx);
+      if (!(await this.repo.get(trx, id))) throw new AppError('agent_not_found', `agent not found: ${id}`);
+      const used = await this.repo.usedBy(trx, id);
+      if (used.disks.length || used.cds.length) {
+        const what = [used.disks.length ? `system disks of ${used.disks.join(', ')}` : '', used.cds.length ? `install CDs of ${used.cds.join(', ')}` : ''].filter(Boolean).join('; ');
+        throw new AppError('agent_in_use', `agent ${id} holds ${what}: delete them (or the workers) first`, { disks: used.disks, cds: used.cds });
+      }
+      const tagCount = await this.tags.removeAgent(trx, id);
+      await this.repo.delete(trx, id);
+      await this.ops.append({ op: 'agent.delete', agent: id, master_tags_removed: tagCount, client: ctx.client }, trx);
+      return tagCount > 0;
+    });
+    this.changed(id);
+    return { deleted: id, master_tags_removed: removed };
+  }
+
+  /** Every master tag, for `GET /masters`. */
+  masterTags(): Promise<MasterTag[]> {
+    return this.tags.list(this.db);
+  }
+
+  /**
+   * `PUT /agents/{agent_id}/masters/{master_name}/tag`: annotates a master image (`os` lower-cased,
+   * `os_version`, `remark`). The agent must exist (404); the image need not be listed (the agent may
+   * be down). The annotation changes nothing a disk is made from: `POST /workers/{id}/luns/disk`
+   * keeps seed 004's `os` list.
+   */
+  async setMasterTag(agentInput: string, nameInput: string, input: MasterTagRequest, ctx: RequestContext): Promise<MasterTagView> {
+    const id = String(agentInput).trim().toLowerCase();
+    const tag = checkMasterTag(id, nameInput, input);
+    await this.store.transaction(async (trx) => {
+      if (!(await this.repo.get(trx, id))) throw new AppError('agent_not_found', `agent not found: ${id}`);
+      await this.tags.set(trx, tag, isoSeconds());
+      await this.ops.append({ op: 'master.tag', agent: id, name: tag.name, os: tag.os, os_version: tag.os_version, client: ctx.client }, trx);
+    });
+    return { agent: id, name: tag.name, os: tag.os, os_version: tag.os_version, remark: tag.remark };
+  }
+
+  /** `DELETE /agents/{agent_id}/masters/{master_name}/tag`: `removed` false when there was none. */
+  async clearMasterTag(agentInput: string, nameInput: string, ctx: RequestContext): Promise<{ agent: string; name: string; removed: boolean }> {
+    const id = String(agentInput).trim().toLowerCase();
+    const name = checkMasterName(nameInput);
+    const removed = await this.store.transaction(async (trx) => {
+      if (!(await this.repo.get(trx, id))) throw new AppError('agent_not_found', `agent not found: ${id}`);
+      const r = await this.tags.remove(trx, id, name);
+      await this.ops.append({ op: 'master.tag.clear', agent: id, name, removed: r, client: ctx.client }, trx);
+      return r;
+    });
+    return { agent: id, name, removed };
+  }
+
   private changed(id: string): void {
     this.caps.delete(id);
     this.changes?.publish(AGENT_TOPIC, id);
@@ -225,6 +314,7 @@ export class AgentService implements DataPlaneLookup {
       role: { disk: true, cd: caps.cd === true },
       tags: ['storage', backend],
       iscsi_server: iscsiServerOf({ iscsi_server: null, base_url }),
+      storager_ip: iscsiServerOf({ iscsi_server: null, base_url }),
       enabled: true,
       backend,
       fs_type: caps.fs_type,
