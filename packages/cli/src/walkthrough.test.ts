@@ -291,6 +291,7 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
  * so the paths are seed 004's; the newer routes are replayed through the console's `/api/metal`
  * proxy as well. The same real agent and tgtd as the walkthrough.
  */
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of many shapes, read by the assertions (the WebUI reads them as JSON too)
 async function webui(baseUrl: string, token: string, path: string, opts: { method?: string; body?: unknown; params?: Record<string, unknown> } = {}): Promise<any> {
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(opts.params ?? {})) if (v !== undefined && v !== null && v !== '') query.append(k, String(v));
@@ -360,7 +361,7 @@ describe('the seed control plane’s current WebUI, call by call (issue 33)', ()
 
     // The operations of one machine, paged as the WebUI pages them.
     const page = await ui('/operations', { params: { since: 0, limit: 50, mac: MAC.replace(/:/g, '-').toUpperCase() } });
-    expect(page.entries.map((e: { op: string }) => e.op)).toEqual(['device.register', 'device.bind']);
+    expect(page.entries.map((e: { op: string }) => e.op)).toEqual(['device.register', 'worker.create', 'device.bind']);
     expect(page.entries.every((e: { mac: string }) => e.mac === MAC)).toBe(true);
     expect((await ui('/operations', { params: { since: page.next_cursor, limit: 50, mac: MAC } })).entries).toEqual([]);
 
