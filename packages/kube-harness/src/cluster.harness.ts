@@ -30,6 +30,8 @@ import {
   deviceClasses,
   nodeCount,
   nodeObject,
+  nvidiaGpuUuid,
+  nvidiaPciBusId,
   planNodes,
   resourceSlice,
   type FixtureNode,
@@ -583,7 +585,8 @@ export function gpuSeries(plan: FixtureNode[]): Sample[] {
     for (let i = 0; i < m.count; i++) {
       const labels = {
         gpu: String(i),
-        UUID: `GPU-${n.name}-${i}`,
+        UUID: nvidiaGpuUuid(n.name, i),
+        pci_bus_id: nvidiaPciBusId(i),
         device: `nvidia${i}`,
         modelName: m.product.replace(/-/g, ' '),
         Hostname: n.name,
@@ -601,6 +604,8 @@ export function gpuSeries(plan: FixtureNode[]): Sample[] {
         ['DCGM_FI_DEV_FB_FREE', m.memoryMiB - usedMiB],
         ['DCGM_FI_DEV_GPU_TEMP', 35 + (util % 40)],
         ['DCGM_FI_DEV_POWER_USAGE', 70 + util * 5],
+        // A profiling metric (dcgm-exporter's default set): the fraction of cycles the memory interface was busy.
+        ['DCGM_FI_PROF_DRAM_ACTIVE', (util % 50) / 100],
       ];
       for (const [name, value] of series) out.push({ metric: { __name__: name, ...labels }, value });
     }

@@ -18,6 +18,8 @@ export {
   nodeCount,
   GPU_MODELS,
   DRA_DRIVERS,
+  nvidiaGpuUuid,
+  nvidiaPciBusId,
 } from './gpu.fixtures';
 export type { FixtureSize, FixtureNode, GpuModel } from './gpu.fixtures';
 export { crdBundle, jsonSize, BUNDLE_GROUP } from './crd-bundle.fixture';
