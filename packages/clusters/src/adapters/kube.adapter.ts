@@ -166,12 +166,21 @@ export interface Kube {
 }
 
 export interface KubeletSummary {
-  node: { nodeName: string; fs?: { capacityBytes?: number; usedBytes?: number; availableBytes?: number } };
+  node: {
+    nodeName: string;
+    fs?: { capacityBytes?: number; usedBytes?: number; availableBytes?: number };
+    cpu?: { usageNanoCores?: number };
+    memory?: { workingSetBytes?: number; availableBytes?: number };
+  };
 }
 
 export interface ResourceSliceLike {
   metadata: { name: string };
-  spec: { driver: string; nodeName?: string; devices?: Array<{ name: string; capacity?: Record<string, { value: string }> }> };
+  spec: {
+    driver: string;
+    nodeName?: string;
+    devices?: Array<{ name: string; attributes?: Record<string, { string?: string; int?: number; version?: string; bool?: boolean }>; capacity?: Record<string, { value: string }> }>;
+  };
 }
 
 export interface ResourceClaimLike {

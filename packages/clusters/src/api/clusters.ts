@@ -306,7 +306,36 @@ export type PlanningDiscovery = Static<typeof PlanningDiscoverySchema>;
 
 // --- the live overview -------------------------------------------------------------------
 
-/** One node of the overview. `cpu` is the capacity's quantity (fractional cores possible). */
+const NullableNumber = Nullable(Type.Number());
+
+/**
+ * One GPU of a node, in Lens' `GpuDeviceSummary` shape (issue 33): identity from the DRA
+ * ResourceSlice, else DCGM's series, else the node's extended resource (`gpu-<i>`); figures from
+ * DCGM through the cluster's Prometheus. A figure ironlens has no source for is `null`, never
+ * an estimate (Lens invents PCI addresses and spreads node figures over devices; ironlens does not).
+ */
+export const GpuDeviceSchema = Type.Object({
+  id: Type.String({ description: 'the DRA device name, else gpu-<index>' }),
+  index: Type.Integer(),
+  name: Type.String({ description: 'the product name (DRA productName/model, DCGM modelName, GFD/Intel product label)' }),
+  pciAddress: Nullable(Type.String({ description: 'as the driver gives it (NVML: 00000000:18:00.0); null when unknown' })),
+  uuid: Nullable(Type.String()),
+  computeUsagePercent: NullableNumber,
+  vramTotalBytes: Nullable(Type.Integer()),
+  vramUsedBytes: Nullable(Type.Integer()),
+  vramUsagePercent: NullableNumber,
+  vramReadThroughputBytes: Nullable(Type.Integer()),
+  vramWriteThroughputBytes: Nullable(Type.Integer()),
+  vramTotalThroughputBytes: Nullable(Type.Integer()),
+  vramBandwidthPercent: NullableNumber,
+});
+export type GpuDevice = Static<typeof GpuDeviceSchema>;
+
+/**
+ * One node of the overview. `cpu` is the capacity's quantity (fractional cores possible). After
+ * seed 000's fields, those of Lens' `NodeSummary` (issue 33): use from the kubelet's Summary API and
+ * the cluster's Prometheus, `null` when unknown.
+ */
 export const OverviewNodeSchema = Type.Object({
   name: Type.String(),
   version: Type.String(),
@@ -320,6 +349,15 @@ export const OverviewNodeSchema = Type.Object({
   vramBytes: Type.Integer(),
   role: StringEnum(['control-plane', 'worker'] as const),
   cachedImages: Type.Array(Type.String()),
+  cpuUsagePercent: Nullable(Type.Number({ description: 'the Summary API: usageNanoCores of the capacity' })),
+  memoryBytes: Type.Integer({ description: 'memory capacity' }),
+  memoryUsagePercent: Nullable(Type.Number({ description: "the node's Prometheus node-exporter figures, else the Summary's working set of the capacity" })),
+  gpuUsagePercent: Nullable(Type.Number({ description: 'the mean of its GPUs’ computeUsagePercent' })),
+  vramUsagePercent: Nullable(Type.Number({ description: 'its GPUs’ VRAM used of total (DCGM)' })),
+  gpus: Type.Array(GpuDeviceSchema),
+  diskBytes: Nullable(Type.Integer({ description: "the Summary API's node filesystem capacity" })),
+  diskUsedBytes: Nullable(Type.Integer()),
+  diskUsagePercent: NullableNumber,
 });
 export type OverviewNode = Static<typeof OverviewNodeSchema>;
 
@@ -351,6 +389,11 @@ export const HardwareSchema = Type.Object({
   allocatedGpuCount: Type.Integer(),
   availableGpuCount: Type.Integer(),
   usableGpuCount: Type.Integer(),
+  cpuUsagePercent: Nullable(Type.Number({ description: 'Ready nodes’ usage of their cores (Summary API); null while any Ready node’s is missing' })),
+  gpuUsagePercent: Nullable(Type.Number({ description: 'the mean of every GPU’s computeUsagePercent that is known' })),
+  vramUsagePercent: Nullable(Type.Number({ description: 'VRAM used of total over the GPUs that report both' })),
+  deviceMetrics: Type.Array(Type.String(), { description: 'the per-GPU figures (GpuDevice keys) at least one GPU has' }),
+  configuredGpuLimit: Nullable(Type.Integer({ description: 'Lens’ PCI allow-list size; ironlens has none: null' })),
 });
 export type Hardware = Static<typeof HardwareSchema>;
 
@@ -369,7 +412,12 @@ export const OverviewSchema = Type.Object({
   cluster: ClusterRecordSchema,
   fetchedAt: Type.String(),
   kubernetes: Type.Object({
-    components: Type.Object({ nvidiaDevicePlugin: ComponentStatusSchema, intelDevicePlugin: ComponentStatusSchema, monitoring: ComponentStatusSchema }),
+    components: Type.Object({
+      nvidiaDevicePlugin: ComponentStatusSchema,
+      intelDevicePlugin: ComponentStatusSchema,
+      monitoring: ComponentStatusSchema,
+      acceleratorDevicePlugins: Type.Record(Type.String(), ComponentStatusSchema, { description: 'per accelerator profile (nvidia-cuda, intel-xpu): its device plugin and DRA driver workloads' }),
+    }),
     nodes: Type.Array(OverviewNodeSchema),
     namespaces: Type.Array(OverviewNamespaceSchema),
     hardware: HardwareSchema,
