@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { OperationsLog } from '../audit/operations';
 import { AppError } from '../errors';
-import { installErrorHandling, renderDetail } from '../http/app';
-import { ANONYMOUS, type NamedTokens } from './access';
-import { permissionsOf, ROLES } from './permissions';
+import { installErrorHandling, renderDetail } from './app';
+import { ANONYMOUS, type NamedTokens } from '../auth/access';
+import { permissionsOf, ROLES } from '../auth/permissions';
 
 export interface AuthRoutesOptions {
   tokens: NamedTokens;
