@@ -13,7 +13,7 @@ export { type Kube, type KubeConnector, ClientNodeKube, clientNodeConnector, Kub
 // Response and request shapes for clients; the web console imports them as types only.
 export type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from './overview/overview.service';
 export type { CordonResult, KubernetesVersionCheck } from './overview/platform.service';
-export type { PrepullStatus } from './software/software.service';
+export type { PrepullStatus } from './software/prepull.service';
 export type { BundleId, BundleResult } from './software/crds.service';
 export type { DownloadStatus, SoftwareDownloadStatus } from './shared/domain';
 export type { BootstrapStartRequest, BootstrapSummary, HostKeyItem } from './bootstrap/bootstrap.service';

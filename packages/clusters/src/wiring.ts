@@ -1,13 +1,18 @@
-import type { WorkerDirectory } from './bootstrap/workers';
 import { join } from 'node:path';
+import { joinedWorkerNodes, type WorkerDirectory } from './bootstrap/workers';
 import { type Env, envBool, envInt, envOptional, envString, githubMirrorFrom, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, partOf, SecretBox, type Store } from '@ironlens/core';
 import { type BundleFetcher, HttpBundleFetcher } from './adapters/bundle-fetch.adapter';
 import { GitCli, type GitClone } from './adapters/git.adapter';
 import { clientNodeConnector, type KubeConnector } from './adapters/kube.adapter';
 import type { HostResolver } from './adapters/address-guard';
 import { type LensHosts, SystemLensHosts } from './adapters/lens-hosts.adapter';
+import { GatewayAuthorizer } from './gateway/gateway-authz.service';
+import { GatewayKeys } from './gateway/gateway-keys.service';
+import { GATEWAY_JOB, GatewayReconciler } from './gateway/gateway-reconcile.service';
+import { GatewayStatusService } from './gateway/gateway-status.service';
 import { GatewayRepository } from './gateway/gateway.repository';
-import { GATEWAY_JOB, GatewayService } from './gateway/gateway.service';
+import { GatewayService } from './gateway/gateway.service';
+import { GatewaySettings } from './gateway/gateway.settings';
 import { findHelm, type Helm, HelmCli } from './adapters/helm.adapter';
 import { type BundlePins, loadBundlePins, type StackProfile, stackProfile } from './shared/profile';
 import { ClusterRepository } from './registry/cluster.repository';
@@ -20,7 +25,8 @@ import { CRDS_JOB, CrdsService } from './software/crds.service';
 import { HfTokenService } from './registry/hf-token.service';
 import { OverviewService } from './overview/overview.service';
 import { PlatformService } from './overview/platform.service';
-import { DOWNLOAD_JOB, PREPULL_JOB, PrepullService, SoftwareService } from './software/software.service';
+import { PREPULL_JOB, PrepullService } from './software/prepull.service';
+import { DOWNLOAD_JOB, SoftwareService } from './software/software.service';
 
 /** The cluster manager's settings, read from the environment (each states its default). */
 export interface ClustersConfig {
@@ -182,16 +188,19 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
   });
   const fetcher = deps.fetcher ?? new HttpBundleFetcher({ maxBytes: config.bundleMaxBytes, redirectHosts: config.bundleRedirectHosts });
   const crds = new CrdsService(access, runner, fetcher, ops, profile, config.githubMirror, deps.bundlePins ?? loadBundlePins());
-  const gateway = new GatewayService(access, repo, new GatewayRepository(), runner, ops, deps.helm ?? new HelmCli(config.helm, config.chartMirror, join(dataDir, 'clusters', 'helm')), crds, {
-    profile,
-    githubMirror: config.githubMirror,
-    authzPort: config.authzPort,
-    crdWaitMs: config.crdWaitMs,
-    rate: config.authzRate,
-  });
+  const gatewayRepo = new GatewayRepository();
+  const settings = new GatewaySettings({ profile, githubMirror: config.githubMirror, authzPort: config.authzPort, crdWaitMs: config.crdWaitMs, rate: config.authzRate });
+  const helm = deps.helm ?? new HelmCli(config.helm, config.chartMirror, join(dataDir, 'clusters', 'helm'));
+  const workers = deps.workers;
+  const gateway = new GatewayService(
+    settings,
+    new GatewayReconciler(access, gatewayRepo, runner, ops, helm, crds, settings),
+    new GatewayStatusService(access, repo, gatewayRepo, runner, settings, workers ? { joined: (clusterId) => joinedWorkerNodes(workers, clusterId) } : null),
+    new GatewayKeys(access, gatewayRepo, ops),
+    new GatewayAuthorizer(access, gatewayRepo, config.authzRate),
+  );
   clusters.useGateway(gateway);
-  if (deps.workers) gateway.useWorkers(deps.workers);
-  const overview = new OverviewService(access, clusters, {
+  const overview = new OverviewService(access, clusters, gateway, {
     summaryConcurrency: 64,
     summaryTimeoutMs: 5000,
     summaryTtlMs: config.summaryTtlMs,
@@ -199,7 +208,6 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     summaryBudgetMs: config.summaryBudgetMs,
     prometheusTimeoutMs: 5000,
   });
-  overview.useGateway(gateway);
   return {
     config,
     profile,

@@ -13,7 +13,7 @@ import type {
   V1Service,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import type { ProxyConfig } from '../shared/domain';
+import type { ProxyConfig } from '../api/clusters';
 import { AppError } from '@ironlens/core';
 import { guardedLookup, type HostResolver } from './address-guard';
 import { type KubeconfigCheckOptions, loadCheckedKubeconfig } from './kubeconfig';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError, isUniqueViolation, type JobContext, type JobRunner, type OperationsLog, type SecretBox, sleep } from '@ironlens/core';
-import { type Kube, KubeApiError, parseKubeConfig } from '../adapters/kube.adapter';
+import { type Kube, parseKubeConfig } from '../adapters/kube.adapter';
 import type { ClusterList, ClusterSettingsUpdateBody, ClusterWithSession, GatewayPortCheck, LegacySession, LensHostsAnswer } from '../api/clusters';
 import { type KubeconfigCheckOptions, KubeconfigRefused } from '../adapters/kubeconfig';
 import type { LensHosts } from '../adapters/lens-hosts.adapter';
@@ -20,10 +20,10 @@ import {
 } from '../shared/domain';
 import type { StackProfile } from '../shared/profile';
 import type { ClusterRepository, ClusterRow } from './cluster.repository';
-import type { DownloadRepository } from '../software/download.repository';
+import type { ClustersDb } from '../shared/tables';
 import type { SessionRepository } from './session.repository';
 import { type ClusterAccess, clusterFailure, kubeconfigPurpose, onCluster } from './cluster-access';
-import { FIELD_MANAGER, inotifyDaemonSet, inotifyDaemonSetName, NODE_TUNING_NAMESPACE, PREPULL_NAMESPACE, prepullDaemonSetName } from '../shared/manifests';
+import { ensureNamespace, FIELD_MANAGER, inotifyDaemonSet, inotifyDaemonSetName, NODE_TUNING_NAMESPACE, PREPULL_NAMESPACE, prepullDaemonSetName } from '../shared/manifests';
 
 /** POST /api/cluster/clusters, after the multipart form is read. Version fields are not taken. */
 export interface RegisterClusterInput {
@@ -73,6 +73,12 @@ const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public', '
 /** ConfigMaps Kubernetes and common cluster add-ons put into every namespace. */
 const INJECTED_CONFIGMAPS = new Set(['kube-root-ca.crt', 'openshift-service-ca.crt', 'istio-ca-root-cert']);
 
+/** The sources downloaded for each cluster (the software feature's `DownloadRepository`): a record shows their paths. */
+export interface DownloadPaths {
+  /** cluster id → component (`llmD`, `llmDBenchmark`) → path, of the downloads that are ready. */
+  readyPaths(db: ClustersDb): Promise<Map<string, Record<string, string>>>;
+}
+
 /** What the cluster registration tells the shared gateway (issue 22); set by the wiring. */
 export interface GatewayHooks {
   /** A registration or PATCH: reconcile when what would be applied changed. */
@@ -92,7 +98,7 @@ export class ClusterService {
     private readonly access: ClusterAccess,
     private readonly repo: ClusterRepository,
     private readonly sessions: SessionRepository,
-    private readonly downloads: DownloadRepository,
+    private readonly downloads: DownloadPaths,
     private readonly box: SecretBox,
     private readonly ops: OperationsLog,
     private readonly runner: JobRunner,
@@ -515,18 +521,6 @@ function isInjected(i: { resource: string; group: string; name: string; type?: s
     return true;
   }
   return false;
-}
-
-/** Creates a namespace labelled as ours when it is missing. */
-export async function ensureNamespace(kube: Kube, name: string): Promise<'created' | 'existing'> {
-  if (await kube.getNamespace(name)) return 'existing';
-  try {
-    await kube.createNamespace(name, { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE });
-    return 'created';
-  } catch (e) {
-    if (e instanceof KubeApiError && e.status === 409) return 'existing';
-    throw e;
-  }
 }
 
 /**
