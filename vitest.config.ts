@@ -27,6 +27,8 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.kube.test.ts',
   'packages/clusters/src/gateway/gateway.api.test.ts',
   'packages/clusters/src/gateway/gateway.authz-port.test.ts',
+  'packages/clusters/src/gateway/gateway-authz.test.ts',
+  'packages/clusters/src/gateway/gateway.rules.test.ts',
   'packages/clusters/src/clusters.hardening.test.ts',
   'packages/clusters/src/api/answers.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',

@@ -13,6 +13,24 @@ import { type GatewaySettings, PORT_UNKNOWN } from './gateway.settings';
 export const GATEWAY_JOB = 'clusters.gateway';
 
 const keyOf = (o: KubeObjectRef): ObjectKey => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
+/**
+ * `helm upgrade --install` unless the release is deployed at that chart version (with or without
+ * a leading `v`) with exactly these values; true when it installed. A release in any other state
+ * (failed, pending) is installed again.
+ */
+export async function ensureRelease(helm: Helm, kubeconfig: string, c: HelmRelease, ctx: Pick<JobContext, 'signal' | 'log'>): Promise<boolean> {
+  const have = await helm.get(kubeconfig, c.release, c.namespace, ctx.signal);
+  const wantChart = `${c.chart}-${c.version}`;
+  const bare = (v: string) => v.replace(/-v(\d)/, '-$1');
+  if (have && have.status === 'deployed' && bare(have.chart) === bare(wantChart) && isDeepStrictEqual(have.values, JSON.parse(JSON.stringify(c.values)))) {
+    ctx.log(`${c.namespace}/${c.release}: ${wantChart} is deployed with these values`);
+    return false;
+  }
+  ctx.log(`${c.namespace}/${c.release}: helm upgrade --install ${wantChart}`);
+  await helm.upgradeInstall(kubeconfig, c, { signal: ctx.signal, onLine: (l) => ctx.log(`helm: ${l}`) });
+  return true;
+}
+
 const sameKey = (a: ObjectKey, b: ObjectKey) => a.apiVersion === b.apiVersion && a.kind === b.kind && a.name === b.name && (a.namespace ?? '') === (b.namespace ?? '');
 
 /** The pinned CRD bundles, fetched and checked (sha256 pin, allow-list) as `POST …/crds` does (the software feature's `CrdsService`). */
@@ -189,7 +207,7 @@ export class GatewayReconciler {
     ctx.stage(charts.length ? `install the ${i.provider} control plane (${charts.map((c) => `${c.chart} ${c.version}`).join(', ')})` : `${i.provider}: no control plane to install`, 20);
     for (const c of charts) {
       ctx.throwIfCancelled();
-      if (await this.helmRelease(kubeconfig, c, ctx)) changed++;
+      if (await ensureRelease(this.helm, kubeconfig, c, ctx)) changed++;
       else skipped++;
     }
 
@@ -212,7 +230,7 @@ export class GatewayReconciler {
     await applyAll(r.gateway);
 
     ctx.stage(`install the inference payload processor (${IPP_CHART} ${rel.ipp.version})`, 65);
-    if (await this.helmRelease(kubeconfig, rel.ipp, ctx)) changed++;
+    if (await ensureRelease(this.helm, kubeconfig, rel.ipp, ctx)) changed++;
     else skipped++;
     await applyAll(r.ippWiring);
 
@@ -275,19 +293,5 @@ export class GatewayReconciler {
         await sleep(500);
       }
     }
-  }
-
-  /** `helm upgrade --install` unless the release is deployed at that chart version with these values. */
-  private async helmRelease(kubeconfig: string, c: HelmRelease, ctx: JobContext): Promise<boolean> {
-    const have = await this.helm.get(kubeconfig, c.release, c.namespace, ctx.signal);
-    const wantChart = `${c.chart}-${c.version}`;
-    const bare = (v: string) => v.replace(/-v(\d)/, '-$1');
-    if (have && have.status === 'deployed' && bare(have.chart) === bare(wantChart) && isDeepStrictEqual(have.values, JSON.parse(JSON.stringify(c.values)))) {
-      ctx.log(`${c.namespace}/${c.release}: ${wantChart} is deployed with these values`);
-      return false;
-    }
-    ctx.log(`${c.namespace}/${c.release}: helm upgrade --install ${wantChart}`);
-    await this.helm.upgradeInstall(kubeconfig, c, { signal: ctx.signal, onLine: (l) => ctx.log(`helm: ${l}`) });
-    return true;
   }
 }
