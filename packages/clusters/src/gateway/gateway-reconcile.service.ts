@@ -31,6 +31,55 @@ export async function ensureRelease(helm: Helm, kubeconfig: string, c: HelmRelea
   return true;
 }
 
+/**
+ * The object as a write would change it: everything but its status, its resourceVersion and the
+ * times and order of its field owners (the API server may re-sort them, which changes nothing).
+ */
+function written(o: KubeObjectRef): string {
+  const { status: _status, ...rest } = o as KubeObjectRef & { status?: unknown };
+  const meta = { ...(o.metadata as Record<string, unknown>) };
+  delete meta.resourceVersion;
+  const fields = ((meta.managedFields as Array<Record<string, unknown>> | undefined) ?? []).map(({ time: _time, ...f }) => JSON.stringify(f)).sort();
+  meta.managedFields = fields;
+  return JSON.stringify({ ...rest, metadata: meta }, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+}
+
+/** True when a dry-run apply leaves the object as it is (see {@link written}). */
+export const sameAsWritten = (before: KubeObjectRef, dry: KubeObjectRef) => written(before) === written(dry);
+
+/**
+ * The Gateways of the cluster (any namespace) whose class is `className`, as `namespace/name`;
+ * none when the Gateway API is not served.
+ */
+async function gatewaysUsing(kube: Kube, className: string): Promise<string[]> {
+  let list: { items?: Array<{ metadata?: { name?: string; namespace?: string }; spec?: { gatewayClassName?: string } }> };
+  try {
+    list = await kube.getJson('/apis/gateway.networking.k8s.io/v1/gateways', 'GatewayList');
+  } catch (e) {
+    if (e instanceof KubeApiError && e.status === 404) return [];
+    throw e;
+  }
+  return (list.items ?? []).filter((g) => g.spec?.gatewayClassName === className).map((g) => `${g.metadata?.namespace}/${g.metadata?.name}`);
+}
+
+/**
+ * Deletes an object this registration applied and no longer needs, when it still carries the
+ * registration's label (never the provider's own or another registration's), except a
+ * GatewayClass that a Gateway still uses (another registration's, a user's): that one is kept.
+ * Says what it did, or why not.
+ */
+async function removeApplied(kube: Kube, k: ObjectKey, clusterId: string): Promise<string | null> {
+  const o = await kube.getObject(k.apiVersion, k.kind, k.name, k.namespace);
+  if (!o || o.metadata.labels?.[CLUSTER_ID_LABEL] !== clusterId) return null;
+  const what = `${k.kind} ${k.namespace ? `${k.namespace}/` : ''}${k.name}`;
+  if (k.kind === 'GatewayClass' && k.apiVersion.startsWith('gateway.networking.k8s.io/')) {
+    const users = await gatewaysUsing(kube, k.name);
+    if (users.length) return `kept ${what}: Gateway ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''} still use${users.length === 1 ? 's' : ''} it`;
+  }
+  await kube.deleteObject(k.apiVersion, k.kind, k.name, k.namespace);
+  return `deleted ${what}`;
+}
+
 const sameKey = (a: ObjectKey, b: ObjectKey) => a.apiVersion === b.apiVersion && a.kind === b.kind && a.name === b.name && (a.namespace ?? '') === (b.namespace ?? '');
 
 /** The pinned CRD bundles, fetched and checked (sha256 pin, allow-list) as `POST …/crds` does (the software feature's `CrdsService`). */
@@ -119,12 +168,8 @@ export class GatewayReconciler {
     const state = await this.repo.state(this.db, row.id);
     for (const k of state?.appliedObjects ?? []) {
       if (k.namespace) continue;
-      const o = await kube.getObject(k.apiVersion, k.kind, k.name);
-      // Only what still carries this registration's label: never the provider's own or another registration's.
-      if (o && o.metadata.labels?.[CLUSTER_ID_LABEL] === row.id) {
-        await kube.deleteObject(k.apiVersion, k.kind, k.name);
-        notes.push(`deleted ${k.kind} ${k.name}`);
-      }
+      const note = await removeApplied(kube, k, row.id);
+      if (note) notes.push(note);
     }
     return notes;
   }
@@ -258,20 +303,20 @@ export class GatewayReconciler {
     ctx.stage('remove what is no longer rendered', 95);
     for (const old of base.appliedObjects) {
       if (applied.some((k) => sameKey(k, old))) continue;
-      const o = await kube.getObject(old.apiVersion, old.kind, old.name, old.namespace);
-      if (o && o.metadata.labels?.[CLUSTER_ID_LABEL] === i.clusterId) {
-        await kube.deleteObject(old.apiVersion, old.kind, old.name, old.namespace);
-        ctx.log(`deleted ${old.kind} ${old.namespace ? `${old.namespace}/` : ''}${old.name}`);
-        changed++;
-      }
+      const note = await removeApplied(kube, old, i.clusterId);
+      if (note) ctx.log(note);
+      if (note?.startsWith('deleted ')) changed++;
     }
     return { changed, skipped, state: { appliedHash: hookError ? null : hash, appliedProvider: i.provider, appliedObjects: applied, hookError } };
   }
 
   /**
-   * Server-side apply; true when it changed the object. A no-op apply leaves the object as it was
-   * and does not touch the field manager's entry (its `time`), so a status write by the controller
-   * in between is not taken for a change. Waits for a kind a chart just added to be served.
+   * Server-side apply; true when it changed the object. An object that exists is applied as a dry
+   * run first: when that leaves it as it is (its spec, metadata and field owners; the status is not
+   * ironlens'), nothing is written. A plain apply would write such an object anyway whenever the API
+   * server persists what it defaulted on read (a Gateway API object's `Pending` status conditions,
+   * before any controller wrote them), moving its resourceVersion with nothing changed. Waits for a
+   * kind a chart just added to be served.
    */
   private async applyOne(kube: Kube, o: KubeObjectRef, ctx: JobContext): Promise<boolean> {
     const end = Date.now() + this.settings.opts.crdWaitMs;
@@ -281,6 +326,7 @@ export class GatewayReconciler {
     for (;;) {
       try {
         const before = await kube.getObject(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace);
+        if (before && sameAsWritten(before, await kube.apply(o, FIELD_MANAGER, true, { dryRun: true }))) return false;
         const after = await kube.apply(o, FIELD_MANAGER, true);
         const rv = (x: KubeObjectRef | null) => (x?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
         const changed = rv(before) !== rv(after) && (before === null || mine(before) !== mine(after));
@@ -294,4 +340,5 @@ export class GatewayReconciler {
       }
     }
   }
+
 }
