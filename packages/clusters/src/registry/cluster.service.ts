@@ -16,7 +16,9 @@ import {
   isoUtc,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
+  PROXY_MODES,
   type ProxyConfig,
+  type ProxyMode,
 } from '../shared/domain';
 import type { StackProfile } from '../shared/profile';
 import type { ClusterRepository, ClusterRow } from './cluster.repository';
@@ -563,7 +565,7 @@ function parseProxy(input: RegisterClusterInput['proxy']): ProxyConfig {
   if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new AppError('invalid_proxy_config', 'proxy must be a JSON object');
   const o = obj as Record<string, unknown>;
   const mode = o.mode ?? 'none';
-  if (mode !== 'none' && mode !== 'system' && mode !== 'custom') throw new AppError('invalid_proxy_config', 'proxy.mode must be none, system or custom');
+  if (!isProxyMode(mode)) throw new AppError('invalid_proxy_config', `proxy.mode must be one of ${PROXY_MODES.join(', ')}`);
   const str = (k: string): string | null => {
     const v = o[k];
     if (v === undefined || v === null || v === '') return null;
@@ -575,6 +577,8 @@ function parseProxy(input: RegisterClusterInput['proxy']): ProxyConfig {
   if (problem) throw new AppError('invalid_proxy_config', problem);
   return p;
 }
+
+const isProxyMode = (v: unknown): v is ProxyMode => (PROXY_MODES as readonly unknown[]).includes(v);
 
 function parseBool(v: unknown, field: string): boolean | null {
   if (v === undefined || v === null || v === '') return null;
