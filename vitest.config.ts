@@ -30,6 +30,7 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/gateway/gateway-authz.test.ts',
   'packages/clusters/src/gateway/gateway.rules.test.ts',
   'packages/clusters/src/clusters.hardening.test.ts',
+  'packages/clusters/src/clusters.warnings.test.ts',
   'packages/clusters/src/api/answers.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',

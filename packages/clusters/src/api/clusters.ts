@@ -367,8 +367,9 @@ export const OverviewNamespaceSchema = Type.Object({
 
 /**
  * `GET /api/cluster/overview`: the live overview. `gateway` (the shared gateway, the answer of
- * `GET …/gateway/status`; `null` when the gateway is not wired in) is an ironlens addition beside
- * seed 000's fields.
+ * `GET …/gateway/status`; `null` when the gateway is not wired in or its status failed) and
+ * `gatewayError` (why `gateway` is `null` after a failure; `null` otherwise) are ironlens additions
+ * beside seed 000's fields.
  */
 export const OverviewSchema = Type.Object({
   cluster: ClusterRecordSchema,
@@ -380,5 +381,6 @@ export const OverviewSchema = Type.Object({
     hardware: HardwareSchema,
   }),
   gateway: Nullable(GatewayStatusSchema),
+  gatewayError: NullableString,
 });
 export type OverviewResponse = Static<typeof OverviewSchema>;

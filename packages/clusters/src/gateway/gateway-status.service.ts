@@ -143,7 +143,7 @@ export class GatewayStatusService {
       }));
       view.controlPlane.state = ns.size === 0 ? 'none' : cp.length === 0 ? 'missing' : cp.every((d) => d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')) ? 'ready' : 'progressing';
       if (row.gatewayPort !== null) {
-        const [nodes, joined] = await Promise.all([kube.listNodes(), this.joinedWorkers(row.id)]);
+        const [nodes, joined] = await Promise.all([kube.listNodes(), this.joinedWorkers(row.id, view)]);
         const readyNodes = nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
         // A Ready node that is a worker ironlens booted and that joined this cluster (named from its
         // address by the bootstrap's inventory, or listing that address): the address it reported.
@@ -161,8 +161,19 @@ export class GatewayStatusService {
     return view;
   }
 
-  /** The workers ironlens booted that joined this cluster; none when no directory is wired in. */
-  private async joinedWorkers(clusterId: string): Promise<Array<{ address: string; nodeName: string }>> {
-    return this.workers ? this.workers.joined(clusterId) : [];
+  /**
+   * The workers ironlens booted that joined this cluster; none when no directory is wired in. A
+   * directory that fails gives none too, and says so in the view's `error`: the URL then falls
+   * back to the first Ready node's address, which the user should know.
+   */
+  private async joinedWorkers(clusterId: string, view: GatewayStatusView): Promise<Array<{ address: string; nodeName: string }>> {
+    if (!this.workers) return [];
+    try {
+      return await this.workers.joined(clusterId);
+    } catch (e) {
+      const note = `the booted workers that joined this cluster could not be read (${String((e as Error)?.message ?? e).slice(0, 300)}): gatewayNodeAddress is the first Ready node's, not a booted worker's`;
+      view.error = view.error ? `${view.error}; ${note}` : note;
+      return [];
+    }
   }
 }

@@ -155,7 +155,13 @@ export class OverviewService {
     // flight, as the lists are); it reports a cluster it cannot read in its own `error`, so it
     // never fails the overview.
     const gw = this.gateway;
-    const gatewayP = gw ? this.shared(kube, 'gateway-status', () => gw.statusOfRecord(row)).catch(() => null) : Promise.resolve(null);
+    // A status that fails altogether (its own store reads) is `gateway: null` with the reason in `gatewayError`.
+    const gatewayP: Promise<{ gateway: GatewayStatusView | null; gatewayError: string | null }> = gw
+      ? this.shared(kube, 'gateway-status', () => gw.statusOfRecord(row)).then(
+          (gateway) => ({ gateway, gatewayError: null }),
+          (e: unknown) => ({ gateway: null, gatewayError: `the gateway's status could not be read: ${String((e as Error)?.message ?? e).slice(0, 300)}` }),
+        )
+      : Promise.resolve({ gateway: null, gatewayError: null });
     const serviceList = this.shared(kube, 'services', () => kube.listServices());
     // The Prometheus queries start as soon as the Services are listed, beside the other lists
     // (a failed list is reported below). The chain never rejects: it is awaited only when the
@@ -313,7 +319,7 @@ export class OverviewService {
       cluster,
       fetchedAt: isoUtc(),
       kubernetes: { components, nodes: outNodes, namespaces: outNamespaces, hardware },
-      gateway: await gatewayP,
+      ...(await gatewayP),
     };
   }
 

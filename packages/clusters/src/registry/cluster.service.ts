@@ -454,8 +454,16 @@ export class ClusterService {
     }
     // 4. ironlens' own DaemonSets for this registration.
     ctx.stage('delete the node-tuning and pre-pull DaemonSets', 85);
-    await kube.deleteDaemonSet(NODE_TUNING_NAMESPACE, inotifyDaemonSetName(id)).catch(() => false);
-    await kube.deleteDaemonSet(PREPULL_NAMESPACE, prepullDaemonSetName(id)).catch(() => false);
+    for (const [ns, name] of [
+      [NODE_TUNING_NAMESPACE, inotifyDaemonSetName(id)],
+      [PREPULL_NAMESPACE, prepullDaemonSetName(id)],
+    ]) {
+      // Best effort, as the seed's cleanup is: a DaemonSet left on the cluster is named in the notes (job log, operations log).
+      await kube.deleteDaemonSet(ns, name).catch((e: unknown) => {
+        const mapped = clusterFailure(e);
+        notes.push(`DaemonSet ${ns}/${name} was not deleted: ${mapped instanceof Error ? mapped.message : String(mapped)}`);
+      });
+    }
     for (const n of notes) ctx.log(n);
     ctx.stage('remove the record', 95);
     await this.db.transaction().execute(async (trx) => {
