@@ -67,11 +67,19 @@ describe('GatewayService.authorize (the hook’s decision)', () => {
     }
   });
 
-  it('an unknown key, a key without the prefix, an overlong one: 403 gateway_forbidden', async () => {
-    const z = authorizer();
+  it('an unknown key, a key without the prefix, an overlong one: 403 gateway_forbidden; only the first is looked up in the store', async () => {
+    const lookups: string[] = [];
+    const repo = new (class extends GatewayRepository {
+      override keyByHash(...args: Parameters<GatewayRepository['keyByHash']>) {
+        lookups.push(args[1]);
+        return super.keyByHash(...args);
+      }
+    })();
+    const z = new GatewayAuthorizer(t.store, repo, { perSecond: 0.001, burst: 1000 });
     for (const k of [`${keyA.slice(0, -1)}x`, keyA.slice('ilgw_'.length), `ilgw_${'A'.repeat(300)}`]) {
       expect(await refusal(z.authorize(a, `Bearer ${k}`, '10.0.0.1')), k.slice(0, 20)).toBe('gateway_forbidden 403');
     }
+    expect(lookups).toHaveLength(1);
   });
 
   it('a revoked key is forbidden at once', async () => {
