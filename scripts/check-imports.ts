@@ -42,7 +42,7 @@ export const LAYERS: Record<string, string[][]> = {
     // Registrations and sessions: every feature reads a registered cluster through it.
     ['registry'],
     // The features: none imports another (what one needs of another is an interface it declares, wired in `wiring.ts`).
-    ['overview', 'software', 'gateway', 'bootstrap', 'deployments'],
+    ['overview', 'software', 'gateway', 'bootstrap', 'deployments', 'nodes'],
     // The package's entry points and wiring.
     ['.'],
     // Test helpers for this and other packages' tests.

@@ -3,7 +3,8 @@
 export * from './bootstrap';
 export { clustersMigrations } from './shared/clusters.migrations';
 export type { ClustersDatabase } from './shared/tables';
-export { type ClusterServices, type ClusterServicesDeps, type ClustersConfig, clustersConfigFromEnv, createClusterServices, CLUSTER_JOB_KINDS } from './wiring';
+export { type ClusterServices, type ClusterServicesDeps, createClusterServices, CLUSTER_JOB_KINDS } from './wiring';
+export { type ClustersConfig, clustersConfigFromEnv } from './shared/config';
 export { clustersPlugin, type ClustersPluginOptions } from './plugin';
 export { PROBLEM_CONTENT_TYPE, type ProblemBody, problemErrorOptions, problemValidation, renderProblem } from './shared/http-problem';
 export { loadStackProfile, STACK_PROFILE_PATH, type StackProfile, stackProfile } from './shared/profile';
