@@ -13,6 +13,7 @@ import { type GatewaySettings, PORT_UNKNOWN } from './gateway.settings';
 export const GATEWAY_JOB = 'clusters.gateway';
 
 const keyOf = (o: KubeObjectRef): ObjectKey => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
+
 /**
  * `helm upgrade --install` unless the release is deployed at that chart version (with or without
  * a leading `v`) with exactly these values; true when it installed. A release in any other state
@@ -45,7 +46,7 @@ function written(o: KubeObjectRef): string {
 }
 
 /** True when a dry-run apply leaves the object as it is (see {@link written}). */
-export const sameAsWritten = (before: KubeObjectRef, dry: KubeObjectRef) => written(before) === written(dry);
+const sameAsWritten = (before: KubeObjectRef, dry: KubeObjectRef) => written(before) === written(dry);
 
 /**
  * The Gateways of the cluster (any namespace) whose class is `className`, as `namespace/name`;
