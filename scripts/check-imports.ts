@@ -153,7 +153,7 @@ export function checkPackage(pkg: string, root = ROOT): Violation[] {
     const deps = new Set<string>();
     for (const s of specifiers(readFileSync(f, 'utf8'))) {
       const to = resolveFile(f, s);
-      if (to && to.startsWith(src) && isSource(to)) deps.add(to);
+      if (to?.startsWith(src) && isSource(to)) deps.add(to);
     }
     graph.set(f, deps);
   }

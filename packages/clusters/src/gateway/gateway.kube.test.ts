@@ -490,7 +490,7 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
         }
         for (const crd of ['gatewayclasses.gateway.networking.k8s.io', 'gateways.gateway.networking.k8s.io', 'inferencepools.inference.networking.k8s.io']) {
           const o = await kube.getObject('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd);
-          out[`crd/${crd}`] = String((o?.metadata as { resourceVersion?: string }).resourceVersion);
+          out[`crd/${crd}`] = String((o?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion);
         }
         const vap = await kube.getObject('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicy', 'safe-upgrades.gateway.networking.k8s.io');
         out.vap = String((vap?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion);
