@@ -1,3 +1,4 @@
+import type { DatabaseStatus } from './api/clusters';
 import { join } from 'node:path';
 import { joinedWorkerNodes, type WorkerDirectory } from './bootstrap/workers';
 import { type Env, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, partOf, SecretBox, type Store } from '@ironlens/core';
@@ -32,6 +33,8 @@ import { DOWNLOAD_JOB, SoftwareService } from './software/software.service';
 export interface ClusterServices {
   config: ClustersConfig;
   profile: StackProfile;
+  /** What `GET /api/v1/system/database` answers: the store's engine (fixed at start). */
+  database: DatabaseStatus;
   clusters: ClusterService;
   hfToken: HfTokenService;
   software: SoftwareService;
@@ -122,9 +125,11 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     summaryBudgetMs: config.summaryBudgetMs,
     prometheusTimeoutMs: 5000,
   });
+  const postgres = store.dialect === 'postgres';
   return {
     config,
     profile,
+    database: { configured: true, mode: postgres ? 'external' : 'embedded', engine: postgres ? 'postgresql' : 'sqlite', displayTarget: postgres ? store.displayTarget : null },
     clusters,
     gateway,
     hfToken: new HfTokenService(access, repo, ops),

@@ -207,6 +207,12 @@ describe('every cluster-manager route answers exactly what its service returned'
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/versions' });
     expect(res.json()).toEqual(JSON.parse(JSON.stringify(t.services.profile)));
     covered.add('GET /api/v1/versions');
+    // Lens' database check: the store this suite runs on (SQLite, or the PostgreSQL run's), never its user or password.
+    const db = (await t.app.inject({ method: 'GET', url: '/api/v1/system/database' })).json();
+    expect(db).toEqual(t.target.url ? { configured: true, mode: 'external', engine: 'postgresql', displayTarget: expect.stringMatching(/^[^@:/]+:\d+\/[^/]+$/) } : { configured: true, mode: 'embedded', engine: 'sqlite', displayTarget: null });
+    if (t.target.url) expect(JSON.stringify(db)).not.toContain(new URL(t.target.url).password || '\u0000');
+    expect(db).toEqual(JSON.parse(JSON.stringify(t.services.database)));
+    covered.add('GET /api/v1/system/database');
   });
 
   it('HF token secret: create (201) and rotate', async () => {

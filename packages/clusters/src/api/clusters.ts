@@ -24,8 +24,17 @@ export const GATEWAY_PROVIDERS = ['envoy-ai-gateway', 'istio', 'agentgateway', '
 export type GatewayProvider = (typeof GATEWAY_PROVIDERS)[number];
 
 /** ProxyConfigDTO's modes: `none` direct; `system` ironlens' own HTTPS_PROXY/HTTP_PROXY/NO_PROXY; `custom` the values given. */
-export const PROXY_MODES = ['none', 'system', 'custom'] as const;
+/**
+ * ProxyConfigDTO's modes a request may name. `auto` (Lens' own, its default): the ironlens process'
+ * own `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY`; `system` (ironlens' earlier name for it) is stored as
+ * `auto`; `custom` the values given; `none` direct even when the process has a proxy (an ironlens
+ * extension Lens does not know: its editor shows it as auto).
+ */
+export const PROXY_MODES = ['auto', 'custom', 'none', 'system'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
+/** The modes a record holds (and answers): `system` is read back as `auto`. */
+export const STORED_PROXY_MODES = ['auto', 'custom', 'none'] as const;
+export type StoredProxyMode = (typeof STORED_PROXY_MODES)[number];
 
 /**
  * Planning discovery's allow-list: the only reads a session may ask for, with the path each
@@ -53,7 +62,7 @@ const NullableString = Nullable(Type.String());
 /** ProxyConfigDTO as a request sends it (PATCH; the registration form's `proxy` field is this as JSON). Lens refuses other fields too. */
 export const ProxyConfigSchema = Type.Object(
   {
-    /** The modes `PROXY_MODES` lists (a mode added there is accepted here). Default is `none`. */
+    /** The modes `PROXY_MODES` lists (a mode added there is accepted here). Default is `auto` (Lens' ProxyConfigDTO default). */
     mode: Type.Optional(StringEnum(PROXY_MODES)),
     httpProxy: Type.Optional(NullableString),
     httpsProxy: Type.Optional(NullableString),
@@ -84,6 +93,10 @@ export type PlanningParams = Static<typeof PlanningParams>;
 export const ClusterIdQuery = Type.Object({ clusterId: Type.String({ minLength: 1, maxLength: 64 }) });
 export type ClusterIdQuery = Static<typeof ClusterIdQuery>;
 
+/** `DELETE /api/cluster/clusters/{id}`: `force` skips a remote cleanup that fails (admins; issue 33). */
+export const DeleteClusterQuery = Type.Object({ force: Type.Optional(Type.Boolean({ default: false })) });
+export type DeleteClusterQuery = Static<typeof DeleteClusterQuery>;
+
 export const ListQuery = Type.Object({ includeDrafts: Type.Boolean({ default: false }) });
 export type ListQuery = Static<typeof ListQuery>;
 
@@ -110,7 +123,8 @@ export const ClusterSettingsUpdateSchema = Type.Object(
     gatewayPort: Type.Optional(Nullable(Type.Integer())),
     gatewayPublicUrl: Type.Optional(NullableString),
     gatewayAuthzHost: Type.Optional(NullableString),
-    inotifyMaxUserInstances: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+    // null (Lens' editor with the field empty): unchanged, as Lens takes it.
+    inotifyMaxUserInstances: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 2147483647 }))),
     draft: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -186,7 +200,7 @@ export type LensHostsAnswer = Static<typeof LensHostsSchema>;
 
 /** ProxyConfigDTO as a record holds it (every field present; `null` when unset). */
 export const ProxyConfigView = Type.Object({
-  mode: StringEnum(PROXY_MODES),
+  mode: StringEnum(STORED_PROXY_MODES),
   httpProxy: NullableString,
   httpsProxy: NullableString,
   noProxy: NullableString,
@@ -308,6 +322,19 @@ export const PlanningDiscoverySchema = Type.Object({
   result: Nullable(AnyObject()),
 });
 export type PlanningDiscovery = Static<typeof PlanningDiscoverySchema>;
+
+/**
+ * `GET /api/v1/system/database`: Lens' `DatabaseStatus` (its create-cluster wizard asks first and
+ * stops unless `configured`). ironlens' store is chosen at start: `embedded` SQLite, or `external`
+ * PostgreSQL (`IRONLENS_DATABASE_URL`) shown as `host:port/database`, never its user or password.
+ */
+export const DatabaseStatusSchema = Type.Object({
+  configured: Type.Boolean(),
+  mode: Nullable(StringEnum(['embedded', 'external'] as const)),
+  engine: Nullable(StringEnum(['sqlite', 'postgresql'] as const)),
+  displayTarget: NullableString,
+});
+export type DatabaseStatus = Static<typeof DatabaseStatusSchema>;
 
 // --- the live overview -------------------------------------------------------------------
 

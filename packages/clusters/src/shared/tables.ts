@@ -23,6 +23,8 @@ export interface ClustersTable {
   inotify_max_user_instances: number;
   hf_secret_namespace: string | null;
   hf_secret_name: string | null;
+  /** When a write ironlens sent first got an answer from the cluster's API server; null: never (issue 33). Written only by `markReached`. */
+  reached_at?: string | null;
 }
 
 export interface ClusterSessionsTable {
