@@ -113,13 +113,13 @@ export class ClusterAccess {
    * server unreachable), record nothing.
    */
   private noteWrites(id: string, kube: Kube): Kube {
-    let noted = false;
-    const note = () => {
-      if (noted) return;
-      noted = true;
-      void this.repo.markReached(this.db, id, new Date().toISOString()).catch(() => {
-        noted = false;
+    let noted: Promise<void> | null = null;
+    // Recorded before the write's caller goes on (once per connection), so what follows sees it.
+    const note = (): Promise<void> => {
+      noted ??= this.repo.markReached(this.db, id, new Date().toISOString()).catch(() => {
+        noted = null;
       });
+      return noted;
     };
     return new Proxy(kube, {
       get: (target, prop) => {
@@ -128,19 +128,17 @@ export class ClusterAccess {
         if (typeof prop !== 'string' || READS.test(prop)) return v.bind(target);
         return (...args: unknown[]) => {
           const out = v.apply(target, args);
-          if (out instanceof Promise) {
-            return out.then(
-              (x) => {
-                note();
-                return x;
-              },
-              (e: unknown) => {
-                if (!(e instanceof KubeUnreachableError)) note();
-                throw e;
-              },
-            );
-          }
-          return out;
+          if (!(out instanceof Promise)) return out;
+          return out.then(
+            async (x) => {
+              await note();
+              return x;
+            },
+            async (e: unknown) => {
+              if (!(e instanceof KubeUnreachableError)) await note();
+              throw e;
+            },
+          );
         };
       },
     });
