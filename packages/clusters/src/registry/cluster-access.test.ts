@@ -81,7 +81,7 @@ describe('reached_at: the first write the cluster answered', () => {
 
   it('is set by a write the API server answered, done or refused, once', async () => {
     const done = await row('bbbbbbbb');
-    await access.kube(done).createSecret('ns', { metadata: { name: 's' } } as never);
+    await access.kube(done).createSecret({ metadata: { name: 's', namespace: 'ns' } } as never);
     expect(await reachedAt('bbbbbbbb')).toMatch(/^\d{4}-/);
     const refused = await row('cccccccc');
     script.set('apply', () => Promise.reject(new KubeApiError(403, 'Forbidden', 'forbidden')));
