@@ -16,7 +16,8 @@ import { registeredRoutes } from '@ironlens/core';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALLS } from './client/api';
-import { type ClientIo, completionScript, runClient } from './client/index';
+import { type ClientIo, runClient } from './client/index';
+import { completionScript } from './client/verbs/session';
 import { type Running, serve } from './serve';
 import { CLIENT, type ClientCommand, COMMAND_USAGE } from './vocabulary';
 

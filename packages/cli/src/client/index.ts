@@ -11,38 +11,32 @@
  */
 import { ApiError } from '@ironlens/core/http-client';
 import type { ClientCommand, ClientGroup } from '../vocabulary';
-import { type Api, createApi } from './api';
+import type { Api } from './api';
 import type { ClientIo, VerbContext, VerbHandler } from './context';
 import { ClientError, UsageError } from './errors';
-import { type Session, session as resolveSession } from './login';
+import type { Session } from './login';
 import { printable } from './output';
-import { Transport } from './transport';
-import { HANDLERS } from './verbs';
 
 export type { ClientIo, ClientVocabulary } from './context';
-export { completionScript } from './verbs/session';
 
 interface Parsed {
   pos: string[];
   opts: Record<string, string>;
   flags: Set<string>;
-  help: boolean;
 }
 
 /**
- * Options anywhere on the line: `--name value`, `--name=value`, `--switch`, `-o json`; the rest
- * are positionals. `valued` and `switches` are every option any verb of the command takes (each
+ * Options anywhere on the line: `--name value`, `--name=value`, `--switch`, `-o json` (`--help`
+ * is answered before); the rest are positionals. `valued` and `switches` are every option any verb of the command takes (each
  * verb's own are checked once the verb is known).
  */
 function parse(argv: string[], valued: Set<string>, switches: Set<string>): Parsed {
   const pos: string[] = [];
   const opts: Record<string, string> = {};
   const flags = new Set<string>();
-  let help = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--help' || a === '-h') help = true;
-    else if (a === '-o' || a === '--output' || a.startsWith('--output=')) {
+    if (a === '-o' || a === '--output' || a.startsWith('--output=')) {
       const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       if (v !== 'json' && v !== 'table') throw new UsageError(`-o takes json or table, got ${JSON.stringify(v ?? '')}`);
       opts.output = v;
@@ -57,7 +51,7 @@ function parse(argv: string[], valued: Set<string>, switches: Set<string>): Pars
     } else if (a.startsWith('-') && a !== '-') throw new UsageError(`unknown option ${a}`);
     else pos.push(a);
   }
-  return { pos, opts, flags, help };
+  return { pos, opts, flags };
 }
 
 /** Runs one client command line; resolves to the exit code. */
@@ -70,15 +64,17 @@ export async function runClient(cmd: ClientCommand, argv: string[], io: ClientIo
     io.err(printable(s));
   };
   const group: ClientGroup = io.vocabulary.client[cmd];
-  const handlers: Readonly<Record<string, VerbHandler>> = HANDLERS[cmd];
+  // `--help` answers from the vocabulary alone: the verbs, the API's schemas and TypeBox load after it.
+  if (argv.includes('--help') || argv.includes('-h')) {
+    out(group.usage);
+    return 0;
+  }
   let session: Session | undefined;
   try {
+    const [{ HANDLERS }, { createApi }, { session: resolveSession }, { Transport }] = await Promise.all([import('./verbs'), import('./api'), import('./login'), import('./transport')]);
+    const handlers: Readonly<Record<string, VerbHandler>> = HANDLERS[cmd];
     const all = Object.values(handlers);
-    const { pos, opts, flags, help } = parse(argv, new Set(all.flatMap((h) => h.options ?? [])), new Set(all.flatMap((h) => h.switches ?? [])));
-    if (help) {
-      out(group.usage);
-      return 0;
-    }
+    const { pos, opts, flags } = parse(argv, new Set(all.flatMap((h) => h.options ?? [])), new Set(all.flatMap((h) => h.switches ?? [])));
     const verb = group.verbs.length === 0 ? '' : (pos[0] ?? group.defaultVerb);
     if (verb === undefined) throw new UsageError(`a verb is needed: ${group.verbs.join(', ')}`);
     const handler = (verb === '' || group.verbs.includes(verb)) && Object.hasOwn(handlers, verb) ? handlers[verb] : undefined;
