@@ -32,6 +32,14 @@ describe('mismatch', () => {
     expect(mismatch(Type.Array(s), 'no')).toMatch(/^\/: Expected array/);
   });
 
+  it('reads OpenAPI 3.0’s nullable (NullableInput) as the type or null', () => {
+    const s = Type.Unsafe({ type: 'integer', nullable: true, minimum: 1 });
+    expect(mismatch(s, null)).toBeUndefined();
+    expect(mismatch(s, 3)).toBeUndefined();
+    expect(mismatch(s, 0)).toBeDefined();
+    expect(mismatch(s, 'x')).toBeDefined();
+  });
+
   it('a required key its schema does not describe must be there; any value goes', () => {
     const s = Type.Unsafe({ type: 'object', required: ['x'] });
     expect(mismatch(s, { x: null })).toBeUndefined();
