@@ -6,6 +6,7 @@
  */
 import type { CLIENT, ClientCommand, VerbOf } from '../vocabulary';
 import type { Api } from './api';
+import type { Column } from './output';
 
 /** The client's vocabulary, handed in by main (see `../vocabulary.ts`). */
 export interface ClientVocabulary {
@@ -43,6 +44,10 @@ export interface VerbContext {
   err: (s: string) => void;
   /** The API's JSON with `-o json`, else what `render` makes of it. */
   print: (value: unknown, render: () => string) => void;
+  /** One object: the API's JSON with `-o json`, else `key  value` lines; exit code 0. */
+  one: (value: object) => number;
+  /** An answer whose `rows` make a table of `columns` (the answer itself with `-o json`); exit code 0. */
+  table: <R>(answer: unknown, rows: readonly R[], columns: ReadonlyArray<Column<R>>) => number;
   /** The typed API of the ironlens this command talks to; the first use resolves URL and token (flags, environment, saved login). */
   api: () => Api;
 }

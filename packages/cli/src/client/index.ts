@@ -15,7 +15,7 @@ import type { Api } from './api';
 import type { ClientIo, VerbContext, VerbHandler } from './context';
 import { ClientError, UsageError } from './errors';
 import type { Session } from './login';
-import { printable } from './output';
+import { details, printable, table } from './output';
 
 export type { ClientIo, ClientVocabulary } from './context';
 
@@ -86,6 +86,9 @@ export async function runClient(cmd: ClientCommand, argv: string[], io: ClientIo
     if (args.length !== (handler.args ?? 0)) throw new UsageError(`${name} takes ${handler.takes ?? 'no arguments'}`);
     const json = opts.output === 'json';
     let api: Api | undefined;
+    const print = (value: unknown, render: () => string) => {
+      out(json ? `${JSON.stringify(value, null, 2)}\n` : render());
+    };
     const ctx: VerbContext = {
       cmd,
       verb,
@@ -96,8 +99,14 @@ export async function runClient(cmd: ClientCommand, argv: string[], io: ClientIo
       io,
       out,
       err,
-      print: (value, render) => {
-        out(json ? `${JSON.stringify(value, null, 2)}\n` : render());
+      print,
+      one: (value) => {
+        print(value, () => details(value));
+        return 0;
+      },
+      table: (answer, rows, columns) => {
+        print(answer, () => table(rows, columns));
+        return 0;
       },
       api: () => {
         if (!api) {

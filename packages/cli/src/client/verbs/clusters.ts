@@ -2,7 +2,7 @@
 import { type BootstrapPhase, type BootstrapSummary, type ClusterRecord, FAILURE_PHASES, PHASES } from '@ironlens/clusters/api';
 import type { VerbContext, VerbHandlers } from '../context';
 import { ClientError } from '../errors';
-import { type Column, details, table } from '../output';
+import { type Column, details } from '../output';
 
 /** The phases of a bootstrap that goes well, in order: the progress bar's steps. */
 const STEPS = PHASES.filter((p) => !(FAILURE_PHASES as readonly string[]).includes(p));
@@ -34,8 +34,7 @@ export const clusters: VerbHandlers<'clusters'> = {
     switches: ['drafts'],
     async run(ctx) {
       const list = await ctx.api().clusters(ctx.flags.has('drafts'));
-      ctx.print(list, () => table(list.items, CLUSTER_COLUMNS));
-      return 0;
+      return ctx.table(list, list.items, CLUSTER_COLUMNS);
     },
   },
   show: {
@@ -46,8 +45,7 @@ export const clusters: VerbHandlers<'clusters'> = {
       const { items } = await ctx.api().clusters(true);
       const cluster = items.find((c) => c.id === ctx.args[0]) ?? items.find((c) => c.name === ctx.args[0]);
       if (!cluster) throw new ClientError(`no cluster with the id or name ${JSON.stringify(ctx.args[0])}; there are ${items.length}: \`ironlens clusters list --drafts\``);
-      ctx.print(cluster, () => details(cluster));
-      return 0;
+      return ctx.one(cluster);
     },
   },
 };
@@ -59,8 +57,7 @@ export const jobs: VerbHandlers<'jobs'> = {
   list: {
     async run(ctx) {
       const list = await ctx.api().bootstraps();
-      ctx.print(list, () => table(list.items, JOB_COLUMNS));
-      return 0;
+      return ctx.table(list, list.items, JOB_COLUMNS);
     },
   },
   show: {
