@@ -161,6 +161,12 @@ describe('the compiled ironlens command', () => {
         expect(html).toContain('npm run build -w @ironlens/web');
       }
       expect(existsSync(join(work, 'data', 'ironlens.db'))).toBe(true);
+      // The API client through the bundle (its schemas and TypeBox in chunks of their own), on either listener.
+      for (const port of [consolePort, boot]) {
+        const client = start(['workers', 'list'], { IRONLENS_URL: `http://127.0.0.1:${port}`, XDG_CONFIG_HOME: join(work, 'config') });
+        expect(await within(20_000, `workers list on :${port}`, client.exited), client.stderr()).toBe(0);
+        expect(client.stdout()).toMatch(/^WORKER\s+HOSTNAME\s+MAC\s+STATE\s+DISKS\nw1\s+w1\s+-\s+registered\s+-\n$/);
+      }
       p.child.kill('SIGTERM');
       expect(await within(20_000, 'exit after SIGTERM', p.exited)).toBe(0);
       expect(p.stderr()).toContain('[ironlens] SIGTERM: stopping ironlens serve');

@@ -68,6 +68,8 @@ export interface RegisteredRoute {
   permission: string | undefined;
   /** Hidden from the OpenAPI document (pages, assets, docs). */
   hidden: boolean;
+  /** The answer schemas it declares, by status, as declared (before the OpenAPI document's rewriting). */
+  response: Readonly<Record<string, unknown>> | undefined;
 }
 
 const ROUTES = new WeakMap<FastifyInstance, RegisteredRoute[]>();
@@ -194,6 +196,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
           return typeof p === 'string' ? p : undefined;
         },
         hidden: Boolean((r.schema as { hide?: boolean } | undefined)?.hide),
+        response: (r.schema as { response?: Record<string, unknown> } | undefined)?.response,
       });
     }
   });
