@@ -77,6 +77,8 @@ export const errorCatalog = {
   token_name_invalid: { status: 400, message: 'invalid token name' },
   token_role_invalid: { status: 400, message: 'role must be viewer, operator or admin' },
   token_expiry_invalid: { status: 400, message: 'expiry must be a duration like 10s, 5m, 12h or 30d' },
+  token_expiry_out_of_range: { status: 400, message: 'expiry must be at most ten years (3650d)' },
+  token_name_reserved: { status: 400, message: 'the token name is an actor of ironlens’ own (ironlens, anonymous, env:…)' },
   token_exists: { status: 409, message: 'a token of that name exists' },
   token_not_found: { status: 404, message: 'no token of that name' },
 
@@ -149,6 +151,7 @@ export const errorCatalog = {
   agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
   agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
   agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
+  agent_token_placeholder_refused: { status: 400, message: "a token given in a request is sent as given: ${NAME} placeholders are expanded only from a registered agent's stored token" },
   agent_address_forbidden: { status: 400, message: 'the agent address is link-local or a cloud metadata service' },
 
   // ---- iSCSI CHAP (issue 13, iSCSI credentials) ----

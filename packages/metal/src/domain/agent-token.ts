@@ -34,3 +34,15 @@ export function expandToken(token: string | null | undefined, env: NodeJS.Proces
   checkTokenEnv(token, patterns, whose);
   return token.replace(PLACEHOLDER, (_m, name: string) => env[name] ?? '');
 }
+
+/**
+ * Refuses a token supplied by a request outside the agent registry's create and update (400
+ * `agent_token_placeholder_refused`): such a token is sent as given, and a `${NAME}` in it is
+ * never expanded from ironlens' environment, where it would hand that secret to whatever URL
+ * the request names. Register the agent with the placeholder, then probe it by `agent_id`.
+ */
+export function refuseRequestPlaceholders(token: string | null): void {
+  if (token && tokenEnvNames(token).length > 0) {
+    throw new AppError('agent_token_placeholder_refused', 'a token given here is sent as given: ${NAME} placeholders are expanded only from a registered agent\'s stored token, towards its own base_url (register the agent, then probe it with agent_id)', { code: 'agent_token_placeholder_refused' });
+  }
+}

@@ -1,7 +1,7 @@
 import { AppError, type ChangeFeed, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
 import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
 import type { AgentInput, AgentProbe, AgentProbeRequest, AgentView } from '../api/schemas';
-import { checkTokenEnv, expandToken } from '../domain/agent-token';
+import { checkTokenEnv, expandToken, refuseRequestPlaceholders } from '../domain/agent-token';
 import { isValidId } from '../domain/identifiers';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
@@ -54,8 +54,9 @@ export function iscsiServerOf(a: Pick<Agent, 'iscsi_server' | 'base_url'>): stri
 
 /**
  * The agent registry (seed §6) and the way to talk to an agent. Tokens are stored as
- * given (possibly `${NAME}`, for names the token policy allows), expanded only when used,
- * sent only to the agent's own `base_url`, never returned.
+ * given (possibly `${NAME}`, for names the token policy allows: only through the admin's
+ * create and update), expanded only when used, sent only to the agent's own registered
+ * `base_url`, never returned. No other path expands a placeholder from a request.
  */
 export class AgentService implements DataPlaneLookup {
   private readonly caps = new Map<string, { at: number; caps: Capabilities | null; error?: string }>();
@@ -195,18 +196,22 @@ export class AgentService implements DataPlaneLookup {
   /**
    * §6.2: a preview that writes nothing. 502 when the agent cannot be reached or refuses.
    * With `agent_id` and no token, that agent's stored token is used, and only when
-   * `base_url` is the agent's own (400 `agent_token_misdirected` otherwise).
+   * `base_url` is the agent's own (400 `agent_token_misdirected` otherwise). A token given here
+   * is never expanded: one that names `${NAME}` is 400 `agent_token_placeholder_refused`.
    */
   async probe(input: AgentProbeRequest): Promise<AgentProbe> {
     const base_url = normalizeBaseUrl(input.base_url);
     const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
     let token: string | null;
     if (given !== null || !input.agent_id) {
-      token = this.expand(given, 'the token');
+      // A token from the request is sent exactly as given: expanding `${NAME}` here would send
+      // ironlens' own secret to whatever base_url the caller named (issue 29, finding 1).
+      refuseRequestPlaceholders(given);
+      token = given;
     } else {
       const stored = await this.require(input.agent_id);
       if (stored.base_url !== base_url) {
-        throw new AppError('agent_token_misdirected', `the stored token of agent ${stored.id} is only sent to its own base_url; give a token to probe ${redactUrlCredentials(base_url)}`);
+        throw new AppError('agent_token_misdirected', `the stored token of agent ${stored.id} is only sent to its own base_url; give a token to probe ${redactUrlCredentials(base_url)}`, { code: 'agent_token_misdirected' });
       }
       token = this.expand(stored.token, `the token of agent ${stored.id}`);
     }
