@@ -56,7 +56,7 @@ export function redactQuery(url: string): string {
     const name = eq === -1 ? part : part.slice(0, eq);
     return eq !== -1 && isSecretParam(name) ? `${name}=[redacted]` : part;
   });
-  return `${url.slice(0, q + 1)}${parts.join('&')}`;
+  return `${url.slice(0, q + 1)}${parts.join('&')}${hash === -1 ? '' : url.slice(hash)}`;
 }
 
 /** `scheme://user:password@host/…` with the user info replaced; other text unchanged. */
