@@ -29,7 +29,10 @@ users:
   user: {client-key-data: ${Buffer.from(CLIENT_KEY_MARKER).toString('base64')}}
 contexts: []
 `;
-const PASSWORD = `pw-${Date.now().toString(36)}-Secret!`;
+// Quotes, a backslash and a `$`: each escaping on the way changes it (issue 29, finding 14).
+const PASSWORD = `pw-${Date.now().toString(36)}-pa"ss\\wo'rd$x`;
+/** The password as the stand-in playbook prints it: shell-quoted (both spellings of a quote), inside Ansible's JSON. */
+const PASSWORD_PRINTED = [`'${PASSWORD.replace(/'/g, `'"'"'`)}'`, `'${PASSWORD.replace(/'/g, `'\\''`)}'`].map((q) => JSON.stringify(q).slice(1, -1));
 const PROXY_PASSWORD = `proxy-pass-${Date.now().toString(36)}`;
 const LOGIN_PASSWORD = `login-${Date.now().toString(36)}-P4ss`;
 
@@ -337,6 +340,9 @@ describe('bootstrap jobs', () => {
     expect(first.logTail).toContain(`INVENTORY cp=${na} etcd=${na} node=${nb} proxy=http://[redacted]@proxy.example:3128`);
     expect(first.logTail).toContain(`reached ${hostname()} as root`);
     expect(first.logTail).toContain('sudo password is [redacted]');
+    // Shell-quoted inside JSON, both spellings: redacted whole, nothing of the password left.
+    expect(first.logTail.match(/"msg": "'\[redacted\]'"/g)?.length).toBe(2);
+    for (const n of [PASSWORD, ...PASSWORD_PRINTED, 'ss\\wo', 'rd$x']) expect(first.logTail).not.toContain(n);
     for (const phase of ['queued', 'preflight', 'provisioning', 'running', 'kubeconfig_ready']) expect(first.logTail).toContain(`==> ${phase}`);
     expect(git.requests.some((r) => r.includes('/kubernetes-sigs/kubespray.git/'))).toBe(true);
 
@@ -533,7 +539,7 @@ describe('bootstrap jobs', () => {
     const files = storeTarget.url ? [dumpDatabase(storeTarget.url)] : readdirSync(join(dir, 'store')).map((f) => readFileSync(join(dir, 'store', f)).toString('latin1'));
     if (storeTarget.url) expect(files[0]).toMatch(/INSERT INTO public\.operations .*'bootstrap\.start'/);
     const keyLines = clientKeyText.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'));
-    const needles = [PASSWORD, PROXY_PASSWORD, LOGIN_PASSWORD, CLIENT_KEY_MARKER, Buffer.from(CLIENT_KEY_MARKER).toString('base64'), ...keyLines];
+    const needles = [PASSWORD, ...PASSWORD_PRINTED, PROXY_PASSWORD, LOGIN_PASSWORD, CLIENT_KEY_MARKER, Buffer.from(CLIENT_KEY_MARKER).toString('base64'), ...keyLines];
     expect(files.join('').length).toBeGreaterThan(0);
     for (const n of needles) {
       expect(files.some((f) => f.includes(n)), `store holds ${n.slice(0, 12)}…`).toBe(false);
