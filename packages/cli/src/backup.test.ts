@@ -149,7 +149,13 @@ describe('backup and restore of the SQLite store', () => {
 });
 
 /** A backup file's parts: the magic line, the header (parsed and as written), the MAC line, the store's bytes. */
-function partsOf(file: string): { magic: string; header: Record<string, any>; headerLine: string; macLine: string; db: Buffer } {
+interface HeaderSeen {
+  store: { bytes: number; sha256: string };
+  kdf: { name: string; N: number; r: number; p: number; salt: string };
+  [field: string]: unknown;
+}
+
+function partsOf(file: string): { magic: string; header: HeaderSeen; headerLine: string; macLine: string; db: Buffer } {
   const raw = readFileSync(file);
   const a = raw.indexOf(0x0a);
   const b = raw.indexOf(0x0a, a + 1);

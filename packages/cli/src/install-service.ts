@@ -2,7 +2,7 @@
  * `ironlens install-service [serve|agent]` (issue 23): a hardened systemd unit and an environment
  * file with every setting of that command commented, then what to run next.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS } from './settings';
@@ -239,7 +239,7 @@ export function codeProblems(node: string, entry: string, owner = 0, max = 10): 
   const walk = (path: string): void => {
     check(path, false);
     if (problems.length >= max) return;
-    let st: ReturnType<typeof statSync>;
+    let st: ReturnType<typeof lstatSync>;
     try {
       st = lstatSync(path);
     } catch {

@@ -98,7 +98,7 @@ afterAll(async () => {
 });
 
 describe('agent token placeholders in requests (issue 29, finding 1)', () => {
-  it('a probe naming ${IPXE_AGENT_TOKEN} sends nothing to the listener it names, directly or through /api/metal, whatever the role', async () => {
+  it('a probe whose token names $IPXE_AGENT_TOKEN (as a placeholder) sends nothing to the listener it names, directly or through /api/metal, whatever the role', async () => {
     const body = { base_url: attacker.url, token: envRef('IPXE_AGENT_TOKEN') };
     const tries = [
       await call(boot, 'POST', '/agents/probe', tokens.operator, body),
@@ -113,7 +113,7 @@ describe('agent token placeholders in requests (issue 29, finding 1)', () => {
     expect(attacker.calls).toEqual([]);
   });
 
-  it("an admin's registered ${IPXE_AGENT_TOKEN} is expanded towards that agent's own base_url only", async () => {
+  it("an admin's registered placeholder token is expanded towards that agent's own base_url only", async () => {
     expect((await call(boot, 'POST', '/agents', tokens.admin, { id: 'ag1', base_url: agent.url, token: envRef('IPXE_AGENT_TOKEN'), role: { disk: true } })).status).toBe(201);
     expect((await call(boot, 'POST', '/agents/probe', tokens.operator, { base_url: agent.url, agent_id: 'ag1' })).status).toBe(200);
     expect(agent.calls.map((c) => c.authorization)).toContain(`Bearer ${AGENT_SECRET}`);

@@ -54,7 +54,7 @@ describe('bootstrap log redaction', () => {
       String.raw`pw='pa"ss\\wo\'rd$x'`,
       String.raw`{"exception": "pw='pa\"ss\\\\wo\\'rd$x'"}`,
       // URL-encoded after JSON-escaping (a URL built from a JSON value).
-      String.raw`GET /x?v=pa%5C%22ss%5C%5Cwo'rd%24x`,
+      "GET /x?v=pa%5C%22ss%5C%5Cwo'rd%24x",
       // printf %q.
       String.raw`sudo -S <<< pa\"ss\\wo\'rd\$x`,
     ];

@@ -15,7 +15,7 @@ const hex = (c: string, width: number) => c.charCodeAt(0).toString(16).padStart(
 
 /** Python's `repr()` of a string, without its quotes: `\\`, the quote it chose, and what is not printable escaped. */
 function pyRepr(s: string, quote: "'" | '"'): string {
-  return s.replace(/[\\'"\x00-\x1f\x7f-\xa0\u2028\u2029]/g, (c) => {
+  return s.replace(/[\\'"\p{Cc}\u00a0\u2028\u2029]/gu, (c) => {
     if (c === '\\') return '\\\\';
     if (c === "'" || c === '"') return c === quote ? `\\${c}` : c;
     if (c === '\n') return '\\n';
@@ -70,8 +70,8 @@ export function secretForms(secret: string): string[] {
   for (let d = 0; d < DEPTH; d++) {
     const next: string[] = [];
     for (const f of level) {
-      for (const escape of ESCAPINGS) {
-        const g = escape(f);
+      for (const apply of ESCAPINGS) {
+        const g = apply(f);
         if (!all.has(g)) {
           all.add(g);
           next.push(g);

@@ -43,6 +43,10 @@ export function expandToken(token: string | null | undefined, env: NodeJS.Proces
  */
 export function refuseRequestPlaceholders(token: string | null): void {
   if (token && tokenEnvNames(token).length > 0) {
-    throw new AppError('agent_token_placeholder_refused', 'a token given here is sent as given: ${NAME} placeholders are expanded only from a registered agent\'s stored token, towards its own base_url (register the agent, then probe it with agent_id)', { code: 'agent_token_placeholder_refused' });
+    throw new AppError(
+      'agent_token_placeholder_refused',
+      `a token given here is sent as given: \${NAME} placeholders are expanded only from a registered agent's stored token, towards its own base_url (register the agent, then probe it with agent_id)`,
+      { code: 'agent_token_placeholder_refused' },
+    );
   }
 }
