@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from '@ironlens/core/testing';
 import { writeStandIns } from '@ironlens/kind/testing';
+import { listenersIn, SERVE_ARGS } from './testing/serve-process';
 import { checkoutRoot, dataDirFrom, defaultDataDir, lockDataDir, SERVE_LOCK, SERVE_PID } from './data-dir';
 import { serve } from './serve';
 
@@ -76,7 +77,7 @@ describe('one serve per SQLite data dir', () => {
 });
 
 /** Where `ironlens serve` prints its console address. */
-const consoleOf = (out: string) => out.match(/console on \S+ \((http:\/\/[^/;)]+)/)?.[1];
+const consoleOf = (out: string) => listenersIn(out).console || undefined;
 
 describe('a restart right after kill -9 (issue 29, finding 15)', () => {
   it('starts at once although the killed serve is not reaped yet, and its running job reads failed, interrupted', async () => {
@@ -96,10 +97,9 @@ describe('a restart right after kill -9 (issue 29, finding 15)', () => {
       IRONLENS_DATABASE_URL: '',
     };
     const repo = new URL('../../../', import.meta.url).pathname;
-    const script = "const { serve } = await import('./packages/cli/src/serve.ts'); await serve(process.env);";
     // The first serve's parent never reaps it (as a supervisor that has not yet waited): once
     // killed it stays a zombie, whose pid a pid check still finds alive.
-    const first = spawn('sh', ['-c', `"$@" & exec sleep 600`, 'sh', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const first = spawn('sh', ['-c', `"$@" & exec sleep 600`, 'sh', process.execPath, ...SERVE_ARGS], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out1 = '';
     first.stdout?.on('data', (b) => (out1 += b));
     first.stderr?.on('data', (b) => (out1 += b));
@@ -115,7 +115,7 @@ describe('a restart right after kill -9 (issue 29, finding 15)', () => {
       expect(pid).toBeGreaterThan(0);
       process.kill(pid, 'SIGKILL');
       // At once: no wait for the first to be gone.
-      second = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      second = spawn(process.execPath, SERVE_ARGS, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       let out2 = '';
       second.stdout?.on('data', (b) => (out2 += b));
       second.stderr?.on('data', (b) => (out2 += b));

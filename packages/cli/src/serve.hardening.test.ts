@@ -7,13 +7,13 @@
  * - a BMC's URL and username are not a viewer's to read;
  * - the request log shows no value of a query parameter named like a secret.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeTcpPort, sleep, testDatabaseEnv, waitFor } from '@ironlens/core/testing';
+import { freeTcpPort, testDatabaseEnv, waitFor } from '@ironlens/core/testing';
 import { FakeAgent } from '@ironlens/metal/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServeProcess, startServeProcess } from './testing/serve-process';
 import { tokenCommand } from './token';
 
 const AGENT_SECRET = 'agents-env-secret-29f1';
@@ -24,8 +24,7 @@ const MAC = '02:00:00:29:0b:01';
 const envRef = (name: string) => `$\{${name}}`;
 
 let dir: string;
-let child: ChildProcess;
-let output = '';
+let served: ServeProcess;
 let boot = '';
 let consoleUrl = '';
 let dbEnv: Record<string, string>;
@@ -62,36 +61,22 @@ beforeAll(async () => {
     expect(await tokenCommand(['create', '--name', `h-${role}`, '--role', role], env, { out: (s) => (out += s), err: () => {} })).toBe(0);
     tokens[role] = out.trim();
   }
-  const script = "const { serve } = await import('./packages/cli/src/serve.ts'); await serve(process.env);";
-  child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: new URL('../../../', import.meta.url).pathname,
-    env: {
-      PATH: process.env.PATH,
-      ...env,
-      IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
-      IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
-      IPXE_AGENT_TOKEN: AGENT_SECRET,
-      IRONLENS_LOG: '1',
-      IRONLENS_AUTH_FAIL_SLOW_AFTER: '100000',
-      IRONLENS_AUTH_FAIL_BLOCK_AFTER: '100000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  served = await startServeProcess({
+    PATH: process.env.PATH,
+    ...env,
+    IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
+    IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
+    IPXE_AGENT_TOKEN: AGENT_SECRET,
+    IRONLENS_LOG: '1',
+    IRONLENS_AUTH_FAIL_SLOW_AFTER: '100000',
+    IRONLENS_AUTH_FAIL_BLOCK_AFTER: '100000',
   });
-  child.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
-  await waitFor('ironlens serve to listen', () => output, (o) => /console on /.test(o) || child.exitCode !== null, 30_000);
-  boot = output.match(/provisioning API on \S+ \((http:\/\/[^;)]+)/)?.[1] ?? '';
-  consoleUrl = output.match(/console on \S+ \((http:\/\/[^/;)]+)/)?.[1] ?? '';
-  if (!boot || !consoleUrl) throw new Error(`ironlens serve did not start:\n${output}`);
+  boot = served.boot;
+  consoleUrl = served.console;
 }, 60_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await Promise.race([exited, sleep(5_000)]);
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
+  await served?.stop();
   await attacker?.stop();
   await agent?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -183,7 +168,7 @@ describe('access details (issue 29, finding 11)', () => {
     const secrets = ['qs-token-29f11', 'qs-password-29f11', 'qs-apikey-29f11', 'qs-access-29f11', 'qs-key-29f11'];
     await fetch(`${boot}/boot-vars?mac=${MAC}&token=${secrets[0]}&Password=${secrets[1]}&api_key=${secrets[2]}`);
     await call(boot, 'GET', `/workers?access_token=${secrets[3]}&key=${secrets[4]}&state=ready`, tokens.viewer);
-    await waitFor('both requests in the log', () => output, (o) => o.includes('/boot-vars?mac=') && o.includes('/workers?access_token='), 10_000);
+    const output = await waitFor('both requests in the log', () => served.output(), (o) => o.includes('/boot-vars?mac=') && o.includes('/workers?access_token='), 10_000);
     expect(output).toContain('token=[redacted]&Password=[redacted]&api_key=[redacted]');
     expect(output).toContain('/workers?access_token=[redacted]&key=[redacted]&state=ready');
     expect(secrets.filter((s) => output.includes(s))).toEqual([]);
