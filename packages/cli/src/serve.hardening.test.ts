@@ -83,25 +83,27 @@ afterAll(async () => {
 });
 
 describe('agent token placeholders in requests (issue 29, finding 1)', () => {
-  it('a probe whose token names $IPXE_AGENT_TOKEN (as a placeholder) sends nothing to the listener it names, directly or through /api/metal, whatever the role', async () => {
+  it('an operator whose probe names $IPXE_AGENT_TOKEN (as a placeholder) is refused, directly or through /api/metal, and nothing reaches the listener it names', async () => {
     const body = { base_url: attacker.url, token: envRef('IPXE_AGENT_TOKEN') };
     const tries = [
       await call(boot, 'POST', '/agents/probe', tokens.operator, body),
       await call(consoleUrl, 'POST', '/api/metal/agents/probe', tokens.operator, body),
-      await call(boot, 'POST', '/agents/probe', tokens.admin, body),
       await call(boot, 'POST', '/agents/probe', tokens.operator, { ...body, token: `x${envRef('IPXE_AGENT_TOKEN')}` }),
+      await call(consoleUrl, 'POST', '/api/metal/agents/probe', tokens.operator, { ...body, agent_id: 'nobody' }),
     ];
     for (const r of tries) {
-      expect(r.status, r.text).toBe(400);
-      expect(r.json.code).toBe('agent_token_placeholder_refused');
+      expect(r.status, r.text).toBe(403);
+      expect(r.json.permission).toBe('metal:agent:write');
     }
     expect(attacker.calls).toEqual([]);
   });
 
-  it("an admin's registered placeholder token is expanded towards that agent's own base_url only", async () => {
+  it("an admin's placeholder is expanded (seed §6.2): its probe, and the registered agent's token towards that agent's own base_url only", async () => {
+    expect((await call(boot, 'POST', '/agents/probe', tokens.admin, { base_url: agent.url, token: envRef('IPXE_AGENT_TOKEN') })).status).toBe(200);
     expect((await call(boot, 'POST', '/agents', tokens.admin, { id: 'ag1', base_url: agent.url, token: envRef('IPXE_AGENT_TOKEN'), role: { disk: true } })).status).toBe(201);
+    // Any prober may use a registered agent's token, towards that agent.
     expect((await call(boot, 'POST', '/agents/probe', tokens.operator, { base_url: agent.url, agent_id: 'ag1' })).status).toBe(200);
-    expect(agent.calls.map((c) => c.authorization)).toContain(`Bearer ${AGENT_SECRET}`);
+    expect(agent.calls.filter((c) => c.path === '/capabilities').map((c) => c.authorization)).toEqual([`Bearer ${AGENT_SECRET}`, `Bearer ${AGENT_SECRET}`]);
     const elsewhere = await call(consoleUrl, 'POST', '/api/metal/agents/probe', tokens.operator, { base_url: attacker.url, agent_id: 'ag1' });
     expect(elsewhere.json.code).toBe('agent_token_misdirected');
     // An operator may not register one of its own.

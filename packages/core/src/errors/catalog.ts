@@ -157,7 +157,6 @@ export const errorCatalog = {
   agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
   agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
   agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
-  agent_token_placeholder_refused: { status: 400, message: `a token given in a request is sent as given: \${NAME} placeholders are expanded only from a registered agent's stored token` },
   agent_address_forbidden: { status: 400, message: 'the agent address is link-local or a cloud metadata service' },
 
   // ---- iSCSI CHAP (issue 13, iSCSI credentials) ----

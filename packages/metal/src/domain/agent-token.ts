@@ -36,17 +36,13 @@ export function expandToken(token: string | null | undefined, env: NodeJS.Proces
 }
 
 /**
- * Refuses a token supplied by a request outside the agent registry's create and update (400
- * `agent_token_placeholder_refused`): such a token is sent as given, and a `${NAME}` in it is
- * never expanded from ironlens' environment, where it would hand that secret to whatever URL
- * the request names. Register the agent with the placeholder, then probe it by `agent_id`.
+ * Refuses a request's token that names `${NAME}` when the caller may not register agents (403
+ * `permission_denied`, naming `metal:agent:write`): expanding it would send ironlens' own secret
+ * to whatever URL the request names (issue 29, finding 1). Checked by what the request carries,
+ * beside the route's own permission.
  */
 export function refuseRequestPlaceholders(token: string | null): void {
   if (token && tokenEnvNames(token).length > 0) {
-    throw new AppError(
-      'agent_token_placeholder_refused',
-      `a token given here is sent as given: \${NAME} placeholders are expanded only from a registered agent's stored token, towards its own base_url (register the agent, then probe it with agent_id)`,
-      { code: 'agent_token_placeholder_refused' },
-    );
+    throw new AppError('permission_denied', `a token that names \${${tokenEnvNames(token)[0]}} is expanded from ironlens' environment only for a token that may register agents (metal:agent:write); give the token itself, or probe a registered agent with agent_id`, { permission: 'metal:agent:write' });
   }
 }

@@ -44,42 +44,37 @@ describe('agent tokens that name environment variables', () => {
   it('refuses a probe or registration whose token names a variable outside IPXE_CP_AGENT_TOKEN_ENV, and sends nothing', async () => {
     const probe = await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('IRONLENS_CONSOLE_TOKEN') });
     expect(probe.statusCode).toBe(400);
+    expect(probe.json().detail).toContain('IRONLENS_CONSOLE_TOKEN');
     const reg = await inject('POST', '/agents', { id: 'ag1', base_url: agent.url, token: `x${envRef('IRONLENS_CONSOLE_TOKEN')}`, role: { disk: true } });
     expect(reg.statusCode).toBe(400);
-    expect(reg.json().detail).toContain('IRONLENS_CONSOLE_TOKEN');
     expect(sentAuthorizations(agent)).not.toContain(CONSOLE_SECRET);
     expect((await inject('GET', '/agents?live=false')).json()).toEqual([]);
   });
 
-  it('never expands a placeholder given to a probe, not even an allowed one: nothing is sent (issue 29, finding 1)', async () => {
-    for (const token of [envRef('IPXE_AGENT_FAKE_TOKEN'), `Bearer-${envRef('IPXE_AGENT_FAKE_TOKEN')}`]) {
-      const r = await inject('POST', '/agents/probe', { base_url: other.url, token });
-      expect(r.statusCode).toBe(400);
-      expect(r.json().detail).toContain('sent as given');
-    }
-    // Not with an agent_id either: a token given with it is the request's, not the agent's.
-    expect((await inject('POST', '/agents', { id: 'ag1', base_url: agent.url, token: envRef('IPXE_AGENT_FAKE_TOKEN'), role: { disk: true } })).statusCode).toBe(201);
-    expect((await inject('POST', '/agents/probe', { base_url: other.url, agent_id: 'ag1', token: envRef('IPXE_AGENT_FAKE_TOKEN') })).statusCode).toBe(400);
-    expect(other.calls).toEqual([]);
-    expect(sentAuthorizations(agent)).not.toContain('fake-agent-token');
+  it('expands an allowed name (IPXE_AGENT_* by default) when the token is used', async () => {
+    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('IPXE_AGENT_FAKE_TOKEN') })).statusCode).toBe(200);
+    expect(agent.calls.find((c) => c.path === '/capabilities')?.authorization).toBe('Bearer fake-agent-token');
   });
 
-  it('expands an allowed name (IPXE_AGENT_* by default) of a registered agent, towards its own base_url', async () => {
-    expect((await inject('POST', '/agents', { id: 'ag1', base_url: agent.url, token: envRef('IPXE_AGENT_FAKE_TOKEN'), role: { disk: true } })).statusCode).toBe(201);
-    expect((await inject('POST', '/agents/probe', { base_url: agent.url, agent_id: 'ag1' })).statusCode).toBe(200);
-    expect(agent.calls.find((c) => c.path === '/capabilities')?.authorization).toBe('Bearer fake-agent-token');
-    expect((await inject('POST', '/agents/probe', { base_url: other.url, agent_id: 'ag1' })).statusCode).toBe(400);
+  it('expands a placeholder of the request only for a caller who may register agents: anyone else is refused, nothing sent (issue 29, finding 1)', async () => {
+    for (const token of [envRef('IPXE_AGENT_FAKE_TOKEN'), `Bearer-${envRef('IPXE_AGENT_FAKE_TOKEN')}`]) {
+      await expect(f.services.agents.probe({ base_url: other.url, token }, { mayWriteAgents: false })).rejects.toMatchObject({ code: 'permission_denied', extra: { permission: 'metal:agent:write' } });
+    }
     expect(other.calls).toEqual([]);
+    // A literal token, or a registered agent's own by agent_id, is any prober's.
+    expect((await f.services.agents.probe({ base_url: agent.url, token: 'literal' }, { mayWriteAgents: false })).backend).toBe('stgt');
+    expect((await inject('POST', '/agents', { id: 'ag1', base_url: agent.url, token: envRef('IPXE_AGENT_FAKE_TOKEN'), role: { disk: true } })).statusCode).toBe(201);
+    expect((await f.services.agents.probe({ base_url: agent.url, agent_id: 'ag1' }, { mayWriteAgents: false })).backend).toBe('stgt');
+    expect(agent.calls.filter((c) => c.path === '/capabilities').map((c) => c.authorization)).toEqual(['Bearer literal', 'Bearer fake-agent-token']);
   });
 
   it('follows IPXE_CP_AGENT_TOKEN_ENV when the operator allows other names', async () => {
     await f.close();
     vi.stubEnv('LIO_TOKEN', 'lio-token');
     f = await newMetalFixture({ IPXE_CP_AGENT_TOKEN_ENV: 'LIO_TOKEN, IPXE_AGENT_*' });
-    expect((await inject('POST', '/agents', { id: 'ag1', base_url: agent.url, token: envRef('LIO_TOKEN'), role: { disk: true } })).statusCode).toBe(201);
-    expect((await inject('POST', '/agents/probe', { base_url: agent.url, agent_id: 'ag1' })).statusCode).toBe(200);
+    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('LIO_TOKEN') })).statusCode).toBe(200);
     expect(agent.calls.find((c) => c.path === '/capabilities')?.authorization).toBe('Bearer lio-token');
-    expect((await inject('POST', '/agents', { id: 'ag2', base_url: agent.url, token: envRef('IRONLENS_CONSOLE_TOKEN'), role: { disk: true } })).statusCode).toBe(400);
+    expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('IRONLENS_CONSOLE_TOKEN') })).statusCode).toBe(400);
   });
 });
 
