@@ -16,7 +16,7 @@ import { freeTcpPort } from '@ironlens/agent/testing';
 import { artifactPath, sleep } from '@ironlens/core/testing';
 import { webDistDir } from '@ironlens/web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from './build';
+import { buildCli, testOnlyInputs } from './build';
 
 const BIN_SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'ironlens.mjs');
 
@@ -93,6 +93,21 @@ describe('the compiled ironlens command', () => {
     expect(entry).not.toMatch(/^import .* from "/m);
     expect(entry).toMatch(/await import\("\.\/serve-[A-Z0-9]+\.js"\)/);
     expect(readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.js')).length).toBeGreaterThan(2);
+  });
+
+  it('carries no module only tests use (issue 29, finding 12): none of its sources is under testing/ or a *.test.ts', async () => {
+    const { readFileSync } = await import('node:fs');
+    const sources = readdirSync(join(root, 'dist'))
+      .filter((f) => f.endsWith('.js.map'))
+      .flatMap((f) => (JSON.parse(readFileSync(join(root, 'dist', f), 'utf8')) as { sources: string[] }).sources);
+    expect(sources.some((s) => s.includes('packages/agent/src/'))).toBe(true);
+    expect(sources.filter((s) => /\/testing\/|\.test\.tsx?$/.test(s))).toEqual([]);
+    // And the build refuses to write such a bundle.
+    expect(testOnlyInputs(['packages/agent/src/testing/tgtd.ts', 'packages/core/src/testing/artifacts.ts', 'packages/cli/src/x.test.ts', 'packages/agent/src/master/master-build.ts', 'node_modules/x/testing/y.js'])).toEqual([
+      'packages/agent/src/testing/tgtd.ts',
+      'packages/cli/src/x.test.ts',
+      'packages/core/src/testing/artifacts.ts',
+    ]);
   });
 
   it('answers --help from the bundle, without the tsx fallback', async () => {
