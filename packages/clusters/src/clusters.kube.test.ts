@@ -703,6 +703,8 @@ describe('delete', () => {
 
   it('a delete job cancelled while the gateway namespace is terminating answers 502 and keeps the record', async () => {
     const c = await register({ name: 'cancel-delete', draft: 'true' });
+    // A draft some write of ironlens reached (one none reached skips the remote cleanup: clusters.api.test.ts).
+    await t.store.db.updateTable('clusters').set({ reached_at: '2026-01-01T00:00:00Z' }).where('id', '=', c.id).execute();
     const ns = `lens-gateway-${c.id}`;
     // A finalizer nobody removes keeps the namespace terminating.
     await core.createNamespace({ body: { metadata: { name: ns } } });
