@@ -49,6 +49,21 @@ async function register(fields: Record<string, string>, kubeconfig = h.kubeconfi
 }
 
 const get = (url: string) => t.app.inject({ method: 'GET', url });
+
+/** One GPU of the overview (Lens' GpuDeviceSummary): what is not given is unknown (null). */
+const gpuView = (g: { id: string; index: number; name: string; pciAddress?: string; uuid?: string; vramTotalBytes?: number }) => ({
+  pciAddress: null,
+  uuid: null,
+  computeUsagePercent: null,
+  vramTotalBytes: null,
+  vramUsedBytes: null,
+  vramUsagePercent: null,
+  vramReadThroughputBytes: null,
+  vramWriteThroughputBytes: null,
+  vramTotalThroughputBytes: null,
+  vramBandwidthPercent: null,
+  ...g,
+});
 const send = (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object) => t.app.inject({ method, url, payload });
 
 beforeAll(async () => {
@@ -216,21 +231,8 @@ describe('overview', () => {
     expect(o.fetchedAt).toMatch(/Z$/);
     const byName = Object.fromEntries(o.kubernetes.nodes.map((n: { name: string }) => [n.name, n]));
     // Lens' per-GPU identity from the DRA ResourceSlices; no Prometheus yet: no figures (null, never invented).
-    const nvGpu = (i: number, bus: string) => ({
-      id: `gpu-${i}`,
-      index: i,
-      name: 'NVIDIA H100 80GB HBM3',
-      pciAddress: `00000000:${bus}:00.0`,
-      uuid: nvidiaGpuUuid('gpu-nv-0001', i),
-      computeUsagePercent: null,
-      vramTotalBytes: 81559 * MiB,
-      vramUsedBytes: null,
-      vramUsagePercent: null,
-      vramReadThroughputBytes: null,
-      vramWriteThroughputBytes: null,
-      vramTotalThroughputBytes: null,
-      vramBandwidthPercent: null,
-    });
+    const nvGpu = (i: number, bus: string) =>
+      gpuView({ id: `gpu-${i}`, index: i, name: 'NVIDIA H100 80GB HBM3', pciAddress: `00000000:${bus}:00.0`, uuid: nvidiaGpuUuid('gpu-nv-0001', i), vramTotalBytes: 81559 * MiB });
     expect(byName['gpu-nv-0001']).toEqual({
       name: 'gpu-nv-0001',
       version: 'v1.36.3',
@@ -256,23 +258,7 @@ describe('overview', () => {
       diskUsagePercent: 33.3,
     });
     expect(byName['gpu-intel-0002']).toMatchObject({ cpu: 112, gpu: true, gpuCount: 4, gpuByProfile: { 'intel-xpu': 4 }, vramBytes: 4 * 131072 * MiB, role: 'worker', cpuUsagePercent: 10, memoryBytes: 1024 * GiB, memoryUsagePercent: 25 });
-    expect(byName['gpu-intel-0002'].gpus).toEqual(
-      [0, 1, 2, 3].map((i) => ({
-        id: `gpu-${i}`,
-        index: i,
-        name: 'Max_1550',
-        pciAddress: null,
-        uuid: null,
-        computeUsagePercent: null,
-        vramTotalBytes: 131072 * MiB,
-        vramUsedBytes: null,
-        vramUsagePercent: null,
-        vramReadThroughputBytes: null,
-        vramWriteThroughputBytes: null,
-        vramTotalThroughputBytes: null,
-        vramBandwidthPercent: null,
-      })),
-    );
+    expect(byName['gpu-intel-0002'].gpus).toEqual([0, 1, 2, 3].map((i) => gpuView({ id: `gpu-${i}`, index: i, name: 'Max_1550', vramTotalBytes: 131072 * MiB })));
     expect(byName['control-plane-0']).toMatchObject({ cpu: 8, gpu: false, gpuCount: 0, gpuByProfile: {}, vramBytes: 0, role: 'control-plane', gpus: [], cpuUsagePercent: 25, memoryUsagePercent: 25, gpuUsagePercent: null, diskUsagePercent: 33.3 });
     const hw = o.kubernetes.hardware;
     expect(hw).toEqual({

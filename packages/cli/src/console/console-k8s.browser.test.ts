@@ -20,6 +20,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
 import { axeViolations } from '../testing/axe';
+import { type LensAnswer, lensRegister, lensRequest } from '../testing/lens-client';
 import { type Balancer, reverseProxyConf, startNginx } from '../testing/replicas';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -250,47 +251,25 @@ describe('bootstrap wizard against real sshd', () => {
 describe('llm-d Lens’ create-cluster wizard behind nginx', () => {
   it('database check, hosts, versions, register (multipart), version check, proxy auto, gateway fields, HF token, finish; overview with Lens’ fields; Cancel and delete', async () => {
     await page.goto(`${lensProxy!.url}/clusters`);
-    const steps = await page.evaluate(
-      async ({ kubeconfig }) => {
-        const request = async (path: string, init: RequestInit = {}) => {
-          const res = await fetch(path, { credentials: 'include', ...init, headers: { Accept: 'application/json', 'Content-Type': 'application/json', ...(init.headers as Record<string, string> | undefined) } });
-          const text = await res.text();
-          return { status: res.status, body: text ? JSON.parse(text) : null };
-        };
-        const json = (method: string, path: string, body: unknown) => request(path, { method, body: JSON.stringify(body) });
-        // biome-ignore lint/suspicious/noExplicitAny: JSON answers of many shapes, read by the assertions
-        const out: Record<string, { status: number; body: any }> = {};
-        out.database = await request('/api/v1/system/database');
-        out.hosts = await request('/api/cluster/lens-hosts');
-        out.versions = await request('/api/v1/versions');
-        out.capabilities = await request('/api/v1/hardware/capabilities');
-        const register = async (name: string) => {
-          const fd = new FormData();
-          fd.append('name', name);
-          fd.append('description', '');
-          fd.append('file', new File([kubeconfig], 'bootstrapped-kubeconfig.yaml', { type: 'text/plain' }));
-          fd.append('draft', 'true');
-          const res = await fetch('/api/cluster/clusters', { method: 'POST', credentials: 'include', headers: { Accept: 'application/json' }, body: fd });
-          return { status: res.status, body: await res.json() };
-        };
-        out.register = await register('lens-wizard');
-        const id = out.register.body.cluster.id as string;
-        out.version = await request(`/api/cluster/clusters/${id}/kubernetes-version`);
-        out.proxy = await json('PATCH', `/api/cluster/clusters/${id}`, { proxy: { mode: 'auto' } });
-        out.gateway = await json('PATCH', `/api/cluster/clusters/${id}`, { gatewayProvider: 'istio', gatewayPort: null, gatewayPublicUrl: null, gatewayAuthzHost: out.hosts.body.items[0], inotifyMaxUserInstances: null });
-        out.crds = await request(`/api/cluster/clusters/${id}/crds`);
-        out.hf = await json('POST', `/api/cluster/clusters/${id}/hf-token-secrets`, { namespace: `llm-d-bench-storage-${id}`, name: 'hf-token-1a2b3c4d', token: 'hf_lensWizardToken' });
-        out.finish = await json('PATCH', `/api/cluster/clusters/${id}`, { draft: false });
-        out.overview = await request(`/api/cluster/overview?clusterId=${id}`);
-        // The Cancel of a second wizard: DELETE, Content-Type: application/json, no body.
-        const other = await register('lens-cancelled');
-        out.cancel = await request(`/api/cluster/clusters/${other.body.cluster.id}`, { method: 'DELETE' });
-        out.list = await request('/api/cluster/clusters?includeDrafts=true');
-        return { id, out };
-      },
-      { kubeconfig: kube.kubeconfig },
-    );
-    const { id, out } = steps;
+    const call = (path: string, method?: string, body?: unknown) => page.evaluate(lensRequest, { path, method, body });
+    const out: Record<string, LensAnswer> = {};
+    out.database = await call('/api/v1/system/database');
+    out.hosts = await call('/api/cluster/lens-hosts');
+    out.versions = await call('/api/v1/versions');
+    out.capabilities = await call('/api/v1/hardware/capabilities');
+    out.register = await page.evaluate(lensRegister, { kubeconfig: kube.kubeconfig, name: 'lens-wizard' });
+    const id = out.register.body.cluster.id as string;
+    out.version = await call(`/api/cluster/clusters/${id}/kubernetes-version`);
+    out.proxy = await call(`/api/cluster/clusters/${id}`, 'PATCH', { proxy: { mode: 'auto' } });
+    out.gateway = await call(`/api/cluster/clusters/${id}`, 'PATCH', { gatewayProvider: 'istio', gatewayPort: null, gatewayPublicUrl: null, gatewayAuthzHost: out.hosts.body.items[0], inotifyMaxUserInstances: null });
+    out.crds = await call(`/api/cluster/clusters/${id}/crds`);
+    out.hf = await call(`/api/cluster/clusters/${id}/hf-token-secrets`, 'POST', { namespace: `llm-d-bench-storage-${id}`, name: 'hf-token-1a2b3c4d', token: 'hf_lensWizardToken' });
+    out.finish = await call(`/api/cluster/clusters/${id}`, 'PATCH', { draft: false });
+    out.overview = await call(`/api/cluster/overview?clusterId=${id}`);
+    // The Cancel of a second wizard: DELETE, Content-Type: application/json, no body.
+    const other = await page.evaluate(lensRegister, { kubeconfig: kube.kubeconfig, name: 'lens-cancelled' });
+    out.cancel = await call(`/api/cluster/clusters/${other.body.cluster.id}`, 'DELETE');
+    out.list = await call('/api/cluster/clusters?includeDrafts=true');
     expect(out.database).toEqual({ status: 200, body: { configured: true, mode: 'embedded', engine: 'sqlite', displayTarget: null } });
     expect(out.hosts.status).toBe(200);
     expect(out.versions.body).toMatchObject({ llm_d: 'v0.10.0', min_k8s_version: 'v1.32.0' });
@@ -323,8 +302,7 @@ describe('llm-d Lens’ create-cluster wizard behind nginx', () => {
     expect(out.list.body.items.map((c: { name: string }) => c.name)).not.toContain('lens-cancelled');
     await shot('lens-wizard-behind-nginx');
     // Lens' delete of the finished cluster, as its helper sends it: the full cleanup, 204.
-    const del = await page.evaluate(async (cid) => (await fetch(`/api/cluster/clusters/${cid}`, { method: 'DELETE', credentials: 'include', headers: { Accept: 'application/json', 'Content-Type': 'application/json' } })).status, id);
-    expect(del).toBe(204);
+    expect((await call(`/api/cluster/clusters/${id}`, 'DELETE')).status).toBe(204);
     await expect.poll(async () => (await core.listNamespace()).items.some((n) => n.metadata?.name === `llm-d-bench-storage-${id}`), { timeout: 60_000 }).toBe(false);
   });
 });

@@ -22,6 +22,7 @@ import { buildWebAssets } from '@ironlens/web';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
+import { lensRegister, lensRequest } from '../testing/lens-client';
 import { type Balancer, reverseProxyConf, startNginx } from '../testing/replicas';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -204,26 +205,14 @@ describe('the console against another origin in Chromium', () => {
   });
 
   it('behind nginx: the wizard’s upload and its Cancel pass a proxy that keeps Host, or rewrites it to a configured origin; another origin is refused', async () => {
-    /** What Lens' create-cluster wizard sends, from a page of the proxy's origin: its register form, then its Cancel. */
-    const lensUpload = (base: string, name: string) =>
-      page.goto(`${base}/clusters`).then(() =>
-        page.evaluate(
-          async ({ kubeconfig, name }) => {
-            const fd = new FormData();
-            fd.append('name', name);
-            fd.append('description', '');
-            fd.append('file', new File([kubeconfig], 'bootstrapped-kubeconfig.yaml', { type: 'text/plain' }));
-            fd.append('draft', 'true');
-            const res = await fetch('/api/cluster/clusters', { method: 'POST', credentials: 'include', headers: { Accept: 'application/json' }, body: fd });
-            const body = await res.json();
-            if (res.status !== 201) return { status: res.status, code: body.code as string };
-            // Cancel: the wizard's request helper sets Content-Type: application/json on a DELETE without a body.
-            const cancel = await fetch(`/api/cluster/clusters/${body.cluster.id}`, { method: 'DELETE', credentials: 'include', headers: { Accept: 'application/json', 'Content-Type': 'application/json' } });
-            return { status: res.status, cancel: cancel.status };
-          },
-          { kubeconfig: KUBECONFIG, name },
-        ),
-      );
+    /** What Lens' create-cluster wizard sends, from a page of the proxy's origin: its register form, then its Cancel (a DELETE that says JSON and has no body). */
+    const lensUpload = async (base: string, name: string) => {
+      await page.goto(`${base}/clusters`);
+      const reg = await page.evaluate(lensRegister, { kubeconfig: KUBECONFIG, name });
+      if (reg.status !== 201) return { status: reg.status, code: reg.body.code as string };
+      const cancel = await page.evaluate(lensRequest, { path: `/api/cluster/clusters/${reg.body.cluster.id}`, method: 'DELETE' });
+      return { status: reg.status, cancel: cancel.status };
+    };
     const before = await clusters();
     expect(await lensUpload(proxies.keeps!.url, 'via-nginx')).toEqual({ status: 201, cancel: 204 });
     expect(await lensUpload(proxies.configured!.url, 'via-rewriting-nginx')).toEqual({ status: 201, cancel: 204 });

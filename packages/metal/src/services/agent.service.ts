@@ -32,6 +32,7 @@ const CAPS_TTL_MS = 60_000;
 const CAPS_FAILURE_TTL_MS = 10_000;
 
 /** Controls, line separators and bidirectional formatting: not text (core's definition once it has one). */
+// biome-ignore lint/complexity/useRegexLiterals: a literal would hold control characters (noControlCharactersInRegex)
 const UNSAFE_TEXT = new RegExp('[\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]', 'u');
 const hasUnsafeText = (text: string) => UNSAFE_TEXT.test(text);
 const TAG_OS = /^[a-z0-9][a-z0-9._-]{0,31}$/;
