@@ -30,6 +30,8 @@ export class BootProofService {
   private timer: NodeJS.Timeout | undefined;
   private readonly sweepMs: number;
   private stopped = false;
+  /** Told when a MAC's proof of boot completed (issue 31: a rollout waiting for it wakes). */
+  onBooted?: (mac: string) => void;
 
   constructor(
     private readonly store: MetalStore,
@@ -118,6 +120,7 @@ export class BootProofService {
     if (out?.result === 'booted') {
       this.pending.delete(mac);
       this.observer?.confirmed();
+      this.onBooted?.(mac);
     }
     return out;
   }
