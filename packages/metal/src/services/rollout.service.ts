@@ -230,7 +230,17 @@ export class RolloutService {
     return { ...r, state: 'paused', reason, requested: null };
   }
 
-  /** At start: rollouts left running by a stopped process are marked interrupted (call after the runner's `recover`). */
+  /**
+   * At start: the runner's jobs of rollouts left running by a stopped process are failed as
+   * interrupted (alone on SQLite: all of them; replicas: those whose lease ran out), and those
+   * rollouts are paused as interrupted, to be resumed.
+   */
+  async start(): Promise<void> {
+    await this.d.runner.recover(ROLLOUT_JOB);
+    await this.recover();
+  }
+
+  /** Rollouts whose run is over without having ended them are paused as interrupted. */
   async recover(): Promise<number> {
     let n = 0;
     for (const r of await this.d.repo.inStates(this.db, ['running', 'pausing', 'aborting'])) {
