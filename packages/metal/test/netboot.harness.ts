@@ -249,6 +249,21 @@ export function httpOverSocket(socketPath: string, method: string, path: string,
 }
 
 /**
+ * The other way: run inside the namespace, it listens on TCP `host:port` there and passes each
+ * connection to the unix socket `sock` (a file, so a server outside the namespace is reached).
+ */
+export const TCP_TO_SOCKET_JS = `
+const net = require('node:net');
+const [host, port, sock] = process.argv.slice(1);
+net.createServer((c) => {
+  const u = net.connect(sock);
+  c.pipe(u); u.pipe(c);
+  const end = () => { c.destroy(); u.destroy(); };
+  c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end);
+}).listen(Number(port), host, () => console.log('forwarding ' + host + ':' + port + ' -> ' + sock));
+`;
+
+/**
  * A TCP forwarder run inside the namespace: connections to the unix socket `socketPath`
  * (a file, so reachable from outside the namespace) go to `host:port` inside it.
  */
