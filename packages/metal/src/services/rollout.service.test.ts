@@ -204,6 +204,32 @@ describe('rollouts', () => {
     expect(fleet.machine(macs[1]).bmcCalls).toEqual([]);
   });
 
+  it('rolls back a worker that came up on another disk than the new one (its firmware booted a stale entry)', async () => {
+    const { fleet, macs, ids } = await setup(1);
+    fleet.machine(macs[0]).pinned = `${BASE}:w01.debian`;
+    const created = await create({ workers: ids, master: B, max_unavailable: 1 });
+    const paused = await settled(created.id);
+    expect(paused.state).toBe('paused');
+    expect(paused.reason).toBe(`batch 1: w01 was rolled back: the worker booted from ${BASE}:w01.debian, not ${BASE}:r1:w01.debian`);
+    expect(paused.workers[0].phase).toBe('rolled_back');
+    expect((await defaultIqn('w01')).iqn).toBe(`${BASE}:w01.debian`);
+  });
+
+  it('rolls back a worker that came up on the new disk with another image than the new master', async () => {
+    const { fleet, macs, ids, agent } = await setup(1);
+    // The agent cloned something else than it was asked (a stale file under the master's name).
+    agent.handlers.set('POST /luns/disk', async (call, res) => {
+      const b = call.body as { iqn: string; filename: string };
+      agent.targets.set(b.iqn, { backing: `/images/${b.filename}`, filename: b.filename, master: A });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ iqn: b.iqn, backing: `/images/${b.filename}`, filename: b.filename, clone: null }));
+    });
+    const created = await create({ workers: ids, master: B, max_unavailable: 1 });
+    const paused = await settled(created.id);
+    expect(paused.reason).toMatch(new RegExp(`^batch 1: w01 was rolled back: the worker runs ${A.replace('.', '\\.')} \\(build [0-9a-f]{16}\\), not ${B.replace('.', '\\.')}$`));
+    expect(fleet.machine(macs[0]).events.at(-1)).toBe(`report ${A} ${BASE}:w01.debian`);
+  });
+
   it('aborts: the batch in flight is rolled back (old disk, power-cycle, proof, uncordon), later batches are never touched', async () => {
     const { fleet, agent, nodes, macs, ids } = await setup(3);
     for (const mac of macs) fleet.machine(mac).hold = (m) => (m === B ? new Promise(() => {}) : Promise.resolve());

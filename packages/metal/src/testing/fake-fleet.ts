@@ -21,6 +21,8 @@ export interface FleetMachine {
   generation: number;
   /** The timestamp of its last host report (each must be newer). */
   lastTs: number;
+  /** Set by a test: the disk this machine boots whatever `/boot-vars` says (a stale boot entry of its firmware). */
+  pinned: string | null;
 }
 
 export interface FakeFleetOptions {
@@ -61,13 +63,16 @@ export class FakeFleet {
 
   /** The control plane the machines call; a test that restarts it points them at the new one. */
   app: FastifyInstance;
+  /** From `/boot-vars` to the host report of a good boot, ms (the benchmark sets it once the fleet is up). */
+  bootMs: number;
 
   constructor(private readonly opts: FakeFleetOptions) {
     this.app = opts.app;
+    this.bootMs = opts.bootMs ?? 0;
   }
 
   add(mac: string, hostname: string, bmcHost = `bmc-${hostname}.example`): FleetMachine {
-    const m: FleetMachine = { mac, hostname, bmcHost, state: 'off', bmcCalls: [], events: [], hold: null, generation: 0, lastTs: 0 };
+    const m: FleetMachine = { mac, hostname, bmcHost, state: 'off', bmcCalls: [], events: [], hold: null, generation: 0, lastTs: 0, pinned: null };
     this.machines.set(mac, m);
     this.byHost.set(bmcHost, m);
     return m;
@@ -141,7 +146,7 @@ export class FakeFleet {
         this.event(m, 'no disk');
         return;
       }
-      const iqn = `${base}:${m.hostname}.${os}`;
+      const iqn = m.pinned ?? `${base}:${m.hostname}.${os}`;
       const target = this.opts.agent.targets.get(iqn);
       if (!target?.master) {
         this.event(m, `no disk ${iqn}`);
@@ -153,7 +158,7 @@ export class FakeFleet {
         continue;
       }
       if (m.hold) await m.hold(target.master);
-      if (this.opts.bootMs) await sleep(this.opts.bootMs);
+      if (this.bootMs) await sleep(this.bootMs);
       if (m.generation !== gen) return;
       await this.report(m, target.master, iqn);
       return;
