@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     return ms;
   };
   const agent = await new FakeAgent({ masters: [A, B], latencyMs: agentMs }).start();
-  const store = await Store.open<MetalDatabase>({ url: join(dir, 'ironlens.db'), migrations: [...operationsMigrations, ...jobsMigrations, ...metalMigrations] });
+  const store = await Store.open<MetalDatabase>({ file: join(dir, 'ironlens.db'), migrations: [...operationsMigrations, ...jobsMigrations, ...metalMigrations] });
   const nodes = new TimedNodes();
   let fleet: FakeFleet | undefined;
   const services = createMetalServices({
@@ -157,7 +157,9 @@ async function main(): Promise<void> {
       rows.push(`| ${b.index + 1} | ${ws.length} | ${((last - first) / 1000).toFixed(1)} |`);
     }
     const elapsed = done.workers.map((w) => (Date.parse(w.finished_at!) - Date.parse(w.started_at!)) / 1000);
-    const waited = done.workers.map((w) => (standIn.get(w.worker_id) ?? 0) / 1000);
+    const calls = done.workers.map((w) => (standIn.get(w.worker_id) ?? 0) / 1000);
+    // Each worker booted once (its stand-in boot starts while the BMC's state read-back of the cycle is answered).
+    const waited = calls.map((c) => c + BOOT_MS / 1000);
     const share = elapsed.map((e, i) => e - waited[i]);
     const line = (name: string, xs: number[]) => `| ${name} | ${mean(xs).toFixed(2)} | ${pct(xs, 50).toFixed(2)} | ${pct(xs, 95).toFixed(2)} |`;
     const m = machine();
@@ -170,7 +172,8 @@ async function main(): Promise<void> {
         '| per worker (s) | mean | p50 | p95 |',
         '| --- | --- | --- | --- |',
         line('start to done', elapsed),
-        line("the stand-ins' latencies on its path", waited),
+        line("the stand-ins' calls (BMC, agent, cluster)", calls),
+        line("…and the machine's boot", waited),
         line("the control plane's share (elapsed − stand-ins)", share),
       ].join('\n'),
     );

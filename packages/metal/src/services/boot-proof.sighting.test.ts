@@ -41,4 +41,14 @@ describe('proof of boot', () => {
     expect(dev.last_power).toMatchObject({ result: 'booted' });
     expect(dev.last_power.network_boot_seen_at).not.toBeNull();
   });
+
+  it('records the device report and /boot-vars seen at the same moment, both (they race on PostgreSQL)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const cycle = await f.app.inject({ method: 'POST', url: `/devices/${MAC}/power`, payload: { action: 'cycle', boot: 'network' } });
+      expect(cycle.json().last_power.result).toBe('pending');
+      const at = new Date().toISOString();
+      await Promise.all([f.services.power.proof.record(MAC, 'report', at), f.services.power.proof.record(MAC, 'boot_vars', at)]);
+      expect((await f.app.inject({ url: `/devices/${MAC}` })).json().last_power).toMatchObject({ result: 'booted', network_boot_seen_at: at });
+    }
+  });
 });
