@@ -13,10 +13,11 @@ import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { CoreV1Api, type V1Pod, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { modelServerObjects } from '../../clusters/src/testing/model-server';
 import { upstreamInferenceExtensionCrds } from '../../clusters/src/testing/upstream-crd-bundles';
 import type { RolloutView } from '../src/api/schemas';
 import { requireIpmiTools, type RunningIpmiSim, startIpmiSim } from './bmc.harness';
-import { BridgedNetns, Daemon, FORWARDER_JS, flatConsole, killAllSync, requireNetbootTools, TCP_TO_SOCKET_JS } from './netboot.harness';
+import { BridgedNetns, Daemon, FORWARDER_JS, flatConsole, killAllSync, requireNetbootTools, startNetbootDnsmasq, TCP_TO_SOCKET_JS } from './netboot.harness';
 
 /**
  * Issue 31 end to end: a new master rolled across two running diskless Debian workers, batch by
@@ -263,28 +264,7 @@ describe('rollout end to end: two diskless Debian workers rolled from master A t
       netns = ns;
       await ns.create();
       tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `${SRV}:3260`, wrapper: ns.wrap, logFile: join(work, 'tgtd.log') });
-      const dnsmasq = Daemon.start(
-        'dnsmasq',
-        [
-          ...ns.wrap,
-          'dnsmasq',
-          '--keep-in-foreground',
-          '--conf-file=/dev/null',
-          '--port=0',
-          '--interface=br0',
-          '--bind-interfaces',
-          '--dhcp-range=192.168.231.100,192.168.231.200,255.255.255.0,1h',
-          `--dhcp-hostsfile=${paths.hosts}`,
-          `--dhcp-leasefile=${join(work, 'dnsmasq', 'leases')}`,
-          '--enable-tftp',
-          `--tftp-root=${paths.tftp}`,
-          '--dhcp-boot=boot.ipxe',
-          `--pid-file=${paths.dnsmasqPid}`,
-          '--log-dhcp',
-          `--log-facility=${paths.dnsmasqLog}`,
-        ],
-        join(work, 'dnsmasq', 'stdout.log'),
-      );
+      const dnsmasq = startNetbootDnsmasq({ wrap: ns.wrap, iface: 'br0', range: '192.168.231.100,192.168.231.200,255.255.255.0,1h', dir: join(work, 'dnsmasq'), tftpRoot: paths.tftp, hostsFile: paths.hosts });
       daemons.push(dnsmasq);
 
       // The cluster the workers are nodes of: kwok nodes named like them, a model server behind an InferencePool, its budget.
@@ -297,31 +277,7 @@ describe('rollout end to end: two diskless Debian workers rolled from master A t
         ...VMS.map((v) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: v.id, labels: { 'kubernetes.io/hostname': v.id } } })),
         { apiVersion: 'v1', kind: 'Namespace', metadata: { name: KNS } },
       ]);
-      await kube.apply([
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          metadata: { name: 'model', namespace: KNS },
-          spec: {
-            replicas: 2,
-            selector: { matchLabels: { app: 'model' } },
-            template: {
-              metadata: { labels: { app: 'model', 'llm-d.ai/inferenceServing': 'true' } },
-              spec: {
-                affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'model' } } } }] } },
-                containers: [{ name: 'vllm', image: 'stand-in/vllm:latest' }],
-              },
-            },
-          },
-        },
-        { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'model-pdb', namespace: KNS }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'model' } } } },
-        {
-          apiVersion: 'inference.networking.k8s.io/v1',
-          kind: 'InferencePool',
-          metadata: { name: 'model-pool', namespace: KNS },
-          spec: { selector: { matchLabels: { 'llm-d.ai/inferenceServing': 'true' } }, targetPorts: [{ number: 8000 }], endpointPickerRef: { name: 'model-epp', port: { number: 9002 } } },
-        },
-      ]);
+      await kube.apply(modelServerObjects(KNS, 1));
       const core = kube.kubeConfig().makeApiClient(CoreV1Api);
       await waitFor('two model pods Ready', async () => (await core.listNamespacedPod({ namespace: KNS })).items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length, (n) => n === 2, 60_000, 250);
       const watch = new Watch(kube.kubeConfig());

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientNodeKube } from '../adapters/kube.adapter';
 import { upstreamInferenceExtensionCrds } from '../testing/upstream-crd-bundles';
 import { KubeClusterNodes } from './cluster-nodes.service';
+import { modelServerBudget, modelServerObjects } from '../testing/model-server';
 
 /**
  * The clusters side of a rollout's drain (issue 31) against a real control plane (the
@@ -92,32 +93,7 @@ describe('cluster nodes against a real API server', () => {
   });
 
   it('drains through the eviction API: blocked by a PodDisruptionBudget until it allows; the model server leaves its InferencePool before it is evicted', async () => {
-    await h.apply([
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'model', namespace: NS },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app: 'model' } },
-          template: {
-            metadata: { labels: { app: 'model', 'llm-d.ai/inferenceServing': 'true' } },
-            spec: {
-              // One per node (the harness' kwok nodes accept any pod).
-              affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'model' } } } }] } },
-              containers: [{ name: 'vllm', image: 'stand-in/vllm:latest' }],
-            },
-          },
-        },
-      },
-      { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'model-pdb', namespace: NS }, spec: { minAvailable: 2, selector: { matchLabels: { app: 'model' } } } },
-      {
-        apiVersion: 'inference.networking.k8s.io/v1',
-        kind: 'InferencePool',
-        metadata: { name: 'model-pool', namespace: NS },
-        spec: { selector: { matchLabels: { 'llm-d.ai/inferenceServing': 'true' } }, targetPorts: [{ number: 8000 }], endpointPickerRef: { name: 'model-epp', port: { number: 9002 } } },
-      },
-    ]);
+    await h.apply(modelServerObjects(NS, 2));
     await until('both model pods Ready, one per node', async () => (await readyPods()).length === 2 && (await podsOn('w01')).length === 1 && (await podsOn('w02')).length === 1);
     await until('the budget to count them', async () => (await fetchPdb()).currentHealthy === 2);
     const steady = events.length;
@@ -135,7 +111,7 @@ describe('cluster nodes against a real API server', () => {
     expect((await podsOn('w01'))[0].metadata?.labels?.['llm-d.ai/inferenceServing']).toBe('true');
 
     // minAvailable 1: the drain goes through, the pod first out of the pool.
-    await h.apply([{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'model-pdb', namespace: NS }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'model' } } } }]);
+    await h.apply([modelServerBudget(NS, 1)]);
     await until('the budget to allow one disruption', async () => (await fetchPdb()).disruptionsAllowed === 1);
     const from = events.length;
     const lines: string[] = [];
