@@ -1,10 +1,10 @@
 import { type Env, SecretBox, type Store } from '@ironlens/core';
 import type { HostResolver } from '../adapters/address-guard';
 import { clientNodeConnector, type KubeConnector } from '../adapters/kube.adapter';
-import { ClusterRepository } from '../repositories/cluster.repository';
-import type { ClustersDatabase } from '../repositories/tables';
-import { ClusterAccess } from '../services/cluster-access';
-import { clustersConfigFromEnv } from '../wiring';
+import { ClusterRepository } from '../registry/cluster.repository';
+import type { ClustersDatabase } from '../shared/tables';
+import { ClusterAccess } from '../registry/cluster-access';
+import { clustersConfigFromEnv } from '../shared/config';
 import { type ClusterNodesOptions, KubeClusterNodes } from './cluster-nodes.service';
 
 export interface ClusterNodesDeps extends ClusterNodesOptions {

@@ -2,8 +2,8 @@ import { AppError, type SecretBox, type Store } from '@ironlens/core';
 import { type Kube, KubeApiError, type KubeConnector, KubeResponseError, KubeUnreachableError } from '../adapters/kube.adapter';
 import type { HostResolver } from '../adapters/address-guard';
 import { KubeconfigRefused } from '../adapters/kubeconfig';
-import type { ClusterRepository, ClusterRow } from '../repositories/cluster.repository';
-import type { ClustersDatabase, ClustersDb } from '../repositories/tables';
+import type { ClusterRepository, ClusterRow } from './cluster.repository';
+import type { ClustersDatabase, ClustersDb } from '../shared/tables';
 
 /** The SecretBox purpose a cluster's kubeconfig is sealed for: a sealed value cannot move to another record. */
 export const kubeconfigPurpose = (id: string) => `cluster:${id}:kubeconfig`;

@@ -1,6 +1,6 @@
 import { AppError, isUniqueViolation } from '@ironlens/core';
-import type { ProxyConfig, StoredCluster } from '../domain';
-import type { ClustersDb, ClustersTable } from './tables';
+import type { ProxyConfig, StoredCluster } from '../shared/domain';
+import type { ClustersDb, ClustersTable } from '../shared/tables';
 
 export interface ClusterRow extends StoredCluster {
   kubeconfigSealed: string;

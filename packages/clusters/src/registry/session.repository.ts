@@ -1,4 +1,4 @@
-import type { ClustersDb } from './tables';
+import type { ClustersDb } from '../shared/tables';
 
 export interface SessionRow {
   id: string;

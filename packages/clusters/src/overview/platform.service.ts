@@ -1,8 +1,8 @@
 import { AppError, type OperationsLog } from '@ironlens/core';
 import type { V1Node } from '@kubernetes/client-node';
-import type { StackProfile } from '../profile';
-import { type ClusterAccess, clusterFailure, onCluster } from './cluster-access';
-import type { ClusterService } from './cluster.service';
+import type { StackProfile } from '../shared/profile';
+import { type ClusterAccess, clusterFailure, onCluster } from '../registry/cluster-access';
+import type { ClusterService } from '../registry/cluster.service';
 import { type CordonResult, type CordonResults, type KubernetesVersionCheck, type ModelSecrets, PLANNING_RESOURCES, type PlanningDiscovery, type PlanningResource } from '../api/clusters';
 
 export type { CordonResult, KubernetesVersionCheck } from '../api/clusters';

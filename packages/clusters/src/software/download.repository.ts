@@ -1,5 +1,5 @@
-import type { DownloadState } from '../domain';
-import type { ClustersDb } from './tables';
+import type { DownloadState } from '../shared/domain';
+import type { ClustersDb } from '../shared/tables';
 
 export interface DownloadRow {
   clusterId: string;

@@ -1,10 +1,10 @@
 /** The cluster manager's domain types (seed 000's JSON shapes). */
 
 // The answer shapes are the API schemas' types (issue 19): one source, `./api`.
-import type { HfTokenSecretRef, ProxyConfig } from './api/clusters';
+import type { HfTokenSecretRef, ProxyConfig } from '../api/clusters';
 
-export { GATEWAY_PROVIDERS, type GatewayProvider, PROXY_MODES, type ProxyMode } from './api/clusters';
-export type { ClusterRecord, DownloadState, DownloadStatus, HfTokenSecretRef, ProxyConfig, SoftwareDownloadStatus } from './api/clusters';
+export { GATEWAY_PROVIDERS, type GatewayProvider, PROXY_MODES, type ProxyMode } from '../api/clusters';
+export type { ClusterRecord, DownloadState, DownloadStatus, HfTokenSecretRef, ProxyConfig, SoftwareDownloadStatus } from '../api/clusters';
 
 /** A stored cluster, without its kubeconfig. */
 export interface StoredCluster {
@@ -59,4 +59,10 @@ export function gatewayNamespaceFor(prefix: string | null | undefined, id: strin
   const p = (prefix ?? '').trim() || DEFAULT_GATEWAY_PREFIX;
   const ns = p.endsWith(`-${id}`) ? p : `${p}-${id}`;
   return isDnsLabel(ns) ? ns : null;
+}
+
+/** A count from a cluster's answer: a non-negative integer, else 0 (a hostile or broken API server may send anything, and the answer schema serializes integers only). */
+export function count(v: unknown): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : Number.NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }

@@ -1,10 +1,9 @@
 import { AppError, type OperationsLog } from '@ironlens/core';
 import { KubeApiError } from '../adapters/kube.adapter';
-import { type HfTokenSecretRef, isDnsLabel, isDnsSubdomain, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../domain';
-import type { ClusterRepository } from '../repositories/cluster.repository';
+import { type HfTokenSecretRef, isDnsLabel, isDnsSubdomain, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../shared/domain';
+import type { ClusterRepository } from './cluster.repository';
 import { type ClusterAccess, onCluster } from './cluster-access';
-import { ensureNamespace } from './cluster.service';
-import { FIELD_MANAGER } from './manifests';
+import { ensureNamespace, FIELD_MANAGER } from '../shared/manifests';
 
 export interface HfTokenSecretCreate {
   namespace: string;

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadBundlePins } from './profile';
-import { bundleObjects, checkBundleObjects } from './services/crds.service';
-import { type ClustersTestApp, multipart, startClustersApp } from './testing/app';
-import { LocalGithubMirror } from './testing/github-mirror';
-import { upstreamGatewayApiBundle, upstreamInferenceExtensionCrds } from './testing/upstream-crd-bundles';
+import { loadBundlePins } from '../shared/profile';
+import { bundleObjects, checkBundleObjects } from './crds.service';
+import { type ClustersTestApp, multipart, startClustersApp } from '../testing/app';
+import { LocalGithubMirror } from '../testing/github-mirror';
+import { upstreamGatewayApiBundle, upstreamInferenceExtensionCrds } from '../testing/upstream-crd-bundles';
 import { sleep } from '@ironlens/core/testing';
 
 // Issue 18, finding 5, with the real bundles: the Gateway API's standard-install.yaml rebuilt from

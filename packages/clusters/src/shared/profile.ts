@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { StackProfile } from './api/clusters';
+import type { BundleId, StackProfile } from '../api/clusters';
 
 /**
  * The llm-d stack profile: the component versions this ironlens release installs. One file
@@ -9,9 +9,9 @@ import type { StackProfile } from './api/clusters';
  * version fields of a cluster record, the minimum Kubernetes version). Its shape is the
  * answer's schema (`StackProfileSchema`).
  */
-export type { StackProfile } from './api/clusters';
+export type { StackProfile } from '../api/clusters';
 
-export const STACK_PROFILE_PATH = fileURLToPath(new URL('../profile/llm-d-stack.json', import.meta.url));
+export const STACK_PROFILE_PATH = fileURLToPath(new URL('../../profile/llm-d-stack.json', import.meta.url));
 
 const VERSION = /^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$/;
 
@@ -53,7 +53,7 @@ export function stackProfile(): StackProfile {
  */
 export type BundlePins = Readonly<Record<'gateway_api' | 'gateway_api_inference_extension', string | null>>;
 
-export const BUNDLE_PINS_PATH = fileURLToPath(new URL('../profile/crd-bundles.json', import.meta.url));
+export const BUNDLE_PINS_PATH = fileURLToPath(new URL('../../profile/crd-bundles.json', import.meta.url));
 
 /** Reads and checks the pins (each a 64-hex sha256, or null). */
 export function loadBundlePins(path = BUNDLE_PINS_PATH): BundlePins {
@@ -65,4 +65,12 @@ export function loadBundlePins(path = BUNDLE_PINS_PATH): BundlePins {
     return v;
   };
   return Object.freeze({ gateway_api: pin('gateway_api'), gateway_api_inference_extension: pin('gateway_api_inference_extension') });
+}
+
+/** The two pinned bundles, under `IRONLENS_GITHUB_MIRROR`. */
+export function bundleUrls(mirror: string, p: StackProfile): Record<BundleId, string> {
+  return {
+    gateway_api: `${mirror}/kubernetes-sigs/gateway-api/releases/download/${p.k8s_gateway_api}/standard-install.yaml`,
+    gateway_api_inference_extension: `${mirror}/kubernetes-sigs/gateway-api-inference-extension/releases/download/${p.k8s_gateway_api_inference_extension}/v1-manifests.yaml`,
+  };
 }
