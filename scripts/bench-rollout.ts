@@ -21,7 +21,8 @@
  *
  *   npm run bench:rollout          (node --import tsx scripts/bench-rollout.ts)
  *
- * BENCH_ROLLOUT_WORKERS (default 1000), BENCH_ROLLOUT_MAX_UNAVAILABLE (default 10%).
+ * BENCH_ROLLOUT_WORKERS (default 1000), BENCH_ROLLOUT_MAX_UNAVAILABLE (default 10%), IRONLENS_BMC_CONCURRENCY
+ * (default 8, ironlens' own default: with 100 at once the BMC queue leaves the control plane's share).
  * In-process, no network beyond 127.0.0.1 (the stand-in agent's HTTP).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
   let fleet: FakeFleet | undefined;
   const services = createMetalServices({
     store,
-    config: metalConfigFromEnv({ IPXE_CP_DNSMASQ_RELOAD: 'false', IRONLENS_REPORT_REGISTER_PER_MINUTE: '0' }, dir),
+    config: metalConfigFromEnv({ IPXE_CP_DNSMASQ_RELOAD: 'false', IRONLENS_REPORT_REGISTER_PER_MINUTE: '0', IRONLENS_BMC_CONCURRENCY: process.env.IRONLENS_BMC_CONCURRENCY ?? '8' }, dir),
     bmc: (c) => {
       // Each BMC call of the stand-in takes BMC_MS; its time goes to its machine's worker.
       const bmc = fleet!.connect(c);

@@ -4,7 +4,7 @@ import { gate, useAccess } from '../../access';
 import { DataTable } from '../../components/tables';
 import { Badge, ErrorNote, PageHeader, ScrollBox, type Tone, when } from '../../components/ui';
 import { useConsole } from '../../context';
-import type { RolloutView, RolloutWorkerView } from '../../metal-api';
+import type { RolloutWorkerView } from '../../metal-api';
 import { Link, navigate } from '../../router';
 
 /** The tone of a rollout's state and of a worker's phase. */
@@ -89,11 +89,8 @@ function NewRollout() {
       .map((s) => s.trim())
       .filter(Boolean);
     const mu = /^\d+$/.test(maxUnavailable.trim()) ? Number(maxUnavailable.trim()) : maxUnavailable.trim();
-    let created: RolloutView | undefined;
-    const ok = await act.run(async () => {
-      created = await metal.createRollout({ ...(ids.length ? { workers: ids } : { selector: { prefix: prefix.trim() } }), master, max_unavailable: mu });
-    });
-    if (ok && created) navigate(`/machines/rollouts/${encodeURIComponent(created.id)}`);
+    const created = await act.run(() => metal.createRollout({ ...(ids.length ? { workers: ids } : { selector: { prefix: prefix.trim() } }), master, max_unavailable: mu }));
+    if (created) navigate(`/machines/rollouts/${encodeURIComponent(created.id)}`);
   };
   return (
     <section className="card" aria-labelledby="ro-new-title">

@@ -347,11 +347,8 @@ function Drift({ id, items, onDone }: { id: string; items: NonNullable<WorkerSta
     );
   }
   const reconcile = async () => {
-    let r: ReconcileResult | null = null;
-    const ok = await act.run(async () => {
-      r = await metal.reconcileWorker(id);
-    });
-    if (ok) {
+    const r = await act.run(() => metal.reconcileWorker(id));
+    if (r) {
       setDone(r);
       onDone();
     }
