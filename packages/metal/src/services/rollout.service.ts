@@ -339,11 +339,14 @@ export class RolloutService {
         if (now.current_batch !== b) await this.d.repo.update(this.db, id, { current_batch: b });
         ctx.stage(`batch ${b + 1} of ${last + 1}`, Math.round((b / (last + 1)) * 100));
         const batch = (await this.d.repo.workers(this.db, id)).filter((w) => w.batch === b);
-        await Promise.all(batch.filter((w) => !FINAL_PHASES.includes(w.phase)).map((w) => this.worker(now, w, control.signal, ctx.signal)));
+        // The workers this run takes: one a resume left rolled back (retry_failed: false) is not its failure.
+        const taken = batch.filter((w) => !FINAL_PHASES.includes(w.phase));
+        await Promise.all(taken.map((w) => this.worker(now, w, control.signal, ctx.signal)));
         if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('stopped');
         const after = await this.require(id);
         if (control.signal.aborted || after.requested === 'abort') return await this.finishAbort(after, await this.d.repo.workers(this.db, id), ctx);
-        const failed = (await this.d.repo.workers(this.db, id)).filter((w) => w.batch === b && (w.phase === 'rolled_back' || w.phase === 'rollback_failed'));
+        const ids = new Set(taken.map((w) => w.worker_id));
+        const failed = (await this.d.repo.workers(this.db, id)).filter((w) => ids.has(w.worker_id) && (w.phase === 'rolled_back' || w.phase === 'rollback_failed'));
         if (failed.length) {
           const reason = `batch ${b + 1}: ${failed.map((w) => `${w.worker_id} ${w.phase === 'rollback_failed' ? 'could not be rolled back' : 'was rolled back'}: ${w.reason}`).join('; ')}`;
           await this.stopAs(after, 'paused', reason, t0);
