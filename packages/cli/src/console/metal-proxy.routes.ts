@@ -25,7 +25,8 @@ export function isProxiedMetalPath(path: string): boolean {
     path === '/operations' ||
     path === '/settings/auto-register' ||
     path === '/settings/registration-window' ||
-    /^\/(devices|workers|agents)(\/|$)/.test(path)
+    // issue 31: rollouts and drift (the fleet's view and its reconcile)
+    /^\/(devices|workers|agents|rollouts|drift)(\/|$)/.test(path)
   );
 }
 
