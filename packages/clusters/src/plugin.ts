@@ -5,6 +5,7 @@ import { problemErrorOptions, renderProblem } from './shared/http-problem';
 import { CLUSTERS_ROUTE_PERMISSIONS } from './shared/permissions';
 import { gatewayRoutes } from './gateway/gateway.routes';
 import { clusterRoutes } from './registry/registry.routes';
+import { deploymentRoutes } from './deployments/deployments.routes';
 import type { ClusterServices } from './wiring';
 
 export interface ClustersPluginOptions {
@@ -34,5 +35,6 @@ export async function clustersPlugin(app: FastifyInstance, opts: ClustersPluginO
   if (opts.token) installAccessControl(app, { authenticator: new Authenticator([{ variable: 'IRONLENS_CONSOLE_TOKEN', token: opts.token }]) });
   // The gateway's authorization hook is `public` here: the gateway's own access keys authenticate it, never a console token.
   gatewayRoutes(app, opts.services.gateway);
+  deploymentRoutes(app, opts.services.deployments);
   clusterRoutes(app, opts.services);
 }

@@ -21,6 +21,11 @@ import { HfTokenService } from './registry/hf-token.service';
 import { OverviewService } from './overview/overview.service';
 import { PlatformService } from './overview/platform.service';
 import { DOWNLOAD_JOB, PREPULL_JOB, PrepullService, SoftwareService } from './software/software.service';
+import { DeploymentRepository } from './deployments/deployment.repository';
+import { DEPLOY_JOB } from './deployments/deployment.job';
+import { DeploymentService, type WorkerInventory } from './deployments/deployment.service';
+import { createHash } from 'node:crypto';
+import { AppError } from '@ironlens/core';
 
 /** The cluster manager's settings, read from the environment (each states its default). */
 export interface ClustersConfig {
@@ -66,6 +71,14 @@ export interface ClustersConfig {
   authzRate: { perSecond: number; burst: number };
   /** `IRONLENS_GATEWAY_CRD_WAIT_MS`: how long a reconcile waits for a kind a chart just added to be served. Default is `60000`. */
   crdWaitMs: number;
+  /** `IRONLENS_DEPLOYMENT_POLL_MS`: how often a deployment's readiness is read while it deploys. Default is `2000`. */
+  deploymentPollMs: number;
+  /** `IRONLENS_DEPLOYMENT_READY_TIMEOUT_MS`: a deployment not ready by then fails with its last reason. Default is `1800000` (30 min). */
+  deploymentReadyTimeoutMs: number;
+  /** `IRONLENS_DEPLOYMENT_SMOKE_TIMEOUT_MS`: how long Ready model servers may leave the smoke request unanswered before the deployment fails. Default is `300000`. */
+  deploymentSmokeTimeoutMs: number;
+  /** `IRONLENS_DEPLOYMENT_SMOKE_REQUEST_TIMEOUT_MS`: one smoke request's timeout. Default is `30000`. */
+  deploymentSmokeRequestTimeoutMs: number;
 }
 
 /** The console listener's configured port; `null` for `0` (an ephemeral port, known once bound). */
@@ -106,6 +119,10 @@ export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig
     authzPort: envOptional(env, 'IRONLENS_GATEWAY_AUTHZ_PORT') === undefined ? consolePort(env) : envPort(env, 'IRONLENS_GATEWAY_AUTHZ_PORT'),
     authzRate: { perSecond: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_RATE', 200, 1), burst: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_BURST', 400, 1) },
     crdWaitMs: envInt(env, 'IRONLENS_GATEWAY_CRD_WAIT_MS', 60_000, 0),
+    deploymentPollMs: envInt(env, 'IRONLENS_DEPLOYMENT_POLL_MS', 2000, 10),
+    deploymentReadyTimeoutMs: envInt(env, 'IRONLENS_DEPLOYMENT_READY_TIMEOUT_MS', 1_800_000, 1000),
+    deploymentSmokeTimeoutMs: envInt(env, 'IRONLENS_DEPLOYMENT_SMOKE_TIMEOUT_MS', 300_000, 0),
+    deploymentSmokeRequestTimeoutMs: envInt(env, 'IRONLENS_DEPLOYMENT_SMOKE_REQUEST_TIMEOUT_MS', 30_000, 100),
   };
 }
 
@@ -120,6 +137,7 @@ export interface ClusterServices {
   overview: OverviewService;
   platform: PlatformService;
   gateway: GatewayService;
+  deployments: DeploymentService;
   runner: JobRunner;
   /** Resolves once jobs left running by a previous process are marked failed (interrupted). */
   ready: Promise<void>;
@@ -149,9 +167,11 @@ export interface ClusterServicesDeps {
   bundlePins?: BundlePins;
   /** The booted workers (issue 24): the gateway's public URL prefers a joined worker's reported address. */
   workers?: Pick<WorkerDirectory, 'joinedTo'>;
+  /** The booted workers' host reports (issue 28: their accelerators beside the nodes). Default: none known. */
+  inventory?: WorkerInventory;
 }
 
-export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB, GATEWAY_JOB];
+export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB, GATEWAY_JOB, DEPLOY_JOB];
 
 /** Hand-written constructor injection for the cluster manager. */
 export function createClusterServices(deps: ClusterServicesDeps): ClusterServices {
@@ -161,7 +181,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
   const box = SecretBox.fromEnv(env, dataDir);
   const ops = new OperationsLog(partOf(store));
   const runner = deps.runner ?? new JobRunner(new JobsRepository(partOf(store)), jobLeaseFromEnv(env));
-  const ready = Promise.all(CLUSTER_JOB_KINDS.map((k) => runner.recover(k))).then(() => undefined);
+  const recovered = Promise.all(CLUSTER_JOB_KINDS.map((k) => runner.recover(k)));
   const repo = new ClusterRepository();
   const sessions = new SessionRepository();
   const downloads = new DownloadRepository();
@@ -182,7 +202,9 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
   });
   const fetcher = deps.fetcher ?? new HttpBundleFetcher({ maxBytes: config.bundleMaxBytes, redirectHosts: config.bundleRedirectHosts });
   const crds = new CrdsService(access, runner, fetcher, ops, profile, config.githubMirror, deps.bundlePins ?? loadBundlePins());
-  const gateway = new GatewayService(access, repo, new GatewayRepository(), runner, ops, deps.helm ?? new HelmCli(config.helm, config.chartMirror, join(dataDir, 'clusters', 'helm')), crds, {
+  const helm = deps.helm ?? new HelmCli(config.helm, config.chartMirror, join(dataDir, 'clusters', 'helm'));
+  const gatewayRepo = new GatewayRepository();
+  const gateway = new GatewayService(access, repo, gatewayRepo, runner, ops, helm, crds, {
     profile,
     githubMirror: config.githubMirror,
     authzPort: config.authzPort,
@@ -200,11 +222,35 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     prometheusTimeoutMs: 5000,
   });
   overview.useGateway(gateway);
+  const deployments = new DeploymentService(access, sessions, new DeploymentRepository(), runner, ops, helm, {
+    profile,
+    pollMs: config.deploymentPollMs,
+    readyTimeoutMs: config.deploymentReadyTimeoutMs,
+    smokeTimeoutMs: config.deploymentSmokeTimeoutMs,
+    smokeRequestTimeoutMs: config.deploymentSmokeRequestTimeoutMs,
+  });
+  deployments.useGateway({
+    publicUrl: async (row) => (await gateway.statusOfRecord(row)).gatewayPublicUrl,
+    // A gateway key names its cluster (only its SHA-256 is stored); the hook's own check (rate limit, last use) then runs for that cluster.
+    keyOwner: async (authorization, source) => {
+      const m = /^Bearer\s+(ilgw_\S{1,200})\s*$/i.exec(authorization ?? '');
+      const owner = m ? await gatewayRepo.keyByHash(access.db, createHash('sha256').update(m[1]).digest('hex')) : null;
+      if (!owner) {
+        await gateway.authorize('', authorization, source);
+        throw new AppError('gateway_forbidden', 'access denied');
+      }
+      const { headers } = await gateway.authorize(owner.clusterId, authorization, source);
+      return { clusterId: owner.clusterId, name: Object.values(headers)[0] ?? owner.name };
+    },
+  });
+  if (deps.inventory) deployments.useWorkers(deps.inventory);
+  const ready = recovered.then(() => deployments.start()).then(() => undefined);
   return {
     config,
     profile,
     clusters,
     gateway,
+    deployments,
     hfToken: new HfTokenService(access, repo, ops),
     software: new SoftwareService(access, downloads, runner, deps.git ?? new GitCli(process.env), ops, profile, config.githubMirror, config.cacheDir),
     prepull: new PrepullService(access, new PrepullRepository(), runner, ops, profile, config.helperImage),
@@ -214,6 +260,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     runner,
     ready,
     async close() {
+      deployments.stop();
       if (!deps.runner) await runner.stop();
       access.close();
     },

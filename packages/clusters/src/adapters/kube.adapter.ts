@@ -162,7 +162,28 @@ export interface Kube {
   apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef>;
   /** GET through the API server's service proxy: `/api/v1/namespaces/{ns}/services/{name}:{port}/proxy{path}`. */
   serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown>;
+  /**
+   * POST of a JSON body through the service proxy; never throws for the upstream's HTTP status:
+   * `{status, body}` with the body parsed as JSON when it is (else null), capped like any answer.
+   */
+  serviceProxyPost(namespace: string, service: string, port: string, path: string, body: unknown, timeoutMs?: number): Promise<{ status: number; body: unknown }>;
+  /** Objects of one served kind (all namespaces, or one), by label; empty when the kind is not served. */
+  listObjects(apiVersion: string, kind: string, o?: { namespace?: string; labelSelector?: string }): Promise<KubeObjectRef[]>;
+  /** Events of a namespace (core/v1). */
+  listEvents(namespace: string): Promise<KubeEventLike[]>;
+  /** The last lines of a container's log (`/log?tailLines=`), at most `maxBytes` (the tail is kept). */
+  podLog(namespace: string, pod: string, o: { container?: string; tailLines: number; previous?: boolean; maxBytes?: number }): Promise<string>;
   close(): void;
+}
+
+export interface KubeEventLike {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string | null;
+  eventTime?: string | null;
+  involvedObject?: { kind?: string; name?: string };
 }
 
 export interface KubeletSummary {
@@ -659,6 +680,62 @@ export class ClientNodeKube implements Kube {
 
   serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown> {
     return this.json('GET', `/api/v1/namespaces/${enc(namespace)}/services/${enc(service)}:${enc(port)}/proxy${path}`, { timeoutMs });
+  }
+
+  async serviceProxyPost(namespace: string, service: string, port: string, path: string, body: unknown, timeoutMs?: number): Promise<{ status: number; body: unknown }> {
+    const r = await this.request('POST', `/api/v1/namespaces/${enc(namespace)}/services/${enc(service)}:${enc(port)}/proxy${path}`, { body, timeoutMs });
+    let parsed: unknown = null;
+    try {
+      parsed = r.text ? JSON.parse(r.text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (parsed !== null && jsonDepth(parsed) > MAX_JSON_DEPTH) parsed = null;
+    return { status: r.status, body: parsed };
+  }
+
+  async listObjects(apiVersion: string, kind: string, o: { namespace?: string; labelSelector?: string } = {}): Promise<KubeObjectRef[]> {
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+    const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    let list: Array<{ name: string; kind: string; namespaced: boolean }>;
+    try {
+      list = await this.gvResources(base);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return [];
+      throw e;
+    }
+    const r = list.find((x) => x.kind === kind && !x.name.includes('/'));
+    if (!r) return [];
+    const path = r.namespaced && o.namespace ? `${base}/namespaces/${enc(o.namespace)}/${r.name}` : `${base}/${r.name}`;
+    const items = await this.list<KubeObjectRef>(path, `${kind}List`, { labelSelector: o.labelSelector });
+    return items.filter((i) => isPlainObject(i.metadata) && typeof i.metadata.name === 'string');
+  }
+
+  listEvents(namespace: string): Promise<KubeEventLike[]> {
+    return this.list(`/api/v1/namespaces/${enc(namespace)}/events`, 'EventList');
+  }
+
+  async podLog(namespace: string, pod: string, o: { container?: string; tailLines: number; previous?: boolean; maxBytes?: number }): Promise<string> {
+    const q = new URLSearchParams({ tailLines: String(o.tailLines) });
+    if (o.container) q.set('container', o.container);
+    if (o.previous) q.set('previous', 'true');
+    // The tail lines are what is asked for; a larger answer is cut to its last bytes, never refused.
+    q.set('limitBytes', String(o.maxBytes ?? 256 * 1024));
+    const path = `/api/v1/namespaces/${enc(namespace)}/pods/${enc(pod)}/log?${q}`;
+    const r = await this.request('GET', path, { maxBytes: (o.maxBytes ?? 256 * 1024) + 64 * 1024 });
+    if (r.status >= 200 && r.status < 300) return r.text;
+    let message = `HTTP ${r.status}`;
+    let reason = '';
+    try {
+      const st = JSON.parse(r.text) as unknown;
+      if (isPlainObject(st) && st.kind === 'Status') {
+        if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
+        if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
+      }
+    } catch {
+      // not a Status: its body is not repeated
+    }
+    throw new KubeApiError(r.status, reason, `GET ${path.split('?')[0]}: ${message}`);
   }
 }
 
