@@ -370,7 +370,13 @@ export class ClientNodeKube implements Kube {
    * object only (never the body of something else).
    */
   private async json<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
-    const r = await this.request(method, path, o);
+    let r = await this.request(method, path, o);
+    // A read answered 429 (a custom resource's watch cache still initializing: "storage is
+    // (re)initializing", or API priority and fairness) is tried again, as client-go does.
+    for (let attempt = 1; r.status === 429 && method === 'GET' && attempt <= 3; attempt++) {
+      await new Promise((res) => setTimeout(res, 250 * attempt));
+      r = await this.request(method, path, o);
+    }
     const where = `${method} ${path.split('?')[0]}`;
     if (r.status >= 200 && r.status < 300) {
       if (!r.text) return {} as T;

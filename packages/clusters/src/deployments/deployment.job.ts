@@ -226,7 +226,16 @@ export class DeploymentJob {
         r.pool ? kube.getObject('inference.networking.k8s.io/v1', 'InferencePool', r.pool.name, r.pool.namespace) : Promise.resolve(null),
         r.route ? kube.getObject('gateway.networking.k8s.io/v1', 'HTTPRoute', r.route.name, r.route.namespace) : Promise.resolve(null),
       ]);
-      const pods = podList.map(podState).filter((p) => p.role !== null);
+      // Only the pods of the revision just applied count (a rollout's old pods, or a failed
+      // revision's being replaced, are not this revision's), once the controller has seen it.
+      const current = await this.currentRevision(kube, spec.namespace, r);
+      const pods = podList
+        .map(podState)
+        .filter((p) => p.role !== null)
+        .filter((p) => {
+          const hash = current.hashes.get(p.role ?? '');
+          return hash === undefined || p.labels['pod-template-hash'] === hash;
+        });
       const warnings = events
         .filter((e) => e.type === 'Warning')
         .sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? '').localeCompare(String(b.lastTimestamp ?? b.eventTime ?? '')))
@@ -244,6 +253,8 @@ export class DeploymentJob {
         now: new Date().toISOString(),
       };
       let out = evaluate(input);
+      // Until the controller has made the revision's ReplicaSet, the pods it sees belong to another revision: nothing is decided from them.
+      if (current.pending) out = { ...out, podsReady: false, reason: current.pending, logsOf: null, readiness: { ...out.readiness, verdict: 'transient', pods: { ok: false, reason: current.pending, by: 'kube-controller-manager' } } };
       let smoke: (SmokeFacts & { text: string }) | null = null;
       if (out.podsReady && out.readiness.verdict !== 'fatal') {
         const stageText = 'smoke request';
@@ -286,6 +297,33 @@ export class DeploymentJob {
       if (Date.now() - started > this.timings.readyTimeoutMs) throw new DeploymentFailed(`not ready within ${Math.round(this.timings.readyTimeoutMs / 1000)} s: ${out.reason ?? 'no reason known'}`, null, 'deployment_timeout');
       await waitOrCancel(this.timings.pollMs, ctx);
     }
+  }
+
+  /**
+   * Per role, the `pod-template-hash` of the ReplicaSet of each Deployment's current revision
+   * (`deployment.kubernetes.io/revision`), and why it is not known yet (the controller has not
+   * observed the applied generation). LeaderWorkerSets: every pod counts.
+   */
+  private async currentRevision(kube: Kube, namespace: string, r: RenderedDeployment): Promise<{ hashes: Map<string, string>; pending: string | null }> {
+    const hashes = new Map<string, string>();
+    let pending: string | null = null;
+    const sets = await kube.listObjects('apps/v1', 'ReplicaSet', { namespace, labelSelector: DEPLOYMENT_LABEL });
+    for (const w of r.workloads.filter((x) => x.kind === 'Deployment')) {
+      const d = await kube.getObject('apps/v1', 'Deployment', w.name, namespace);
+      const meta = (d?.metadata ?? {}) as { generation?: number; annotations?: Record<string, string> };
+      const observed = (d?.status as { observedGeneration?: number } | undefined)?.observedGeneration ?? 0;
+      const revision = meta.annotations?.['deployment.kubernetes.io/revision'];
+      if (!d || observed < (meta.generation ?? 0) || !revision) {
+        pending ??= `the Deployment ${w.name}'s controller has not observed its revision yet`;
+        continue;
+      }
+      const owned = sets.filter((rs) => (rs.metadata as { ownerReferences?: Array<{ kind?: string; name?: string }> }).ownerReferences?.some((o) => o.kind === 'Deployment' && o.name === w.name));
+      const rs = owned.find((x) => (x.metadata as { annotations?: Record<string, string> }).annotations?.['deployment.kubernetes.io/revision'] === revision);
+      const hash = rs?.metadata.labels?.['pod-template-hash'];
+      if (hash) hashes.set(w.role, hash);
+      else pending ??= `the Deployment ${w.name}'s ReplicaSet of revision ${revision} is not there yet`;
+    }
+    return { hashes, pending };
   }
 
   /** Server-side apply (field manager `ironlens`, conflicts forced); a secret's content never reaches the log. */

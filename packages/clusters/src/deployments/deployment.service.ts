@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, INTERRUPTED_MESSAGE, type Job, type JobRunner, type OperationsLog, Periodic, isFinished } from '@ironlens/core';
 import type { Helm } from '../adapters/helm.adapter';
-import type { Kube, KubeObjectRef } from '../adapters/kube.adapter';
+import type { Kube, KubeObjectRef, NamespacedItem } from '../adapters/kube.adapter';
 import {
   ACCELERATORS,
   type AcceleratorInventory,
@@ -28,7 +28,7 @@ import { isDnsSubdomain } from '../shared/domain';
 import { LWS_CRD, podView, readClusterFacts } from './deployment.kube';
 import { DEPLOY_JOB, DeploymentJob, type DeploymentTimings, type JobMode } from './deployment.job';
 import { BASE_MODEL_HEADER, CLUSTER_LABEL, DEPLOYMENT_LABEL, MANAGED_BY, modelServerImage, renderDeployment, SERVER_PORT } from './deployment.render';
-import type { AppliedObject, DeploymentRepository, DeploymentRow } from './deployment.repository';
+import type { Applied, AppliedObject, DeploymentRepository, DeploymentRow } from './deployment.repository';
 import { checkArguments, type DeploymentSpec, podGroups, specFromRequest } from './deployment.spec';
 import { ACCELERATOR_SPECS, acceleratorRows, type ClusterFacts, place, type ReportedWorker } from './placement';
 
@@ -489,8 +489,13 @@ export class DeploymentService {
         if (deleteNamespace && applied.namespace) {
           const ns = await kube.getNamespace(applied.namespace);
           if (ns?.metadata?.labels?.[DEPLOYMENT_LABEL] === id && ns.metadata.labels?.[CLUSTER_LABEL] === d.clusterId) {
-            await kube.deleteNamespace(applied.namespace);
-            notes.push(`deleted namespace ${applied.namespace}`);
+            const theirs = await this.foreignContent(kube, applied);
+            if (theirs === null) notes.push(`kept namespace ${applied.namespace}: its content could not be listed`);
+            else if (theirs.length) notes.push(`kept namespace ${applied.namespace}: it holds objects ironlens did not make (${theirs.slice(0, 5).join(', ')})`);
+            else {
+              await kube.deleteNamespace(applied.namespace);
+              notes.push(`deleted namespace ${applied.namespace}`);
+            }
           }
         }
       }
@@ -502,6 +507,21 @@ export class DeploymentService {
     }
     await this.repo.update(this.db, id, { status: 'cleaned', stage: 'cleaned', reason: null, endpoint: null }, new Date().toISOString());
     await this.ops.append({ op: 'deployment.delete', status: 'ok', cluster_id: d.clusterId, deployment_id: id, removed: notes.length });
+  }
+
+  /**
+   * A user's objects in the deployment's namespace (see `userObjects`), or null when its content
+   * cannot be listed (an API group failing, after three tries a second apart): then the namespace stays.
+   */
+  private async foreignContent(kube: Kube, applied: Applied): Promise<string[] | null> {
+    for (let i = 0; i < 3; i++) {
+      try {
+        return userObjects(await kube.listNamespaceContents(applied.namespace!), applied);
+      } catch {
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+    return null;
   }
 
   // ---- the execution's pods, events, logs ----
@@ -616,6 +636,25 @@ export class DeploymentService {
     }
     return { clusterId, accelerators, lws };
   }
+}
+
+/** What controllers make from a deployment's objects, and what Kubernetes puts into every namespace: never a user's. */
+const MADE_FOR_US = new Set(['events', 'pods', 'replicasets', 'endpoints', 'endpointslices', 'controllerrevisions', 'leases', 'resourceclaims', 'podmetrics']);
+
+/**
+ * The objects of a deployment's namespace that are neither this deployment's (applied by it, or
+ * its chart release's, still going away) nor what controllers and Kubernetes make there: a user's.
+ */
+export function userObjects(items: NamespacedItem[], applied: Applied): string[] {
+  const mine = new Set([...applied.objects, ...applied.publication, ...(applied.secret ? [applied.secret] : [])].map((o) => o.name));
+  return items
+    .filter((i) => !MADE_FOR_US.has(i.resource))
+    .filter((i) => !(i.resource === 'serviceaccounts' && i.name === 'default'))
+    .filter((i) => !(i.resource === 'configmaps' && ['kube-root-ca.crt', 'openshift-service-ca.crt', 'istio-ca-root-cert'].includes(i.name)))
+    .filter((i) => !(i.resource === 'secrets' && i.type === 'kubernetes.io/service-account-token'))
+    .filter((i) => !mine.has(i.name))
+    .filter((i) => !(applied.release && i.annotations?.['meta.helm.sh/release-name'] === applied.release.release))
+    .map((i) => `${i.resource}/${i.name}`);
 }
 
 /** A copyable curl line: the key is `$KEY` (a gateway key is shown once, when it is created). */
