@@ -3,7 +3,8 @@
 export * from './bootstrap';
 export { clustersMigrations } from './shared/clusters.migrations';
 export type { ClustersDatabase } from './shared/tables';
-export { type ClusterServices, type ClusterServicesDeps, type ClustersConfig, clustersConfigFromEnv, createClusterServices, CLUSTER_JOB_KINDS } from './wiring';
+export { type ClusterServices, type ClusterServicesDeps, createClusterServices, CLUSTER_JOB_KINDS } from './wiring';
+export { type ClustersConfig, clustersConfigFromEnv } from './shared/config';
 export { clustersPlugin, type ClustersPluginOptions } from './plugin';
 export { PROBLEM_CONTENT_TYPE, type ProblemBody, problemErrorOptions, problemValidation, renderProblem } from './shared/http-problem';
 export { loadStackProfile, STACK_PROFILE_PATH, type StackProfile, stackProfile } from './shared/profile';
@@ -15,7 +16,7 @@ export { type Kube, type KubeConnector, ClientNodeKube, clientNodeConnector, Kub
 // Response and request shapes for clients; the web console imports them as types only.
 export type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from './overview/overview.service';
 export type { CordonResult, KubernetesVersionCheck } from './overview/platform.service';
-export type { PrepullStatus } from './software/software.service';
+export type { PrepullStatus } from './software/prepull.service';
 export type { BundleId, BundleResult } from './software/crds.service';
 export type { DownloadStatus, SoftwareDownloadStatus } from './shared/domain';
 export type { BootstrapStartRequest, BootstrapSummary, HostKeyItem } from './bootstrap/bootstrap.service';

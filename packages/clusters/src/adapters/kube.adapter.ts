@@ -13,7 +13,7 @@ import type {
   V1Service,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import type { ProxyConfig } from '../shared/domain';
+import type { ProxyConfig } from '../api/clusters';
 import { AppError } from '@ironlens/core';
 import { guardedLookup, type HostResolver } from './address-guard';
 import { type KubeconfigCheckOptions, loadCheckedKubeconfig } from './kubeconfig';
@@ -158,8 +158,11 @@ export interface Kube {
   getObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObjectRef | null>;
   /** Deletes one object of any served kind (background propagation); false when it was not there. */
   deleteObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean>;
-  /** Server-side apply (`application/apply-patch+yaml`, the body sent verbatim as JSON). */
-  apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef>;
+  /**
+   * Server-side apply (`application/apply-patch+yaml`, the body sent verbatim as JSON). `dryRun`:
+   * the API server answers the object as the apply would leave it and stores nothing. Default is `false`.
+   */
+  apply(obj: KubeObjectRef, fieldManager: string, force: boolean, opts?: { dryRun?: boolean }): Promise<KubeObjectRef>;
   /** GET through the API server's service proxy: `/api/v1/namespaces/{ns}/services/{name}:{port}/proxy{path}`. */
   serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown>;
   /**
@@ -634,9 +637,10 @@ export class ClientNodeKube implements Kube {
     return !!crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
   }
 
-  async apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef> {
+  async apply(obj: KubeObjectRef, fieldManager: string, force: boolean, opts: { dryRun?: boolean } = {}): Promise<KubeObjectRef> {
     const path = await this.objectPath(obj);
     const q = new URLSearchParams({ fieldManager, force: String(force) });
+    if (opts.dryRun) q.set('dryRun', 'All');
     return this.json('PATCH', `${path}?${q}`, { body: obj, contentType: 'application/apply-patch+yaml' });
   }
 

@@ -31,7 +31,7 @@ const status = async (app: ClustersTestApp, id: string) => (await app.app.inject
 /** The port of the hook's EndpointSlice a reconcile of this registration would apply (null: no hook). */
 async function slicePort(app: ClustersTestApp, id: string): Promise<number | null> {
   const row = (await new ClusterRepository().get(app.store.db as unknown as ClustersDb, id))!;
-  const r = renderGateway(app.services.gateway.inputs(row)!, app.services.profile);
+  const r = renderGateway(app.services.gateway.settings.inputs(row)!, app.services.profile);
   const slice = r.authz.find((o) => o.kind === 'EndpointSlice') as { ports?: Array<{ port: number }> } | undefined;
   return slice?.ports?.[0]?.port ?? null;
 }

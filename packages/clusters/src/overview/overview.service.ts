@@ -2,8 +2,9 @@ import { AppError } from '@ironlens/core';
 import type { V1DaemonSet, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { Kube, ResourceClaimLike, ResourceSliceLike } from '../adapters/kube.adapter';
 import type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from '../api/clusters';
-import { isoUtc } from '../shared/domain';
-import type { GatewayService } from '../gateway/gateway.service';
+import { count, isoUtc } from '../shared/domain';
+import type { GatewayStatusView } from '../api/gateway';
+import type { ClusterRow } from '../registry/cluster.repository';
 import { type ClusterAccess, onCluster } from '../registry/cluster-access';
 import type { ClusterService } from '../registry/cluster.service';
 import { isControlPlane } from './platform.service';
@@ -85,6 +86,11 @@ interface SummaryCache {
 /** How a Service is recognised as the cluster's Prometheus. */
 const PROMETHEUS_SELECTORS = ['app.kubernetes.io/name=prometheus', 'operated-prometheus=true', 'app=prometheus'];
 
+/** The shared gateway's status of a record (the gateway feature's `GatewayService`). */
+export interface GatewayStatusSource {
+  statusOfRecord(row: ClusterRow): Promise<GatewayStatusView>;
+}
+
 /**
  * The live overview. Node, GPU and capacity figures come from the node objects (extended
  * resources, GPU Feature Discovery / Intel labels) or DRA ResourceSlices; disk from each
@@ -94,18 +100,14 @@ const PROMETHEUS_SELECTORS = ['app.kubernetes.io/name=prometheus', 'operated-pro
  */
 export class OverviewService {
   private readonly summaries = new Map<string, SummaryCache>();
-  private gateway: Pick<GatewayService, 'statusOfRecord'> | null = null;
 
   constructor(
     private readonly access: ClusterAccess,
     private readonly clusters: ClusterService,
+    /** The gateway whose status the overview shows (the same source as `GET …/gateway/status`); null: none wired in. */
+    private readonly gateway: GatewayStatusSource | null,
     private readonly opts: OverviewOptions,
   ) {}
-
-  /** The gateway whose status the overview shows (the same source as `GET …/gateway/status`). */
-  useGateway(g: Pick<GatewayService, 'statusOfRecord'>): void {
-    this.gateway = g;
-  }
 
   /**
    * One read per connection (cluster record version) and object kind in flight: overviews that
@@ -153,7 +155,13 @@ export class OverviewService {
     // flight, as the lists are); it reports a cluster it cannot read in its own `error`, so it
     // never fails the overview.
     const gw = this.gateway;
-    const gatewayP = gw ? this.shared(kube, 'gateway-status', () => gw.statusOfRecord(row)).catch(() => null) : Promise.resolve(null);
+    // A status that fails altogether (its own store reads) is `gateway: null` with the reason in `gatewayError`.
+    const gatewayP: Promise<{ gateway: GatewayStatusView | null; gatewayError: string | null }> = gw
+      ? this.shared(kube, 'gateway-status', () => gw.statusOfRecord(row)).then(
+          (gateway) => ({ gateway, gatewayError: null }),
+          (e: unknown) => ({ gateway: null, gatewayError: `the gateway's status could not be read: ${String((e as Error)?.message ?? e).slice(0, 300)}` }),
+        )
+      : Promise.resolve({ gateway: null, gatewayError: null });
     const serviceList = this.shared(kube, 'services', () => kube.listServices());
     // The Prometheus queries start as soon as the Services are listed, beside the other lists
     // (a failed list is reported below). The chain never rejects: it is awaited only when the
@@ -311,7 +319,7 @@ export class OverviewService {
       cluster,
       fetchedAt: isoUtc(),
       kubernetes: { components, nodes: outNodes, namespaces: outNamespaces, hardware },
-      gateway: await gatewayP,
+      ...(await gatewayP),
     };
   }
 
@@ -492,10 +500,4 @@ function workloadComponent(workloads: Array<{ spec?: { replicas?: number }; stat
   const ready = workloads.reduce((s, w) => s + count(w.status?.readyReplicas), 0) + ds.reduce((s, d) => s + count(d.status?.numberReady), 0);
   const desired = workloads.reduce((s, w) => s + count(w.spec?.replicas), 0) + ds.reduce((s, d) => s + count(d.status?.desiredNumberScheduled), 0);
   return { installed: true, ready, desired, status: status(true, ready, desired) };
-}
-
-/** A count from a cluster's answer: a non-negative integer, else 0 (a hostile or broken API server may send anything, and the answer schema serializes integers only). */
-export function count(v: unknown): number {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : Number.NaN;
-  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }

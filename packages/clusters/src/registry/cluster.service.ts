@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError, isUniqueViolation, type JobContext, type JobRunner, type OperationsLog, type SecretBox, sleep } from '@ironlens/core';
-import { type Kube, KubeApiError, parseKubeConfig } from '../adapters/kube.adapter';
+import { type Kube, parseKubeConfig } from '../adapters/kube.adapter';
 import type { ClusterList, ClusterSettingsUpdateBody, ClusterWithSession, GatewayPortCheck, LegacySession, LensHostsAnswer } from '../api/clusters';
 import { type KubeconfigCheckOptions, KubeconfigRefused } from '../adapters/kubeconfig';
 import type { LensHosts } from '../adapters/lens-hosts.adapter';
@@ -16,14 +16,16 @@ import {
   isoUtc,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
+  PROXY_MODES,
   type ProxyConfig,
+  type ProxyMode,
 } from '../shared/domain';
 import type { StackProfile } from '../shared/profile';
 import type { ClusterRepository, ClusterRow } from './cluster.repository';
-import type { DownloadRepository } from '../software/download.repository';
+import type { ClustersDb } from '../shared/tables';
 import type { SessionRepository } from './session.repository';
 import { type ClusterAccess, clusterFailure, kubeconfigPurpose, onCluster } from './cluster-access';
-import { FIELD_MANAGER, inotifyDaemonSet, inotifyDaemonSetName, NODE_TUNING_NAMESPACE, PREPULL_NAMESPACE, prepullDaemonSetName } from '../shared/manifests';
+import { ensureNamespace, FIELD_MANAGER, inotifyDaemonSet, inotifyDaemonSetName, NODE_TUNING_NAMESPACE, PREPULL_NAMESPACE, prepullDaemonSetName } from '../shared/manifests';
 
 /** POST /api/cluster/clusters, after the multipart form is read. Version fields are not taken. */
 /** The label of every object of an ironlens model deployment (issue 28; `deployments/`). */
@@ -76,6 +78,12 @@ const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public', '
 /** ConfigMaps Kubernetes and common cluster add-ons put into every namespace. */
 const INJECTED_CONFIGMAPS = new Set(['kube-root-ca.crt', 'openshift-service-ca.crt', 'istio-ca-root-cert']);
 
+/** The sources downloaded for each cluster (the software feature's `DownloadRepository`): a record shows their paths. */
+export interface DownloadPaths {
+  /** cluster id → component (`llmD`, `llmDBenchmark`) → path, of the downloads that are ready. */
+  readyPaths(db: ClustersDb): Promise<Map<string, Record<string, string>>>;
+}
+
 /** What the cluster registration tells the shared gateway (issue 22); set by the wiring. */
 export interface GatewayHooks {
   /** A registration or PATCH: reconcile when what would be applied changed. */
@@ -95,7 +103,7 @@ export class ClusterService {
     private readonly access: ClusterAccess,
     private readonly repo: ClusterRepository,
     private readonly sessions: SessionRepository,
-    private readonly downloads: DownloadRepository,
+    private readonly downloads: DownloadPaths,
     private readonly box: SecretBox,
     private readonly ops: OperationsLog,
     private readonly runner: JobRunner,
@@ -459,8 +467,16 @@ export class ClusterService {
     }
     // 4. ironlens' own DaemonSets for this registration.
     ctx.stage('delete the node-tuning and pre-pull DaemonSets', 85);
-    await kube.deleteDaemonSet(NODE_TUNING_NAMESPACE, inotifyDaemonSetName(id)).catch(() => false);
-    await kube.deleteDaemonSet(PREPULL_NAMESPACE, prepullDaemonSetName(id)).catch(() => false);
+    for (const [ns, name] of [
+      [NODE_TUNING_NAMESPACE, inotifyDaemonSetName(id)],
+      [PREPULL_NAMESPACE, prepullDaemonSetName(id)],
+    ]) {
+      // Best effort, as the seed's cleanup is: a DaemonSet left on the cluster is named in the notes (job log, operations log).
+      await kube.deleteDaemonSet(ns, name).catch((e: unknown) => {
+        const mapped = clusterFailure(e);
+        notes.push(`DaemonSet ${ns}/${name} was not deleted: ${mapped instanceof Error ? mapped.message : String(mapped)}`);
+      });
+    }
     for (const n of notes) ctx.log(n);
     ctx.stage('remove the record', 95);
     await this.db.transaction().execute(async (trx) => {
@@ -530,18 +546,6 @@ function isInjected(i: { resource: string; group: string; name: string; type?: s
   return false;
 }
 
-/** Creates a namespace labelled as ours when it is missing. */
-export async function ensureNamespace(kube: Kube, name: string): Promise<'created' | 'existing'> {
-  if (await kube.getNamespace(name)) return 'existing';
-  try {
-    await kube.createNamespace(name, { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE });
-    return 'created';
-  } catch (e) {
-    if (e instanceof KubeApiError && e.status === 409) return 'existing';
-    throw e;
-  }
-}
-
 /**
  * The registration's kubeconfig check: UTF-8, then `loadCheckedKubeconfig` (what the client will
  * load, checked: no merge keys, no exec/auth-provider, no file paths, no forbidden server).
@@ -582,7 +586,7 @@ function parseProxy(input: RegisterClusterInput['proxy']): ProxyConfig {
   if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new AppError('invalid_proxy_config', 'proxy must be a JSON object');
   const o = obj as Record<string, unknown>;
   const mode = o.mode ?? 'none';
-  if (mode !== 'none' && mode !== 'system' && mode !== 'custom') throw new AppError('invalid_proxy_config', 'proxy.mode must be none, system or custom');
+  if (!isProxyMode(mode)) throw new AppError('invalid_proxy_config', `proxy.mode must be one of ${PROXY_MODES.join(', ')}`);
   const str = (k: string): string | null => {
     const v = o[k];
     if (v === undefined || v === null || v === '') return null;
@@ -594,6 +598,8 @@ function parseProxy(input: RegisterClusterInput['proxy']): ProxyConfig {
   if (problem) throw new AppError('invalid_proxy_config', problem);
   return p;
 }
+
+const isProxyMode = (v: unknown): v is ProxyMode => (PROXY_MODES as readonly unknown[]).includes(v);
 
 function parseBool(v: unknown, field: string): boolean | null {
   if (v === undefined || v === null || v === '') return null;

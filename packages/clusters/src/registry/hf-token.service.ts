@@ -3,8 +3,7 @@ import { KubeApiError } from '../adapters/kube.adapter';
 import { type HfTokenSecretRef, isDnsLabel, isDnsSubdomain, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../shared/domain';
 import type { ClusterRepository } from './cluster.repository';
 import { type ClusterAccess, onCluster } from './cluster-access';
-import { ensureNamespace } from './cluster.service';
-import { FIELD_MANAGER } from '../shared/manifests';
+import { ensureNamespace, FIELD_MANAGER } from '../shared/manifests';
 
 export interface HfTokenSecretCreate {
   namespace: string;

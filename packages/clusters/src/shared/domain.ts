@@ -60,3 +60,9 @@ export function gatewayNamespaceFor(prefix: string | null | undefined, id: strin
   const ns = p.endsWith(`-${id}`) ? p : `${p}-${id}`;
   return isDnsLabel(ns) ? ns : null;
 }
+
+/** A count from a cluster's answer: a non-negative integer, else 0 (a hostile or broken API server may send anything, and the answer schema serializes integers only). */
+export function count(v: unknown): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : Number.NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+}

@@ -1,4 +1,4 @@
-import type { KubeObjectRef } from '../adapters/kube.adapter';
+import { type Kube, KubeApiError, type KubeObjectRef } from '../adapters/kube.adapter';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './domain';
 
 /** Namespace of the node-tuning DaemonSets (fs.inotify.max_user_instances). */
@@ -79,4 +79,16 @@ export function prepullDaemonSet(id: string, images: string[], helperImage: stri
       },
     },
   };
+}
+
+/** Creates a namespace labelled as ours when it is missing. */
+export async function ensureNamespace(kube: Kube, name: string): Promise<'created' | 'existing'> {
+  if (await kube.getNamespace(name)) return 'existing';
+  try {
+    await kube.createNamespace(name, { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE });
+    return 'created';
+  } catch (e) {
+    if (e instanceof KubeApiError && e.status === 409) return 'existing';
+    throw e;
+  }
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { StackProfile } from '../api/clusters';
+import type { BundleId, StackProfile } from '../api/clusters';
 
 /**
  * The llm-d stack profile: the component versions this ironlens release installs. One file
@@ -65,4 +65,12 @@ export function loadBundlePins(path = BUNDLE_PINS_PATH): BundlePins {
     return v;
   };
   return Object.freeze({ gateway_api: pin('gateway_api'), gateway_api_inference_extension: pin('gateway_api_inference_extension') });
+}
+
+/** The two pinned bundles, under `IRONLENS_GITHUB_MIRROR`. */
+export function bundleUrls(mirror: string, p: StackProfile): Record<BundleId, string> {
+  return {
+    gateway_api: `${mirror}/kubernetes-sigs/gateway-api/releases/download/${p.k8s_gateway_api}/standard-install.yaml`,
+    gateway_api_inference_extension: `${mirror}/kubernetes-sigs/gateway-api-inference-extension/releases/download/${p.k8s_gateway_api_inference_extension}/v1-manifests.yaml`,
+  };
 }

@@ -4,21 +4,13 @@ import { parseAllDocuments } from 'yaml';
 import type { BundleId, BundleResult, CrdApplyResult, CrdStatus } from '../api/clusters';
 import type { BundleFetcher } from '../adapters/bundle-fetch.adapter';
 import type { KubeObjectRef } from '../adapters/kube.adapter';
-import type { BundlePins, StackProfile } from '../shared/profile';
+import { type BundlePins, bundleUrls, type StackProfile } from '../shared/profile';
 import { type ClusterAccess, clusterFailure } from '../registry/cluster-access';
 import { FIELD_MANAGER } from '../shared/manifests';
 
 export const CRDS_JOB = 'clusters.crds';
 
 export type { BundleId, BundleResult } from '../api/clusters';
-
-/** The two pinned bundles, under `IRONLENS_GITHUB_MIRROR`. */
-export function bundleUrls(mirror: string, p: StackProfile): Record<BundleId, string> {
-  return {
-    gateway_api: `${mirror}/kubernetes-sigs/gateway-api/releases/download/${p.k8s_gateway_api}/standard-install.yaml`,
-    gateway_api_inference_extension: `${mirror}/kubernetes-sigs/gateway-api-inference-extension/releases/download/${p.k8s_gateway_api_inference_extension}/v1-manifests.yaml`,
-  };
-}
 
 /** CRD names each bundle must leave Established for GET to say `ready`. */
 export const BUNDLE_MARKERS: Record<BundleId, string[]> = {

@@ -9,7 +9,8 @@ import { Metrics } from '../metrics';
 import { partOf, Store } from '../store';
 import { sleep, testStoreTarget } from '../testing';
 import { JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
-import { Authenticator, AuthLimiter, currentActor, NamedTokens, runAsActor } from './access';
+import { currentActor, runAsActor } from '../actor';
+import { Authenticator, AuthLimiter, NamedTokens } from './access';
 import { permissionsOf, roleAllows } from './permissions';
 import { type AuthTokensTables, authTokensMigrations, TokensRepository } from './tokens';
 

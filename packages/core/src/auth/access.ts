@@ -1,9 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { runAsActor } from '../actor';
 import { type Env, envInt } from '../config/env';
 import { AppError } from '../errors';
-import { sleep } from '../jobs/sleep';
+import { sleep } from '../timing/sleep';
 import type { Metrics } from '../metrics/metrics';
 import { PUBLIC, type Role, roleAllows } from './permissions';
 import { TOKEN_PREFIX, type TokensRepository } from './tokens';
@@ -17,20 +17,6 @@ export interface Principal {
 /** With no token configured anywhere, every request acts as this (everything open, as before issue 20). */
 export const ANONYMOUS: Principal = { name: 'anonymous', role: 'admin' };
 
-/** What entries written by ironlens itself (no request) record as their actor. */
-export const SYSTEM_ACTOR = 'ironlens';
-
-const actorContext = new AsyncLocalStorage<{ actor: string }>();
-
-/** The actor of the request being handled (and of the work it started), `ironlens` outside any request. */
-export function currentActor(): string {
-  return actorContext.getStore()?.actor ?? SYSTEM_ACTOR;
-}
-
-/** Runs `fn` as `actor` (what the request hook does; tests and the CLI use it too). */
-export function runAsActor<T>(actor: string, fn: () => T): T {
-  return actorContext.run({ actor }, fn);
-}
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -293,7 +279,7 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
   });
   // After the body is parsed: the handler and everything it starts run as the request's actor.
   app.addHook('preHandler', (req, _reply, done) => {
-    actorContext.run({ actor: req.principal?.name ?? ANONYMOUS.name }, done);
+    runAsActor(req.principal?.name ?? ANONYMOUS.name, done);
   });
 }
 

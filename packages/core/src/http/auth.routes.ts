@@ -1,9 +1,11 @@
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { OperationsLog } from '../audit/operations';
+import { ANONYMOUS, type NamedTokens } from '../auth/access';
+import { permissionsOf, ROLES } from '../auth/permissions';
 import { AppError } from '../errors';
-import { installErrorHandling, renderDetail } from '../http/app';
-import { ANONYMOUS, type NamedTokens } from './access';
-import { permissionsOf, ROLES } from './permissions';
+import { NullableInput, StringEnum } from '../schema/typebox';
+import { installErrorHandling, renderDetail } from './app';
 
 export interface AuthRoutesOptions {
   tokens: NamedTokens;
@@ -11,19 +13,31 @@ export interface AuthRoutesOptions {
   operations?: OperationsLog;
 }
 
-const detail = { type: 'object', properties: { detail: { type: 'string' } }, additionalProperties: true } as const;
-const tokenInfo = {
-  type: 'object',
-  required: ['name', 'role', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'],
-  properties: {
-    name: { type: 'string' },
-    role: { type: 'string', enum: [...ROLES] },
-    created_at: { type: 'string' },
-    expires_at: { type: 'string', nullable: true },
-    last_used_at: { type: 'string', nullable: true },
-    revoked_at: { type: 'string', nullable: true },
-  },
-} as const;
+// The access API's requests and answers (TypeBox: the validation, the serialization, the OpenAPI
+// document and the handlers' types from one source).
+
+/** Seed 004's error body. */
+const Detail = Type.Object({ detail: Type.Optional(Type.String()) }, { additionalProperties: true });
+/** A named token, never its secret. */
+const TokenInfo = Type.Object({
+  name: Type.String(),
+  role: StringEnum(ROLES),
+  created_at: Type.String(),
+  expires_at: NullableInput(Type.String()),
+  last_used_at: NullableInput(Type.String()),
+  revoked_at: NullableInput(Type.String()),
+});
+/** A token just created: its info and the token, this once. */
+const TokenCreated = Type.Object({ ...TokenInfo.properties, token: Type.String() });
+const TokenList = Type.Object({ tokens: Type.Array(TokenInfo) });
+const WhoAmI = Type.Object({ name: Type.String(), role: Type.String(), permissions: Type.Array(Type.String()) });
+const TokenCreate = Type.Object(
+  { name: Type.String({ maxLength: 64 }), role: StringEnum(ROLES), expires: Type.Optional(Type.String({ maxLength: 16, description: '10s, 5m, 12h, 30d' })) },
+  { additionalProperties: false },
+);
+const TokenParams = Type.Object({ name: Type.String({ maxLength: 64 }) });
+const Revoked = Type.Object({ revoked: Type.String() });
+
 const tags = ['auth'];
 const security = [{ bearer: [] }];
 
@@ -48,14 +62,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions):
         tags,
         security,
         summary: 'Who this token is: name, role and the permissions it holds',
-        response: {
-          200: {
-            type: 'object',
-            required: ['name', 'role', 'permissions'],
-            properties: { name: { type: 'string' }, role: { type: 'string' }, permissions: { type: 'array', items: { type: 'string' } } },
-          },
-          401: detail,
-        },
+        response: { 200: WhoAmI, 401: Detail },
       },
     },
     async (req) => {
@@ -68,12 +75,12 @@ export async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions):
     '/tokens',
     {
       config: { permission: 'auth:token:admin' },
-      schema: { tags, security, summary: 'Named tokens, without their secrets', response: { 200: { type: 'object', properties: { tokens: { type: 'array', items: tokenInfo } } }, 401: detail, 403: detail } },
+      schema: { tags, security, summary: 'Named tokens, without their secrets', response: { 200: TokenList, 401: Detail, 403: Detail } },
     },
     async () => ({ tokens: await tokens.list() }),
   );
 
-  app.post<{ Body: { name: string; role: string; expires?: string } }>(
+  app.post<{ Body: Static<typeof TokenCreate> }>(
     '/tokens',
     {
       config: { permission: 'auth:token:admin' },
@@ -81,13 +88,8 @@ export async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions):
         tags,
         security,
         summary: 'Create a named token; the answer holds the token, this once',
-        body: {
-          type: 'object',
-          required: ['name', 'role'],
-          additionalProperties: false,
-          properties: { name: { type: 'string', maxLength: 64 }, role: { type: 'string', enum: [...ROLES] }, expires: { type: 'string', maxLength: 16, description: '10s, 5m, 12h, 30d' } },
-        },
-        response: { 201: { ...tokenInfo, required: [...tokenInfo.required, 'token'], properties: { ...tokenInfo.properties, token: { type: 'string' } } }, 400: detail, 401: detail, 403: detail, 409: detail },
+        body: TokenCreate,
+        response: { 201: TokenCreated, 400: Detail, 401: Detail, 403: Detail, 409: Detail },
       },
     },
     async (req, reply) => {
@@ -99,7 +101,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions):
     },
   );
 
-  app.delete<{ Params: { name: string } }>(
+  app.delete<{ Params: Static<typeof TokenParams> }>(
     '/tokens/:name',
     {
       config: { permission: 'auth:token:admin' },
@@ -107,8 +109,8 @@ export async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions):
         tags,
         security,
         summary: 'Revoke a named token (every replica refuses it within a second)',
-        params: { type: 'object', required: ['name'], properties: { name: { type: 'string', maxLength: 64 } } },
-        response: { 200: { type: 'object', properties: { revoked: { type: 'string' } } }, 401: detail, 403: detail, 404: detail },
+        params: TokenParams,
+        response: { 200: Revoked, 401: Detail, 403: Detail, 404: Detail },
       },
     },
     async (req) => {

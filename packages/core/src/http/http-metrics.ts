@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { bearerMatches } from '../auth';
+import { bearerMatches } from '../auth/bearer';
 import { AppError } from '../errors';
-import type { Metrics } from './metrics';
+import type { Metrics } from '../metrics/metrics';
 
 /** What one listener records and serves. */
 export interface ListenerMetrics {
