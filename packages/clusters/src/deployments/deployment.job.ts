@@ -103,6 +103,9 @@ export class DeploymentJob {
       });
       return { result: { status: 'ready', revision: d.revision, smoke: outcome.smoke }, message: `ready: answered in ${outcome.smoke.latency_ms} ms` };
     } catch (e) {
+      // Interrupted (the process stops, or another replica took the lease): the deployment stays in
+      // progress, and `DeploymentService.resume` takes it up where it stopped.
+      if (ctx.signal.aborted && !ctx.cancelRequested) throw e;
       const cancelled = e instanceof JobCancelledError || ctx.cancelRequested;
       const reason = cancelled ? 'cancelled by request' : e instanceof DeploymentFailed ? e.reason : (e as Error).message?.slice(0, 1000) || String(e);
       const logs = e instanceof DeploymentFailed ? e.logs : null;

@@ -314,6 +314,72 @@ describe('readiness from real pod states', { timeout: 300_000 }, () => {
   });
 });
 
+describe('the P/D and wide-EP paths', { timeout: 300_000 }, () => {
+  it('P/D: prefill and decode roles, decode behind the routing sidecar, the P/D picker configuration; ready once the sidecar answers for vLLM', async () => {
+    const id = await deploy({ path: 'pd-disaggregation', model: 'Qwen/Qwen3-8B', deployment_name: 'pd', replicas: 1, tensor_parallel_size: 2, prefill: { replicas: 2, tensor_parallel_size: 1 }, node: 'gpu-nv-0001' });
+    const e = await reach(id, ['ready', 'failed']);
+    expect(e.status, String(e.reason)).toBe('ready');
+    const pods = (await core.listNamespacedPod({ namespace: e.namespace, labelSelector: 'llm-d.ai/role' })).items;
+    expect(pods.map((x) => `${x.metadata?.labels?.['llm-d.ai/role']} ${x.spec?.nodeName}`).sort()).toEqual(['decode gpu-nv-0001', 'prefill gpu-nv-0001', 'prefill gpu-nv-0001']);
+    const decode = pods.find((x) => x.metadata?.labels?.['llm-d.ai/role'] === 'decode')!;
+    expect(decode.spec?.initContainers?.map((c) => [c.name, c.restartPolicy, c.image])).toEqual([['routing-proxy', 'Always', `ghcr.io/llm-d/llm-d-router-disagg-sidecar:${p.llm_d_router}`]]);
+    expect(decode.spec?.containers[0].args).toContain('--port=8200');
+    // The endpoint picker of the chart runs llm-d's P/D plugins.
+    const cm = await core.readNamespacedConfigMap({ name: 'pd-epp', namespace: e.namespace });
+    expect(cm.data?.['ironlens-pd.yaml']).toContain('type: always-disagg-pd-decider');
+    expect((await apps.readNamespacedDeployment({ name: 'pd-epp', namespace: e.namespace })).spec?.template.spec?.containers[0].args).toContain('/config/ironlens-pd.yaml');
+    // 4 GPUs of the H100 node are this deployment's.
+    const free = (await api('GET', `/api/cluster/clusters/${clusterId}/accelerators`)).json().accelerators[0].nodes.find((r: { node: string }) => r.node === 'gpu-nv-0001');
+    expect(free).toMatchObject({ allocatable: 8, requested: 4, free: 4 });
+    expect((await api('DELETE', `/api/v1/deployments/executions/${id}`)).statusCode).toBe(204);
+  });
+
+  it('wide-EP: a LeaderWorkerSet the real LWS CRD accepts, its ranks on the pool’s ports; without an LWS controller here no pod comes, and it says so', async () => {
+    const id = await deploy({ path: 'wide-ep', model: 'deepseek-ai/DeepSeek-V2-Lite', deployment_name: 'wide', replicas: 1, tensor_parallel_size: 1, wide_ep: { group_size: 2, data_parallel_local: 4 } });
+    const lws = (await until('the LeaderWorkerSet', async () =>
+      custom.getNamespacedCustomObject({ group: 'leaderworkerset.x-k8s.io', version: 'v1', namespace: `ironlens-${id}`, plural: 'leaderworkersets', name: 'wide-decode' }).catch(() => null),
+    )) as { spec: { replicas: number; leaderWorkerTemplate: { size: number; workerTemplate: { spec: { containers: Array<{ resources: { limits: Record<string, string> } }> } } } } };
+    expect(lws.spec.replicas).toBe(1);
+    expect(lws.spec.leaderWorkerTemplate.size).toBe(2);
+    expect(lws.spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.limits['nvidia.com/gpu']).toBe('4');
+    const pool = (await until('the pool', async () =>
+      custom.getNamespacedCustomObject({ group: 'inference.networking.k8s.io', version: 'v1', namespace: `ironlens-${id}`, plural: 'inferencepools', name: 'wide' }).catch(() => null),
+    )) as { spec: { targetPorts: Array<{ number: number }> } };
+    expect(pool.spec.targetPorts.map((x) => x.number)).toEqual([8000, 8001, 8002, 8003]);
+    const waiting = await until('deploying, waiting for pods', async () => {
+      const e = await get(id);
+      return e.status === 'deploying' && e.reason === '0 of 2 model-server pod(s) Ready' ? e : null;
+    });
+    expect(waiting.stage).toBe('wait for the model servers');
+    expect((await api('DELETE', `/api/v1/deployments/executions/${id}`)).statusCode).toBe(204);
+    await until('the LeaderWorkerSet gone', async () => !(await custom.getNamespacedCustomObject({ group: 'leaderworkerset.x-k8s.io', version: 'v1', namespace: `ironlens-${id}`, plural: 'leaderworkersets', name: 'wide-decode' }).catch(() => null)));
+  });
+});
+
+describe('durable', { timeout: 300_000 }, () => {
+  it('survives a restart of ironlens in the middle of a deployment: the interrupted job is taken up again', async () => {
+    writeFileSync(join(gate, 'hold'), '');
+    const id = await deploy({ model: 'Qwen/Qwen3-0.6B-Base', deployment_name: 'restart', node: 'gpu-nv-0001' });
+    await until('helm held', async () => existsSync(join(gate, 'waiting')));
+    const firstJob = (await get(id)).job!;
+    await t.restart();
+    // The new process takes it up; helm is held again, then let go.
+    await until('taken up by a new job', async () => {
+      const e = await get(id);
+      return e.job && (e.job as unknown as { id: string }).id !== (firstJob as unknown as { id: string }).id ? e : null;
+    });
+    rmSync(join(gate, 'hold'));
+    const e = await reach(id, ['ready', 'failed']);
+    expect(e.status, String(e.reason)).toBe('ready');
+    const jobs = await t.services.runner.repository.list({ kind: 'deployments.deploy', subject: id });
+    expect(jobs.map((j) => [j.status, j.error])).toEqual([
+      ['success', null],
+      ['failed', 'interrupted: the process stopped while the job was running'],
+    ]);
+    expect((await api('DELETE', `/api/v1/deployments/executions/${id}`)).statusCode).toBe(204);
+  });
+});
+
 describe('two models on one gateway', { timeout: 300_000 }, () => {
   it('two HTTPRoutes, each matching its base model; deleting one leaves the other and every user object untouched', async () => {
     const second = await deploy({ model: 'ibm-granite/granite-3.3-2b-instruct', deployment_name: 'granite', accelerator: 'xpu', replicas: 1, tensor_parallel_size: 2 });
