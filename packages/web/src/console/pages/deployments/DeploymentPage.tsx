@@ -87,7 +87,7 @@ export function DeploymentPage({ id }: { id: string }) {
               {logOf.previous ? ' (the previous container)' : ''}
             </h3>
             <ErrorNote error={logs.error} />
-            <pre className="log" tabIndex={0}>
+            <pre className="log">
               {logs.data?.logs || '(empty)'}
             </pre>
           </div>
@@ -155,7 +155,7 @@ function Summary({ e }: { e: DeploymentExecution }) {
       {e.logs && (
         <>
           <h3>Last log lines of the failing container</h3>
-          <pre className="log" tabIndex={0} data-testid="deployment-logs">
+          <pre className="log" data-testid="deployment-logs">
             {e.logs}
           </pre>
         </>
