@@ -26,7 +26,6 @@ const TOKEN = 'console-deploy-token';
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const artifacts = join(repoRoot, '.artifacts', `console-deploy-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
 const AUTH = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-const podCidr = PodNetwork.freeCidr();
 
 let tmp: string;
 let kube: KubeHarness;
@@ -51,8 +50,8 @@ beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   tmp = mkdtempSync(join(tmpdir(), `ironlens-console-deploy-${process.pid}-`));
   const dist = await buildWebAssets(join(tmp, 'dist'));
-  kube = await startKubeCluster({ nodes: 'test', gpu: true, podCidr, extraStages: [KUBELET_VERDICT_STAGE] });
-  net = await PodNetwork.create(podCidr);
+  net = await PodNetwork.create();
+  kube = await startKubeCluster({ nodes: 'test', gpu: true, podCidr: net.podCidr, extraStages: [KUBELET_VERDICT_STAGE] });
   kube.konnectivity.routeNetwork(net.cidr);
   const p = stackProfile();
   kubelet = new TestKubelet(kube, net, new Set([`ghcr.io/llm-d/llm-d-cuda:${p.llm_d}`, `ghcr.io/llm-d/llm-d-xpu:${p.llm_d}`]));

@@ -17,6 +17,20 @@ import { evaluate, type ReadinessOutcome, type SmokeFacts } from './readiness';
 
 export const DEPLOY_JOB = 'deployments.deploy';
 
+/** The job's stages, in their order (the execution's `stage`; docs/deployments.md). */
+export const DEPLOY_STAGES = [
+  'place',
+  'render',
+  'copy the HF token',
+  'install the InferencePool and its endpoint picker (helm)',
+  'apply the model servers',
+  'publish on the gateway',
+  'wait for the model servers',
+  'wait for the gateway to accept the route',
+  'smoke request',
+] as const;
+const [PLACE, RENDER, COPY_TOKEN, INSTALL_POOL, APPLY_SERVERS, PUBLISH, WAIT_SERVERS, WAIT_GATEWAY, SMOKE] = DEPLOY_STAGES;
+
 /** `deploy`: a new deployment; `update`: a new revision of a ready one (rolled back when it fails); `rollback`: back to the last ready revision. */
 export type JobMode = 'deploy' | 'update' | 'rollback';
 
@@ -168,13 +182,13 @@ export class DeploymentJob {
       ctx.stage(text, percent);
       await this.write(d.id, { stage: text, ...(s ? { status: s } : {}) });
     };
-    await stage('place', 5);
+    await stage(PLACE, 5);
     ctx.log(`placement: ${(d.placement?.assignments ?? []).map((a) => `${a.role}/${a.replica} → ${a.node} (${a.devices})`).join(', ') || 'no accelerators'}`);
     const publish = DeploymentJob.publishTarget(cluster, spec);
     const r = renderDeployment(spec, this.profile, publish);
-    await stage('render', 10, status === 'rolling_back' ? undefined : 'rendered');
+    await stage(RENDER, 10, status === 'rolling_back' ? undefined : 'rendered');
     ctx.log(`${r.objects.length} object(s), ${r.release ? `chart ${r.release.chart} ${r.release.version}` : 'no chart'}, ${r.publication.length} on the gateway`);
-    await stage('copy the HF token', 15, status);
+    await stage(COPY_TOKEN, 15, status);
     const applied: Applied = d.applied ?? { namespace: null, objects: [], release: null, publication: [], secret: null };
     await this.apply(kube, r.namespace, ctx);
     applied.namespace = spec.namespace;
@@ -193,19 +207,19 @@ export class DeploymentJob {
       }
     }
     if (r.release) {
-      await stage('install the InferencePool and its endpoint picker (helm)', 25);
+      await stage(INSTALL_POOL, 25);
       applied.release = { release: r.release.release, namespace: r.release.namespace };
       await this.write(d.id, { applied });
       await this.helmRelease(this.access.kubeconfigText(cluster), r.release, ctx);
     }
-    await stage('apply the model servers', 40);
+    await stage(APPLY_SERVERS, 40);
     for (const o of r.objects) {
       applied.objects = union(applied.objects, [keyOf(o)]);
       await this.write(d.id, { applied });
       await this.apply(kube, o, ctx);
     }
     if (r.publication.length) {
-      await stage('publish on the gateway', 50);
+      await stage(PUBLISH, 50);
       for (const o of r.publication) {
         applied.publication = union(applied.publication, [keyOf(o)]);
         await this.write(d.id, { applied });
@@ -219,7 +233,9 @@ export class DeploymentJob {
     const desired = r.workloads.reduce((s, w) => s + w.pods, 0);
     const started = Date.now();
     let smokeSince: number | null = null;
-    let lastStage = '';
+    let lastStage: string = WAIT_SERVERS;
+    ctx.stage(lastStage, 60);
+    await this.write(d.id, { stage: lastStage });
     let lastReason: string | null = null;
     for (;;) {
       ctx.throwIfCancelled();
@@ -259,8 +275,10 @@ export class DeploymentJob {
       // Until the controller has made the revision's ReplicaSet, the pods it sees belong to another revision: nothing is decided from them.
       if (current.pending) out = { ...out, podsReady: false, reason: current.pending, logsOf: null, readiness: { ...out.readiness, verdict: 'transient', pods: { ok: false, reason: current.pending, by: 'kube-controller-manager' } } };
       let smoke: (SmokeFacts & { text: string }) | null = null;
-      if (out.podsReady && out.readiness.verdict !== 'fatal') {
-        const stageText = 'smoke request';
+      // The smoke request goes once the servers are Ready and the gateway has taken the route and the pool.
+      const published = (out.readiness.inferencePool?.ok ?? true) && (out.readiness.httpRoute?.ok ?? true);
+      if (out.podsReady && published && out.readiness.verdict !== 'fatal') {
+        const stageText = SMOKE;
         if (lastStage !== stageText) {
           ctx.stage(stageText, 90);
           lastStage = stageText;
@@ -272,7 +290,7 @@ export class DeploymentJob {
         out = evaluate({ ...input, smoke, smokeOverdue: smokeSince !== null && Date.now() - smokeSince > this.timings.smokeTimeoutMs });
       } else {
         smokeSince = null;
-        const stageText = out.readiness.pods.ok ? 'wait for the gateway to accept the route' : 'wait for the model servers';
+        const stageText = out.readiness.pods.ok ? WAIT_GATEWAY : WAIT_SERVERS;
         if (lastStage !== stageText) {
           ctx.stage(stageText, out.readiness.pods.ok ? 80 : 60);
           lastStage = stageText;

@@ -1,21 +1,15 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sleep } from '@ironlens/core/testing';
-import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
+import type { KubeHarness } from '@ironlens/kube-harness';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { envoyGatewayValues } from '../gateway/gateway.render';
 import { stackProfile } from '../shared/profile';
-import { type ClustersTestApp, multipart, startClustersApp } from '../testing/app';
-import { EnvoyGatewayController } from '../testing/envoy-gateway.controller';
-import { CountingChartMirror, packageCharts, realInferenceExtensionBundle, testHelm, upstreamDir } from '../testing/gateway-upstream';
-import { LocalGithubMirror } from '../testing/github-mirror';
-import { PodNetwork } from '../testing/pod-network';
-import { KUBELET_VERDICT_STAGE, TestKubelet } from '../testing/test-kubelet';
-import { upstreamGatewayApiBundle } from '../testing/upstream-crd-bundles';
-import { modelServerImage, sidecarImage } from './deployment.render';
+import type { ClustersTestApp } from '../testing/app';
+import { type DeploymentLab, startDeploymentLab } from '../testing/deployment-lab';
+import type { EnvoyGatewayController } from '../testing/envoy-gateway.controller';
+import type { CountingChartMirror } from '../testing/gateway-upstream';
+import type { TestKubelet } from '../testing/test-kubelet';
 
 // Model deployments on a live cluster (issue 28), one harness for every case: the REAL upstream
 // CRDs (Gateway API v1.5.1, Inference Extension v1.5.0, LeaderWorkerSet v0.9.0 from the Go module
@@ -30,20 +24,18 @@ import { modelServerImage, sidecarImage } from './deployment.render';
 // controller that does is not on the Go module proxy (docs/deployments.md).
 
 const p = stackProfile();
-const podCidr = PodNetwork.freeCidr();
+let lab: DeploymentLab;
 let h: KubeHarness;
 let t: ClustersTestApp;
-let gh: LocalGithubMirror;
 let charts: CountingChartMirror;
 let eg: EnvoyGatewayController;
-let net: PodNetwork;
 let kubelet: TestKubelet;
 let core: CoreV1Api;
 let apps: AppsV1Api;
 let custom: CustomObjectsApi;
 let clusterId: string;
 let gwNs: string;
-const gate = mkdtempSync(join(tmpdir(), 'ironlens-helm-gate-'));
+let gate: string;
 
 const GW = { group: 'gateway.networking.k8s.io', version: 'v1' };
 const EG_CONTROLLER = 'gateway.envoyproxy.io/gatewayclass-controller';
@@ -97,65 +89,18 @@ async function deploy(body: Record<string, unknown>): Promise<string> {
 const nodesOf = async (ns: string) => (await core.listNamespacedPod({ namespace: ns, labelSelector: 'llm-d.ai/role' })).items.map((x) => x.spec?.nodeName ?? null);
 
 beforeAll(async () => {
-  h = await startKubeCluster({ nodes: 4, gpu: true, podCidr, extraStages: [KUBELET_VERDICT_STAGE] });
-  net = await PodNetwork.create(podCidr);
-  h.konnectivity.routeNetwork(net.cidr);
+  lab = await startDeploymentLab({
+    env: { IRONLENS_DEPLOYMENT_POLL_MS: '250', IRONLENS_DEPLOYMENT_SMOKE_TIMEOUT_MS: '3000', IRONLENS_DEPLOYMENT_SMOKE_REQUEST_TIMEOUT_MS: '2000' },
+  });
+  ({ h, t, charts, eg, kubelet, clusterId, gate } = lab);
+  gwNs = lab.gatewayNamespace;
   core = h.kubeConfig().makeApiClient(CoreV1Api);
   apps = h.kubeConfig().makeApiClient(AppsV1Api);
   custom = h.kubeConfig().makeApiClient(CustomObjectsApi);
-  // LeaderWorkerSet's CRD, from its Go module, as a cluster that runs LWS has it.
-  const lws = readFileSync(join(upstreamDir('sigs.k8s.io/lws', 'v0.9.0'), 'config', 'crd', 'bases', 'leaderworkerset.x-k8s.io_leaderworkersets.yaml'), 'utf8');
-  await h.apply(parseAllDocuments(lws).map((d) => d.toJSON()).filter(Boolean));
-  gh = new LocalGithubMirror();
-  gh.addReleaseAsset(`/kubernetes-sigs/gateway-api/releases/download/${p.k8s_gateway_api}/standard-install.yaml`, upstreamGatewayApiBundle(p.k8s_gateway_api));
-  gh.addReleaseAsset(`/kubernetes-sigs/gateway-api-inference-extension/releases/download/${p.k8s_gateway_api_inference_extension}/v1-manifests.yaml`, realInferenceExtensionBundle(p));
-  await gh.start();
-  charts = new CountingChartMirror(packageCharts(p, { inferencePool: true }).dir);
-  await charts.start();
-  eg = new EnvoyGatewayController(h.kubeconfigPath, undefined, envoyGatewayValues().config.envoyGateway.extensionManager);
-  eg.start();
-  // The real helm, behind a gate a test can hold (`<gate>/hold`) to act between placement and apply.
-  const helm = join(gate, 'helm');
-  writeFileSync(helm, `#!/bin/sh\nif [ "$1" = upgrade ] && [ -e '${gate}/hold' ]; then : > '${gate}/waiting'; while [ -e '${gate}/hold' ]; do sleep 0.1; done; rm -f '${gate}/waiting'; fi\nexec '${testHelm()}' "$@"\n`);
-  chmodSync(helm, 0o755);
-  t = await startClustersApp({
-    env: {
-      IRONLENS_GITHUB_MIRROR: gh.url,
-      IRONLENS_CHART_MIRROR: charts.url,
-      IRONLENS_HELM: helm,
-      IRONLENS_GATEWAY_AUTHZ_PORT: '8080',
-      IRONLENS_CLUSTER_REQUEST_TIMEOUT_MS: '30000',
-      IRONLENS_DEPLOYMENT_POLL_MS: '250',
-      IRONLENS_DEPLOYMENT_SMOKE_TIMEOUT_MS: '3000',
-      IRONLENS_DEPLOYMENT_SMOKE_REQUEST_TIMEOUT_MS: '2000',
-    },
-  });
-  const images = new Set([...(['nvidia', 'intel'] as const).map((a) => modelServerImage(p, a)), sidecarImage(p)]);
-  kubelet = new TestKubelet(h, net, images);
-  kubelet.start();
-  const { payload, headers } = multipart({ name: 'serving', gatewayProvider: 'envoy-ai-gateway', gatewayPort: '30180', gatewayAuthzHost: '192.0.2.10' }, { content: h.kubeconfig });
-  const res = await t.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
-  expect(res.statusCode, res.body).toBe(201);
-  clusterId = res.json().cluster.id;
-  gwNs = `lens-gateway-${clusterId}`;
-  const job = await until('the gateway reconcile', async () => {
-    const j = (await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: clusterId, limit: 1 }))[0];
-    return j && (j.status === 'success' || j.status === 'failed') ? j : null;
-  }, 600_000);
-  expect(job.status, `${job.error}\n${job.log.join('\n')}`).toBe('success');
-  const secret = await api('POST', `/api/cluster/clusters/${clusterId}/hf-token-secrets`, { namespace: 'llm-d-hf', name: 'hf-token', token: 'hf_serving_test_token' });
-  expect(secret.statusCode, secret.body).toBe(201);
 }, 45 * 60_000);
 
 afterAll(async () => {
-  await kubelet?.stop();
-  await t?.close();
-  await eg?.stop();
-  await charts?.stop();
-  await gh?.stop();
-  await h?.stop();
-  await net?.close();
-  rmSync(gate, { recursive: true, force: true });
+  await lab?.stop();
 });
 
 let first: string;
@@ -400,6 +345,8 @@ describe('two models on one gateway', { timeout: 300_000 }, () => {
       firstRoute: (await custom.getNamespacedCustomObject({ ...GW, namespace: gwNs, plural: 'httproutes', name: `ilm-${first}` })) as { metadata: { resourceVersion: string } },
       firstDeploy: await apps.readNamespacedDeployment({ name: 'qwen-small-decode', namespace: `ironlens-${first}` }),
     };
+    // A user adopted one of its objects (took ironlens' label off its Service): the delete leaves it.
+    await core.patchNamespacedService({ name: 'granite-decode', namespace: e2.namespace, body: [{ op: 'remove', path: '/metadata/labels/ironlens.dev~1deployment' }] });
     expect((await api('DELETE', `/api/v1/deployments/executions/${second}`)).statusCode).toBe(204);
     expect((await get(second)).status).toBe('cleaned');
     await until('the second route gone', async () => !(await custom.getNamespacedCustomObject({ ...GW, namespace: gwNs, plural: 'httproutes', name: `ilm-${second}` }).catch(() => null)));
@@ -407,6 +354,7 @@ describe('two models on one gateway', { timeout: 300_000 }, () => {
     // Its own objects are gone; the user's are all there, the namespace kept for theirs.
     expect(await apps.readNamespacedDeployment({ name: 'granite-decode', namespace: e2.namespace }).catch(() => null)).toBeNull();
     for (const ns of [gwNs, e2.namespace, 'default']) expect((await core.readNamespacedConfigMap({ name: 'user-notes', namespace: ns })).data).toBeDefined();
+    expect((await core.readNamespacedService({ name: 'granite-decode', namespace: e2.namespace })).metadata?.labels?.['ironlens.dev/deployment']).toBeUndefined();
     // The first is untouched: same resourceVersions, still ready, its route still accepted.
     const after = (await custom.getNamespacedCustomObject({ ...GW, namespace: gwNs, plural: 'httproutes', name: `ilm-${first}` })) as { metadata: { resourceVersion: string } };
     expect(after.metadata.resourceVersion).toBe(before.firstRoute.metadata.resourceVersion);

@@ -33,7 +33,7 @@ export class PodNetwork {
   }
 
   /** A pod CIDR for kwok (`10.<200-249>.0.1/16`) whose /16 no route of this machine covers yet. */
-  static freeCidr(): string {
+  private static freeCidr(): string {
     for (let i = 0; i < 50; i++) {
       const b = 200 + (randomBytes(1)[0] % 50);
       const routes = execFileSync('ip', ['-4', 'route', 'show', `10.${b}.0.0/16`], { encoding: 'utf8' }).trim();
@@ -43,13 +43,28 @@ export class PodNetwork {
     throw new Error('no free 10.x.0.0/16 for the pod network');
   }
 
-  static async create(podCidr: string): Promise<PodNetwork> {
+  /**
+   * Makes the pod network on a free `10.<200-249>.0.0/16` (another suite may be making one at the
+   * same time: a CIDR whose route is taken meanwhile is given up for the next). Start kwok with
+   * its `podCidr` afterwards.
+   */
+  static async create(): Promise<PodNetwork> {
     if (process.getuid?.() !== 0) throw new Error('the pod network needs root (a network namespace and a veth pair)');
-    const m = /^10\.(\d{1,3})\.\d{1,3}\.\d{1,3}\/16$/.exec(podCidr);
-    if (!m) throw new Error(`pod CIDR must be a 10.x.0.0/16, got ${podCidr}`);
-    const net = new PodNetwork(`10.${m[1]}.0.0/16`);
-    await net.up();
-    return net;
+    for (let attempt = 1; ; attempt++) {
+      const m = /^10\.(\d{1,3})\./.exec(PodNetwork.freeCidr())!;
+      const net = new PodNetwork(`10.${m[1]}.0.0/16`);
+      try {
+        await net.up();
+        return net;
+      } catch (e) {
+        if (attempt >= 5) throw e;
+      }
+    }
+  }
+
+  /** The pod CIDR as kwok's `--cidr` takes it (the first address and the prefix). */
+  get podCidr(): string {
+    return this.cidr.replace(/\.0\.0\/16$/, '.0.1/16');
   }
 
   private ip(...args: string[]): void {
