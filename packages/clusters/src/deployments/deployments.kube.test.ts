@@ -355,6 +355,8 @@ describe('two models on one gateway', { timeout: 300_000 }, () => {
     expect(await apps.readNamespacedDeployment({ name: 'granite-decode', namespace: e2.namespace }).catch(() => null)).toBeNull();
     for (const ns of [gwNs, e2.namespace, 'default']) expect((await core.readNamespacedConfigMap({ name: 'user-notes', namespace: ns })).data).toBeDefined();
     expect((await core.readNamespacedService({ name: 'granite-decode', namespace: e2.namespace })).metadata?.labels?.['ironlens.dev/deployment']).toBeUndefined();
+    // Its namespace holds the user's objects: kept, not going away.
+    expect((await core.readNamespace({ name: e2.namespace })).metadata?.deletionTimestamp).toBeUndefined();
     // The first is untouched: same resourceVersions, still ready, its route still accepted.
     const after = (await custom.getNamespacedCustomObject({ ...GW, namespace: gwNs, plural: 'httproutes', name: `ilm-${first}` })) as { metadata: { resourceVersion: string } };
     expect(after.metadata.resourceVersion).toBe(before.firstRoute.metadata.resourceVersion);
