@@ -55,7 +55,6 @@ export const LAYERS: Record<string, string[][]> = {
  * a listed circle that is gone is reported too, so its entry gets deleted.
  */
 const KNOWN_CIRCLES: Array<{ pkg: string; files: string[]; why: string }> = [
-  { pkg: 'cli', files: ['packages/cli/src/client.ts', 'packages/cli/src/main.ts'], why: 'issue 32.3 (one typed client) moves the vocabulary out of main.ts' },
 ];
 
 /** A folder of one level that may import another folder of the same level (none today). */

@@ -168,9 +168,14 @@ export interface ReporterInstall {
 const IMAGE_PATH_RE = /^\/[A-Za-z0-9._/+-]{1,250}$/;
 const UNIT_RE = /^[A-Za-z0-9@._-]{1,100}\.(service|timer|path|socket|target)$/;
 
-export function readReporterInstall(dir: string): ReporterInstall | undefined {
+/**
+ * The reporter's install.txt, or a refusal when it is missing (issue 29, finding 12): a master
+ * without the reporter boots fine and never reports its address and host keys, so a bootstrap of
+ * its workers would fail much later, far from the cause.
+ */
+export function readReporterInstall(dir: string): ReporterInstall {
   const spec = join(dir, 'install.txt');
-  if (!existsSync(spec)) return undefined;
+  if (!existsSync(spec)) throw new MasterBuildError(`the host reporter's files are missing (${spec}): a master built without them would never report its address and host keys; reinstall ironlens (its package carries them)`);
   const out: ReporterInstall = { dir, files: [], mkdirs: [], enable: [], packages: [] };
   const checkPath = (p: string) => {
     if (!IMAGE_PATH_RE.test(p) || p.split('/').includes('..')) throw new MasterBuildError(`${spec}: bad path in the image ${JSON.stringify(p)}`);

@@ -6,7 +6,7 @@ import { AppError } from '../errors';
 import { sleep } from '../timing/sleep';
 import type { Metrics } from '../metrics/metrics';
 import { PUBLIC, type Role, roleAllows } from './permissions';
-import { TOKEN_PREFIX, type TokensRepository } from './tokens';
+import { ANONYMOUS_ACTOR, isReservedActorName, TOKEN_PREFIX, type TokensRepository } from './tokens';
 
 /** Who a request acts as: a named token, an environment token (`env:IPXE_CP_TOKEN`), or nobody when no token is configured. */
 export interface Principal {
@@ -15,8 +15,7 @@ export interface Principal {
 }
 
 /** With no token configured anywhere, every request acts as this (everything open, as before issue 20). */
-export const ANONYMOUS: Principal = { name: 'anonymous', role: 'admin' };
-
+export const ANONYMOUS: Principal = { name: ANONYMOUS_ACTOR, role: 'admin' };
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -72,7 +71,9 @@ export class NamedTokens {
     let hit = this.cache.get(token);
     if (!hit || now - hit.at > this.ttl) {
       const info = await this.repo.findByToken(token);
-      hit = { at: now, principal: info ? { name: info.name, role: info.role } : undefined, expiresAt: info?.expires_at ? Date.parse(info.expires_at) : null };
+      // A token under a reserved actor name (made before those names were refused) acts as nobody.
+      const usable = info && !isReservedActorName(info.name);
+      hit = { at: now, principal: usable ? { name: info.name, role: info.role } : undefined, expiresAt: info?.expires_at ? Date.parse(info.expires_at) : null };
       if (this.cache.size > 10_000) this.cache.clear();
       // Misses are not kept: a bad token costs a query, and the failed-auth limiter bounds those.
       if (hit.principal) this.cache.set(token, hit);

@@ -288,6 +288,7 @@ export class PowerService {
 }
 
 /** What the operations log keeps of a BMC: never the password. */
+/** What the operations log (a viewer's read) says of a BMC: its driver, never its address or user (secrets' metadata). */
 function auditOf(c: BmcCredentials): Record<string, unknown> {
-  return c.driver === 'redfish' ? { driver: 'redfish', bmc: new URL(c.url).host } : { driver: 'ipmi', bmc: `${c.host}:${c.port}` };
+  return { driver: c.driver };
 }
