@@ -63,8 +63,16 @@ export function DeployWizardPage({ clusterId }: { clusterId: string }) {
     let live = true;
     const t = setTimeout(() => {
       clusters.placement(body).then(
-        (r) => live && (setFit(r), setFitError(null)),
-        (e) => live && (setFit(null), setFitError((e as Error).message)),
+        (r) => {
+          if (!live) return;
+          setFit(r);
+          setFitError(null);
+        },
+        (e) => {
+          if (!live) return;
+          setFit(null);
+          setFitError((e as Error).message);
+        },
       );
     }, 300);
     return () => {
@@ -107,7 +115,10 @@ export function DeployWizardPage({ clusterId }: { clusterId: string }) {
         <div className="grid-4">
           <label className="field">
             <span>Accelerator</span>
-            <select value={accelerator} onChange={(e) => (setAccelerator(e.target.value), setProduct(''))} data-testid="deploy-accelerator">
+            <select value={accelerator} onChange={(e) => {
+                setAccelerator(e.target.value);
+                setProduct('');
+              }} data-testid="deploy-accelerator">
               <option value="nvidia">NVIDIA (CUDA)</option>
               <option value="intel">Intel (XPU)</option>
               <option value="cpu">CPU</option>
