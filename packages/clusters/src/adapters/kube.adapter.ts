@@ -394,18 +394,7 @@ export class ClientNodeKube implements Kube {
       if (o.kind && v.kind !== o.kind) throw new KubeResponseError('cluster_response_invalid', `${where}: the answer is not a ${o.kind}`);
       return v as T;
     }
-    let reason = '';
-    let message = `HTTP ${r.status}`;
-    try {
-      const st = JSON.parse(r.text) as unknown;
-      if (isPlainObject(st) && st.kind === 'Status') {
-        if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
-        if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
-      }
-    } catch {
-      // not a Status object: its body is not repeated
-    }
-    throw new KubeApiError(r.status, reason, `${where}: ${message}`);
+    throw statusError(where, r);
   }
 
   /** GET that maps 404 to null. */
@@ -734,19 +723,24 @@ export class ClientNodeKube implements Kube {
     const path = `/api/v1/namespaces/${enc(namespace)}/pods/${enc(pod)}/log?${q}`;
     const r = await this.request('GET', path, { maxBytes: (o.maxBytes ?? 256 * 1024) + 64 * 1024 });
     if (r.status >= 200 && r.status < 300) return r.text;
-    let message = `HTTP ${r.status}`;
-    let reason = '';
-    try {
-      const st = JSON.parse(r.text) as unknown;
-      if (isPlainObject(st) && st.kind === 'Status') {
-        if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
-        if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
-      }
-    } catch {
-      // not a Status: its body is not repeated
-    }
-    throw new KubeApiError(r.status, reason, `GET ${path.split('?')[0]}: ${message}`);
+    throw statusError(`GET ${path.split('?')[0]}`, r);
   }
+}
+
+/** An error status as a `KubeApiError` with the message of a `Status` object only (never the body of something else). */
+function statusError(where: string, r: { status: number; text: string }): KubeApiError {
+  let reason = '';
+  let message = `HTTP ${r.status}`;
+  try {
+    const st = JSON.parse(r.text) as unknown;
+    if (isPlainObject(st) && st.kind === 'Status') {
+      if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
+      if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
+    }
+  } catch {
+    // not a Status object: its body is not repeated
+  }
+  return new KubeApiError(r.status, reason, `${where}: ${message}`);
 }
 
 export const clientNodeConnector: KubeConnector = (kubeconfig, opts) => new ClientNodeKube(kubeconfig, opts);
