@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { registeredRoutes } from '@ironlens/core';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeAgent } from '@ironlens/metal/testing';
 import { CALLS } from './client/api';
 import { type ClientIo, runClient } from './client/index';
 import { completionScript } from './client/verbs/session';
@@ -354,6 +355,62 @@ describe('ironlens jobs watch', () => {
     expect(bad.out).toBe(['[############........]  60% running', '[############........]  60% failed', ''].join('\n'));
     expect(bad.err).toBe('ironlens jobs: bootstrap-00000000000b failed: kubespray exited 2\\u001b[2J\n');
     expect((await cli(['jobs', 'watch', 'bootstrap-00000000000c'], { IRONLENS_URL: s.url })).err).toContain('no bootstrap job "bootstrap-00000000000c"');
+  });
+});
+
+describe('ironlens rollouts (issue 31)', () => {
+  it('creates a rollout, lists and shows it (a worker rolled back: the agent refuses the new disk), resumes and aborts it', async () => {
+    const agent = await new FakeAgent({ masters: ['_tpl_a.img', '_tpl_b.img'] }).start();
+    const metal = (method: string, path: string, body?: unknown) =>
+      fetch(`${running.urls.boot}${path}`, { method, headers: { authorization: `Bearer ${CP_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    try {
+      expect((await metal('POST', '/agents', { id: 'ro-agent', base_url: agent.url, role: { disk: true, cd: false } })).status).toBe(201);
+      for (const [i, id] of ['ro-01', 'ro-02'].entries()) {
+        expect((await metal('POST', '/devices', { mac: `02:00:00:31:00:0${i + 1}` })).status).toBe(201);
+        expect((await metal('POST', '/workers', { worker_id: id, mac: `02:00:00:31:00:0${i + 1}` })).status).toBe(200);
+        expect((await metal('POST', `/workers/${id}/luns/disk`, { type: 'master', os: 'debian', name: '_tpl_a.img', disk_agent: 'ro-agent' })).status).toBe(200);
+      }
+      agent.handlers.set('POST /luns/disk', (_call, res) => {
+        res.writeHead(507, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ detail: 'no space left' }));
+      });
+      expect((await cli(['rollouts', 'create', '--master', '_tpl_b.img', '--max-unavailable', '1'])).code).toBe(2);
+      expect((await cli(['rollouts', 'create', '--master', '_tpl_b.img', '--max-unavailable', '0', '--prefix', 'ro-'])).code).toBe(2);
+      const created = await cli(['rollouts', 'create', '--master', '_tpl_b.img', '--max-unavailable', '50%', '--prefix', 'ro-', '-o', 'json']);
+      expect(created.code, created.err).toBe(0);
+      const id = (JSON.parse(created.out) as { id: string; batch_size: number }).id;
+      expect(JSON.parse(created.out)).toMatchObject({ master: '_tpl_b.img', max_unavailable: '50%', batch_size: 1 });
+      const until = async (state: string) => {
+        for (let i = 0; i < 200; i++) {
+          const r = JSON.parse((await cli(['rollouts', 'show', id, '-o', 'json'])).out) as { state: string };
+          if (r.state === state) return;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        throw new Error(`rollout ${id} never ${state}`);
+      };
+      await until('paused');
+      const show = await cli(['rollouts', 'show', id]);
+      expect(show.code).toBe(0);
+      expect(show.out.split('\n')[0]).toMatch(new RegExp(`^${id}  _tpl_b\\.img  paused: batch 1: ro-01 was rolled back: `));
+      expect(show.out).toMatch(/^WORKER\s+BATCH\s+PHASE\s+NODE\s+LAST STEP\s+REASON$/m);
+      expect(show.out).toMatch(/^ro-01\s+1\s+rolled_back\s/m);
+      expect(show.out).toMatch(/^ro-02\s+2\s+queued\s/m);
+      const list = await cli(['rollouts', 'list']);
+      expect(list.out).toMatch(new RegExp(`^${id}\\s+_tpl_b\\.img\\s+paused\\s+0/2\\s+1\\s+50%`, 'm'));
+      expect((await cli(['rollouts', 'pause', id])).code).toBe(1);
+      expect((await cli(['rollouts', 'resume', id, '--no-retry'])).code).toBe(0);
+      await until('paused');
+      expect((await cli(['rollouts', 'abort', id])).code).toBe(0);
+      await until('aborted');
+      // --no-retry left ro-01 rolled back; ro-02 was refused the same way before the abort.
+      const end = JSON.parse((await cli(['rollouts', 'show', id, '-o', 'json'])).out) as { workers: Array<{ worker_id: string; phase: string }> };
+      expect(end.workers.map((w) => [w.worker_id, w.phase])).toEqual([
+        ['ro-01', 'rolled_back'],
+        ['ro-02', 'rolled_back'],
+      ]);
+    } finally {
+      await agent.stop();
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
-import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, type HttpLimits, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
+import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterNodes, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
+import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, type HttpLimits, httpLimitsFromEnv, jobLeaseFromEnv, JobRunner, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
 import { createKindServices, type KindDatabase, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalConfig, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -262,8 +262,16 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
         `running as replica ${origin} on PostgreSQL: caches follow the other replicas (LISTEN ${CHANGES_CHANNEL}), jobs are leased (IRONLENS_JOB_LEASE_MS), the dnsmasq hosts file is written by the elected replica of group ${JSON.stringify(metalConfig.dhcpWriterGroup)}`,
       );
     }
-    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes });
+    // Rollouts (issue 31) run on a runner of their own and drain the registered clusters' nodes.
+    const clusterNodes = createClusterNodes({ store: partOf(store), env, dataDir });
+    const rolloutRunner = new JobRunner(new JobsRepository(partOf(store)), { ...jobLeaseFromEnv(env), observer: metrics.jobs });
+    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes, clusterNodes: clusterNodes.nodes, runner: rolloutRunner });
     metalServices = metal;
+    started.closers.push(async () => {
+      await rolloutRunner.stop();
+      clusterNodes.close();
+    });
+    await metal.rollouts.start();
     // Proofs of boot left pending by an earlier run are watched again (or end at their deadline).
     await metal.power.resume();
     if (changes?.shared && store.pool) {

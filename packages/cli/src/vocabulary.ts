@@ -25,6 +25,7 @@ day-to-day work against a running ironlens, through its API (--url, IRONLENS_TOK
   clusters                list, show
   jobs                    list, show, watch (bootstrap jobs, with a progress bar)
   operations              the operations log
+  rollouts                list, show, create, pause, resume, abort (a new master across workers)
   login                   save the URL and a token (from standard input) for these commands
   logout                  forget them
   completion              a bash or zsh completion script
@@ -57,7 +58,7 @@ Revocation takes effect on every replica within a second (docs/access.md).
 const CLIENT_OPTIONS = `options of every client command:
   --url URL       the ironlens to talk to (IRONLENS_URL; else the one \`ironlens login\` saved;
                   default http://127.0.0.1:8080): its console listener, or its provisioning
-                  listener (:4839; devices, workers, disks, agents and operations only)
+                  listener (:4839; devices, workers, disks, agents, operations and rollouts only)
   -o json         the API's JSON instead of a table
   IRONLENS_TOKEN  the bearer token (else the one \`ironlens login\` saved, for its URL only)
 exit codes: 0 done; 1 the API refused (its status and code are printed), could not be reached or
@@ -124,6 +125,20 @@ ${CLIENT_OPTIONS}`,
 
 Bootstrap jobs (Kubespray, on the console listener): list, one job, or follow one with a progress
 bar through its phases until it ends (exit 0 when it succeeded, 1 when it failed or was cancelled).
+${CLIENT_OPTIONS}`,
+  },
+  rollouts: {
+    verbs: ['list', 'show', 'create', 'pause', 'resume', 'abort'],
+    usage: `usage: ironlens rollouts list | show ID
+                        | create --master NAME --max-unavailable N|P% (--workers ID,ID… | --prefix P)
+                                 [--boot-timeout S] [--drain-timeout S]
+                        | pause ID | resume ID [--no-retry] | abort ID
+
+Rollouts of a new master image across running workers (issue 31), batch by batch: drain,
+re-clone beside the old disk, power-cycle with a one-time network boot, prove the boot, re-admit;
+a worker that fails is rolled back and the rollout pauses. show lists each worker's phase and last
+step; resume retries the workers the pause rolled back (--no-retry leaves them on their old
+image); abort rolls back the batch in flight.
 ${CLIENT_OPTIONS}`,
   },
   operations: {

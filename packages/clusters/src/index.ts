@@ -24,3 +24,6 @@ export type { PreflightCheck, PreflightItem, PreflightResult } from './bootstrap
 export type { BootstrapNodeInput, HostKeyPin, NodeRole } from './bootstrap/nodes';
 export type { BootstrapProxy } from './bootstrap/inventory';
 export type { ClusterSettingsUpdateBody } from './api/clusters';
+// Issue 31: the registered clusters' nodes, for the boot control plane's rollouts (metal's `ClusterNodes` port).
+export { KubeClusterNodes, type NodeClusters, selectorMatches } from './nodes/cluster-nodes.service';
+export { createClusterNodes, type ClusterNodesDeps } from './nodes/cluster-nodes.wiring';

@@ -20,6 +20,10 @@ import {
   operationsSchema,
   type PowerActionRequest,
   powerAnswerSchema,
+  type RolloutCreateRequest,
+  type RolloutResumeRequest,
+  rolloutListSchema,
+  rolloutSchema,
   workerDeletedSchema,
   workerSchema,
 } from '@ironlens/metal/api';
@@ -52,6 +56,12 @@ export const CALLS = {
   deleteDisk: call('metal', 'DELETE', '/workers/{worker_id}/luns/disk/{os}', workerSchema),
   agents: call('metal', 'GET', '/agents', Type.Array(agentViewSchema)),
   operations: call('metal', 'GET', '/operations', operationsSchema),
+  rollouts: call('metal', 'GET', '/rollouts', rolloutListSchema),
+  rollout: call('metal', 'GET', '/rollouts/{rollout_id}', rolloutSchema),
+  createRollout: call('metal', 'POST', '/rollouts', rolloutSchema, 201),
+  pauseRollout: call('metal', 'POST', '/rollouts/{rollout_id}/pause', rolloutSchema),
+  resumeRollout: call('metal', 'POST', '/rollouts/{rollout_id}/resume', rolloutSchema),
+  abortRollout: call('metal', 'POST', '/rollouts/{rollout_id}/abort', rolloutSchema),
   clusters: call('cluster', 'GET', '/api/cluster/clusters', ClusterListSchema),
   bootstraps: call('cluster', 'GET', '/api/cluster/bootstrap', BootstrapListSchema),
   bootstrap: call('cluster', 'GET', '/api/cluster/bootstrap/{id}', BootstrapStatusSchema),
@@ -81,6 +91,13 @@ export function createApi(t: Transport) {
 
     agents: () => t.call(c.agents),
     operations: (q: OperationsQuery) => t.call(c.operations, { query: q }),
+
+    rollouts: () => t.call(c.rollouts),
+    rollout: (id: string) => t.call(c.rollout, { params: { rollout_id: id } }),
+    createRollout: (body: RolloutCreateRequest) => t.call(c.createRollout, { body }),
+    pauseRollout: (id: string) => t.call(c.pauseRollout, { params: { rollout_id: id } }),
+    resumeRollout: (id: string, body: RolloutResumeRequest) => t.call(c.resumeRollout, { params: { rollout_id: id }, body }),
+    abortRollout: (id: string) => t.call(c.abortRollout, { params: { rollout_id: id } }),
 
     clusters: (includeDrafts: boolean) => t.call(c.clusters, { query: { includeDrafts: includeDrafts || undefined } }),
     bootstraps: () => t.call(c.bootstraps),

@@ -95,7 +95,7 @@ export class Transport {
     if (c.api === 'metal') return listener === 'console' ? `/api/metal${path}` : path;
     if (listener === 'provisioning') {
       throw new ClientError(
-        `${this.url} is the provisioning listener of ironlens serve (seed 004: devices, workers, disks, agents, operations); the cluster manager (${c.route}) is served by its console listener: --url (or IRONLENS_URL) with the console's address, IRONLENS_CONSOLE_LISTEN of that serve (default 127.0.0.1:8080, on its own machine)`,
+        `${this.url} is the provisioning listener of ironlens serve (seed 004: devices, workers, disks, agents, operations, rollouts); the cluster manager (${c.route}) is served by its console listener: --url (or IRONLENS_URL) with the console's address, IRONLENS_CONSOLE_LISTEN of that serve (default 127.0.0.1:8080, on its own machine)`,
       );
     }
     return path;

@@ -134,6 +134,14 @@ export interface Kube {
   listNodes(): Promise<V1Node[]>;
   getNode(name: string): Promise<V1Node | null>;
   setUnschedulable(name: string, value: boolean): Promise<V1Node>;
+  /**
+   * Asks the eviction API (policy/v1) to evict a pod: PodDisruptionBudgets decide. `evicted`
+   * (201), `gone` (404: nothing to evict), or `refused` with the API server's status (429: a
+   * budget refuses it now) and message.
+   */
+  evictPod(namespace: string, name: string): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'refused'; status: number; message: string }>;
+  /** Sets (a string) or removes (null) labels of a pod (a JSON merge patch). */
+  patchPodLabels(namespace: string, name: string, labels: Record<string, string | null>): Promise<void>;
   /** The kubelet Summary API through the API server's node proxy. */
   nodeSummary(name: string, timeoutMs?: number): Promise<KubeletSummary>;
 
@@ -550,6 +558,21 @@ export class ClientNodeKube implements Kube {
 
   setUnschedulable(name: string, value: boolean): Promise<V1Node> {
     return this.json('PATCH', `/api/v1/nodes/${enc(name)}`, { body: { spec: { unschedulable: value ? true : null } }, contentType: 'application/merge-patch+json' });
+  }
+
+  async evictPod(namespace: string, name: string): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'refused'; status: number; message: string }> {
+    try {
+      await this.json('POST', `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`, { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
+      return { outcome: 'evicted' };
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return { outcome: 'gone' };
+      if (e instanceof KubeApiError && e.status === 429) return { outcome: 'refused', status: 429, message: e.message };
+      throw e;
+    }
+  }
+
+  async patchPodLabels(namespace: string, name: string, labels: Record<string, string | null>): Promise<void> {
+    await this.json('PATCH', `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`, { body: { metadata: { labels } }, contentType: 'application/merge-patch+json' });
   }
 
   nodeSummary(name: string, timeoutMs?: number): Promise<KubeletSummary> {

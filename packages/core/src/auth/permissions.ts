@@ -63,6 +63,11 @@ export const PERMISSION_ROLES: Record<string, Role> = {
   'metal:bmc:read': 'operator',
   'metal:bmc:write': 'admin',
   'metal:host-report:submit': 'operator',
+  // issue 31: rollouts of a new master, drift and its reconcile
+  'metal:rollout:read': 'viewer',
+  'metal:rollout:write': 'operator',
+  'metal:drift:read': 'viewer',
+  'metal:drift:reconcile': 'operator',
   // the cluster manager (seed 000, Lens' names)
   'cluster:cluster:read': 'viewer',
   'cluster:cluster:create': 'admin',

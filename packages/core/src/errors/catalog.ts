@@ -204,6 +204,15 @@ export const errorCatalog = {
   worker_address_invalid: { status: 400, message: 'fixed_address must be a unicast IPv4 address, or null' },
   worker_address_taken: { status: 409, message: 'another worker has that fixed address' },
 
+  // issue 31: rollouts
+  rollout_invalid: { status: 400, message: 'the rollout request is invalid' },
+  rollout_not_found: { status: 404, message: 'rollout not found' },
+  rollout_master_missing: { status: 400, message: "the master is not on the agent of a worker's disk" },
+  rollout_worker_unready: { status: 409, message: 'a worker has no bound device or no system disk' },
+  rollout_worker_busy: { status: 409, message: 'a worker is already in an active rollout' },
+  rollout_nothing_to_do: { status: 409, message: 'no worker to roll out' },
+  rollout_state_invalid: { status: 409, message: 'the rollout is not in a state that allows this' },
+
   // issue 21: power
   bmc_invalid: { status: 400, message: 'invalid BMC settings: driver redfish (url, username, password, verify_tls) or ipmi (host, port, username, password)' },
   bmc_not_configured: { status: 409, message: 'the device has no BMC configured' },

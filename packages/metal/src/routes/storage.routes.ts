@@ -115,5 +115,5 @@ function workerDiskRoutes(instance: FastifyInstance, s: MetalServices): void {
     { schema: { params: workerDiskParams, tags, security, querystring: diskDeleteQuery, response: { 200: workerSchema, ...errorResponses } } },
     async (req) => st.deleteWorkerDisk(req.params.worker_id, req.params.os, req.query, { client: req.ip }),
   );
-  app.get('/workers/:worker_id/status', { schema: { params: workerParams, tags, security, response: { 200: workerStatusSchema, ...errorResponses } } }, async (req) => st.status(req.params.worker_id));
+  app.get('/workers/:worker_id/status', { schema: { params: workerParams, tags, security, response: { 200: workerStatusSchema, ...errorResponses } } }, async (req) => s.drift.status(req.params.worker_id));
 }

@@ -252,6 +252,17 @@ export class PowerService {
     }
   }
 
+  /** Issue 31: whether the device can be powered through a BMC (one with a password, device not revoked). */
+  async canPower(macInput: string): Promise<boolean> {
+    return this.target(requireMac(macInput)).then(
+      () => true,
+      (e) => {
+        if (isAppError(e) && (e.code === 'bmc_not_configured' || e.code === 'power_device_revoked')) return false;
+        throw e;
+      },
+    );
+  }
+
   /** The MAC bound to a worker, for a reboot after its new disk. */
   async boundMac(workerIdInput: string): Promise<string> {
     const workerId = requireWorkerId(workerIdInput);
@@ -270,6 +281,11 @@ export class PowerService {
   async lastPower(mac: string): Promise<LastPower | null> {
     const r = await this.power.get(this.store.db, mac);
     return r ? lastPowerOf(r) : null;
+  }
+
+  /** The device's last power action as stored, with both sightings of its proof of boot (issue 31). */
+  powerRecord(mac: string): Promise<PowerRecord | null> {
+    return this.power.get(this.store.db, mac);
   }
 
   async lastPowers(): Promise<Map<string, LastPower>> {

@@ -8,6 +8,7 @@ import type { ClientCommand } from '../../vocabulary';
 import type { VerbHandlers } from '../context';
 import { clusters, jobs } from './clusters';
 import { agents, devices, disks, operations, workers } from './metal';
+import { rollouts } from './rollouts';
 import { completion, login, logout } from './session';
 
 export const HANDLERS: { readonly [C in ClientCommand]: VerbHandlers<C> } = {
@@ -18,6 +19,7 @@ export const HANDLERS: { readonly [C in ClientCommand]: VerbHandlers<C> } = {
   clusters,
   jobs,
   operations,
+  rollouts,
   login,
   logout,
   completion,
