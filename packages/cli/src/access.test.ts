@@ -126,6 +126,8 @@ describe('every route of every listener', () => {
         'boot POST /hosts/report',
         'boot GET /healthz',
         'console GET /healthz',
+        // The OpenAI-style model list (issue 28) answers a gateway access key, as the hook does (not a token of ours).
+        'console GET /v1/models',
         'consoleMetal GET /boot-vars',
         'consoleMetal GET /devices/report',
         'consoleMetal POST /hosts/report',

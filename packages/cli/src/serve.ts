@@ -148,7 +148,8 @@ async function startConsoleListener(c: ListenerContext, consoleListen: { host: s
     joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId),
     joinedTo: (clusterId) => metal.hostReports.joinedTo(clusterId),
   };
-  const clusters = createClusterServices({ store: partOf(store), env, dataDir, runner: kind.runner, workers });
+  // Their host reports' accelerators, beside the nodes the deployments place on (issue 28).
+  const clusters = createClusterServices({ store: partOf(store), env, dataDir, runner: kind.runner, workers, inventory: { joinedTo: (clusterId) => metal.hostReports.inventoryOf(clusterId) } });
   clustersClose = clusters.close;
   await app.register(clustersPlugin, { services: clusters });
   // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.

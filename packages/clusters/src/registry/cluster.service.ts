@@ -28,6 +28,9 @@ import { type ClusterAccess, clusterFailure, kubeconfigPurpose, onCluster } from
 import { ensureNamespace, FIELD_MANAGER, inotifyDaemonSet, inotifyDaemonSetName, NODE_TUNING_NAMESPACE, PREPULL_NAMESPACE, prepullDaemonSetName } from '../shared/manifests';
 
 /** POST /api/cluster/clusters, after the multipart form is read. Version fields are not taken. */
+/** The label of every object of an ironlens model deployment (issue 28; `deployments/`). */
+const MODEL_DEPLOYMENT_LABEL = 'ironlens.dev/deployment';
+
 export interface RegisterClusterInput {
   name: string;
   description?: string;
@@ -451,16 +454,26 @@ export class ClusterService {
     if (!row.draft) {
       ctx.stage('check that the cluster no longer serves', 0);
       let deployments: Awaited<ReturnType<Kube['listDeployments']>>;
+      let models: Awaited<ReturnType<Kube['listDeployments']>>;
+      let groups: Awaited<ReturnType<Kube['listObjects']>>;
       let pvcs: Awaited<ReturnType<Kube['listPvcs']>>;
       try {
-        [deployments, pvcs] = await Promise.all([kube.listDeployments(`${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`), kube.listPvcs(`${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`)]);
+        // Lens' labelled deployments, and ironlens' model deployments (issue 28): their model
+        // servers' Deployments and LeaderWorkerSets carry `ironlens.dev/deployment`.
+        [deployments, models, groups, pvcs] = await Promise.all([
+          kube.listDeployments(`${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`),
+          kube.listDeployments(MODEL_DEPLOYMENT_LABEL),
+          kube.listObjects('leaderworkerset.x-k8s.io/v1', 'LeaderWorkerSet', { labelSelector: MODEL_DEPLOYMENT_LABEL }),
+          kube.listPvcs(`${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`),
+        ]);
       } catch (e) {
         // Without the cluster nothing can be cleaned: the gateway cleanup fails first.
         throw gatewayFailure(e);
       }
-      const serving = deployments.filter((d) => (d.status?.availableReplicas ?? 0) > 0);
-      if (serving.length) {
-        const names = serving.map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`).join(', ');
+      const readyGroups = groups.filter((g) => Number((g.status as { readyReplicas?: unknown } | undefined)?.readyReplicas ?? 0) > 0);
+      const serving = [...deployments, ...models].filter((d) => (d.status?.availableReplicas ?? 0) > 0);
+      if (serving.length || readyGroups.length) {
+        const names = [...serving.map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`), ...readyGroups.map((g) => `${g.metadata.namespace}/${g.metadata.name}`)].join(', ');
         throw new AppError('cluster_has_available_deployments', `the cluster still serves: ${names}; remove these deployments first`);
       }
       if (pvcs.length) {

@@ -115,4 +115,38 @@ export const clustersMigrations: NamedMigration[] = [
       }
     },
   },
+  {
+    // issue 28: model deployments.
+    name: 'clusters-0005-deployments',
+    async up(db) {
+      await db.schema
+        .createTable('cluster_deployments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('run_id', 'text', (c) => c.notNull().unique())
+        .addColumn('cluster_id', 'text', (c) => c.notNull().references('clusters.id').onDelete('cascade'))
+        .addColumn('session_id', 'text')
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('revision', 'integer', (c) => c.notNull().defaultTo(1))
+        .addColumn('spec', 'text', (c) => c.notNull())
+        .addColumn('ready_spec', 'text')
+        .addColumn('placement', 'text')
+        .addColumn('applied', 'text')
+        .addColumn('readiness', 'text')
+        .addColumn('reason', 'text')
+        .addColumn('logs', 'text')
+        .addColumn('failure', 'text')
+        .addColumn('smoke', 'text')
+        .addColumn('endpoint', 'text')
+        .addColumn('job_id', 'text')
+        .addColumn('stage', 'text')
+        .addColumn('created_by', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('cluster_deployments_cluster').on('cluster_deployments').column('cluster_id').execute();
+    },
+  },
 ];

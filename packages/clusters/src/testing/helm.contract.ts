@@ -49,6 +49,17 @@ export function helmContract(name: string, target: () => HelmContractTarget): vo
       expect(await t.helm.get(t.kubeconfig, 'contract-b', t.namespace)).toEqual({ chart: `${t.chart.name}-${t.chart.reported}`, status: 'deployed', values: {} });
     });
 
+    it('uninstalls a release (a deployment’s delete): get answers null after, and a second uninstall finds nothing', async () => {
+      const t = target();
+      // A namespace of its own: the chart's objects are named by its values, and the other releases hold those names.
+      const ns = `${t.namespace}-u`;
+      await t.helm.upgradeInstall(t.kubeconfig, { release: 'contract-u', namespace: ns, chart: t.chart.name, version: t.chart.version, values: {} });
+      expect(await t.helm.uninstall(t.kubeconfig, 'contract-u', ns)).toBe(true);
+      expect(await t.helm.get(t.kubeconfig, 'contract-u', ns)).toBeNull();
+      expect(await t.helm.uninstall(t.kubeconfig, 'contract-u', ns)).toBe(false);
+      await expect(t.helm.uninstall(t.kubeconfig, 'contract-u;x', ns)).rejects.toThrow(/DNS labels/);
+    });
+
     it('a release is per namespace: the same name elsewhere is not there', async () => {
       const t = target();
       expect(await t.helm.get(t.kubeconfig, 'contract-a', `${t.namespace}-other`)).toBeNull();

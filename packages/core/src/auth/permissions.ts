@@ -96,6 +96,15 @@ export const PERMISSION_ROLES: Record<string, Role> = {
   'cluster:bootstrap:execute': 'operator',
   'cluster:bootstrap:cancel': 'operator',
   'cluster:ssh-key:read': 'viewer',
+  // model deployments (issue 28): Lens' names where Lens has the route
+  'cluster:accelerator:read': 'viewer',
+  'deployment:run:create': 'operator',
+  'deployment:run:read': 'viewer',
+  'deployment:run:cancel': 'operator',
+  'deployment:execution:update': 'operator',
+  'deployment:execution:delete': 'operator',
+  'deployment:placement:preview': 'operator',
+  'model-service:model:read': 'viewer',
   // the kind panel (seed 001)
   'kind:environment:read': 'viewer',
   'kind:cluster:read': 'viewer',

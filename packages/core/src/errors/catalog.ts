@@ -140,6 +140,22 @@ export const errorCatalog = {
     message: 'the port the authorization hook reaches ironlens on is not known: the console listens on an ephemeral port (0) and has not bound yet; set IRONLENS_GATEWAY_AUTHZ_PORT',
   },
 
+  // issue 28: model deployments
+  deployment_request_invalid: { status: 422, message: 'the deployment request is invalid' },
+  storage_type_unsupported: { status: 422, message: 'storage_type pvc is not supported: use model-cache with the PersistentVolume holding the weights' },
+  insufficient_accelerators: { status: 422, message: 'the model servers do not fit on the free accelerators (the answer lists what is free where)' },
+  accelerator_not_found: { status: 422, message: 'the pinned node or GPU product is not in the cluster' },
+  lws_not_installed: { status: 422, message: 'the cluster does not serve LeaderWorkerSet: the wide-ep path needs LWS' },
+  cluster_is_draft: { status: 409, message: 'the cluster is a draft: finish its registration first' },
+  model_already_published: { status: 409, message: "the model is already published on this cluster's gateway" },
+  deployment_not_found: { status: 404, message: 'deployment execution not found' },
+  deployment_run_not_found: { status: 404, message: 'deployment run not found' },
+  deployment_run_not_active: { status: 409, message: 'deployment run is not active' },
+  deployment_busy: { status: 409, message: 'the deployment is being deployed: wait for it, or cancel its run' },
+  deployment_pod_not_found: { status: 404, message: 'the deployment has no such pod' },
+  deployment_logs_unavailable: { status: 502, message: "the pod's log could not be read from the cluster" },
+  deployment_cleanup_failed: { status: 502, message: "the deployment's objects could not all be removed from the cluster" },
+
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
   bootstrap_host_invalid: { status: 422, message: 'a host spec is not an IPv4 address, a range or a host name' },
   bootstrap_too_many_hosts: { status: 422, message: 'the host specs expand to more than 256 hosts' },

@@ -8,6 +8,7 @@ import { BatchResultTable, DataTable } from '../../components/tables';
 import { Badge, bytes, Dialog, ErrorNote, Meter, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
+import { DeploymentsCard, GpuAllocationCard } from './DeploymentsCard';
 import { GatewayCard } from './GatewayCard';
 
 /** One cluster: overview charts, nodes (cordon/uncordon), components, namespaces, CRDs, token rotation, edit, delete. */
@@ -44,6 +45,8 @@ export function ClusterPage({ id }: { id: string }) {
       {ov.data && <Workloads ov={ov.data} />}
       {c && <CrdCard id={id} />}
       {c && <GatewayCard id={id} />}
+      {c && <DeploymentsCard id={id} />}
+      {c && <GpuAllocationCard id={id} />}
       {c && <TokenCard cluster={c} />}
       {c && editing && (
         <EditCluster
