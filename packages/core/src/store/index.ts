@@ -3,5 +3,5 @@ export { CHANGES_CHANNEL, type Change, type ChangeFeed, type ChangeFeedOptions, 
 export { REPLICA_ID_PATTERN, replicaId, replicaIdFromEnv } from './replica';
 export type { StoreQuery } from './query-log';
 export { type FileLock, tryLockFile } from './file-lock';
-export { backupSqlite, migratedSqliteSchema, type SchemaObject, schemaDifferences, sqliteSchema } from './sqlite-backup';
+export { backupSqlite, migratedSqliteSchema, type SchemaObject, schemaDifferences, sqliteAppliedMigrations, sqliteSchema } from './sqlite-backup';
 export { autoIncrementId, type Dialect, isUniqueViolation, lockInTransaction, type NamedMigration, partOf, Store, type StoreOptions } from './store';
