@@ -34,6 +34,7 @@ import { AGENT_PROBE_BUDGET_MS, InventoryService } from './services/inventory.se
 import { HostReportRepository } from './repositories/host-report.repository';
 import { HostReportService } from './services/host-report.service';
 import type { BmcConnector } from './adapters/bmc';
+import { cleaningBmcErrors } from './domain/bmc-text';
 import { IpmitoolBmc } from './adapters/ipmitool.adapter';
 import { RedfishBmc } from './adapters/redfish.adapter';
 import { BmcRepository, PowerRepository } from './repositories/bmc.repository';
@@ -153,7 +154,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     bmcRepo,
     powerRepo,
     ops,
-    deps.bmc ?? bmcConnectorFor(config, exec),
+    // Every BMC text is cleaned of the BMC's address and user here, whatever the driver.
+    cleaningBmcErrors(deps.bmc ?? bmcConnectorFor(config, exec)),
     new BmcScheduler(config.bmcConcurrency, config.bmcStaggerMs),
     proof,
     { stateCacheMs: config.bmcStateCacheMs },
