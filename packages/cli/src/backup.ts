@@ -17,15 +17,16 @@
  * create. Format 1 files are refused (`backup_format_unsupported`): nothing proves they were not
  * changed.
  *
- * Temporaries (the store's copy, the file being written, on restore the store being checked and
- * the key file) live in a directory of their own, mode 0700, made by `mkdtemp`: nothing is ever
+ * Temporaries (the store's copy, the file being written, on restore the store being checked) live
+ * in a directory of their own, mode 0700, made by `mkdtemp`, and every file is created
+ * exclusively (`createFileExclusiveSync`, `replaceFileSync` for the key file): nothing is ever
  * opened at a name another user could have planted (issue 29, finding 9). The backup appears
  * under its name only once complete (a hard link, which refuses to replace anything), mode 0600.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { backupSqlite, type Env, type ErrorCode, envOptional, migratedSqliteSchema, type NamedMigration, partOf, readSecretKey, SecretBox, Store, schemaDifferences, secretKeyMatches, sqliteAppliedMigrations, sqliteSchema } from '@ironlens/core';
+import { backupSqlite, createFileExclusiveSync, type Env, type ErrorCode, envOptional, migratedSqliteSchema, type NamedMigration, partOf, readSecretKey, replaceFileSync, SecretBox, Store, schemaDifferences, secretKeyMatches, sqliteAppliedMigrations, sqliteSchema } from '@ironlens/core';
 import { dataDirFrom, lockDataDir } from './data-dir';
 import { ALL_MIGRATIONS, type IronlensDatabase } from './serve';
 
@@ -123,7 +124,7 @@ export async function backupStore(env: Env, file: string, passphrase: string): P
     const copy = join(tmp, 'store.db');
     await backupSqlite(db, copy);
     const written = join(tmp, 'backup');
-    writeFileSync(written, encodeBackup(readFileSync(copy), secret, passphrase), { mode: 0o600, flag: 'wx' });
+    createFileExclusiveSync(written, encodeBackup(readFileSync(copy), secret, passphrase), 0o600);
     try {
       linkSync(written, out);
     } catch (err) {
@@ -236,7 +237,7 @@ export async function restoreStore(env: Env, file: string, passphrase: string, o
       throw new BackupError('IRONLENS_SECRET_KEY is set and is not the key of this backup: unset it (the backup\'s key is then written to secret.key) or set it to the backup\'s key');
     }
     const partial = join(tmp, 'ironlens.db');
-    writeFileSync(partial, db, { mode: 0o600, flag: 'wx' });
+    createFileExclusiveSync(partial, db, 0o600);
     // Nothing of the store runs before its schema is known to be ironlens' own (a trigger would
     // fire during the migrations): exactly what the migrations it records as applied create (a
     // backup of an older version has fewer, and tables they altered since look otherwise then).
@@ -257,11 +258,7 @@ export async function restoreStore(env: Env, file: string, passphrase: string, o
     await checkSchema(partial, ALL_MIGRATIONS);
     for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
     renameSync(partial, target);
-    if (envKey === undefined) {
-      const keyTmp = join(tmp, 'secret.key');
-      writeFileSync(keyTmp, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-      renameSync(keyTmp, join(dataDir, 'secret.key'));
-    }
+    if (envKey === undefined) replaceFileSync(join(dataDir, 'secret.key'), `${key.toString('hex')}\n`, 0o600);
     return { dataDir, created_at: header.created_at };
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Env, tryLockFile } from '@ironlens/core';
+import { type Env, replaceFileSync, tryLockFile } from '@ironlens/core';
 
 /**
  * The repository this command runs from, when it runs from a checkout: the folder three levels
@@ -60,10 +60,7 @@ export function lockDataDir(dataDir: string, pid: number = process.pid): () => v
     throw new Error(`another ironlens serve (pid ${holder}) already uses the data dir ${dataDir} (${join(dataDir, SERVE_LOCK)}); stop it, or give this one another IRONLENS_DATA_DIR`);
   }
   try {
-    const tmp = `${pidFile}.${pid}.tmp`;
-    rmSync(tmp, { force: true });
-    writeFileSync(tmp, `${pid}\n`, { mode: 0o600, flag: 'wx' });
-    renameSync(tmp, pidFile);
+    replaceFileSync(pidFile, `${pid}\n`, 0o600);
   } catch (err) {
     lock.release();
     throw err;
