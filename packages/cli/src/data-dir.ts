@@ -42,9 +42,10 @@ export const SERVE_PID = 'serve.pid';
 
 /**
  * One `serve` per SQLite data dir: takes the data dir's lock and returns its release. The lock is
- * one the kernel releases when its process dies (a `kill -9`, a crash), so a supervisor's
- * immediate restart is never refused by a predecessor that is still exiting; one held by a
- * running process is refused at once, naming that pid (`serve.pid`). PostgreSQL replicas need no lock.
+ * one the kernel releases when its process has exited (a `kill -9`, a crash), and taking it waits
+ * up to `LOCK_WAIT_MS` (3 s) for that, so a supervisor's immediate restart is not refused by a
+ * predecessor that is still exiting; one still held by a running process after that wait is
+ * refused, naming that pid (`serve.pid`). PostgreSQL replicas need no lock.
  */
 export function lockDataDir(dataDir: string, pid: number = process.pid): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
