@@ -46,7 +46,7 @@ describe('ironlens import', () => {
     writeFileSync(join(root, 'config', 'agents.yml'), 'agents:\n  a1:\n    base_url: http://127.0.0.1:1\n    token: "$' + '{IPXE_AGENT_BACKEND}"\n');
     const bad = await ironlens('import', root);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('config/agents.yml: agent "a1": token names ${IPXE_AGENT_BACKEND}');
+    expect(bad.stderr).toContain(`config/agents.yml: agent "a1": token names $\{IPXE_AGENT_BACKEND}`);
     const out = join(dir, 'export-agents');
     expect((await ironlens('export', out)).code).toBe(0);
     const { readFileSync } = await import('node:fs');

@@ -3,17 +3,17 @@ import type { Bmc, BmcConnector } from '../adapters/bmc';
 import type { BmcCredentials } from './power';
 
 /** Controls no BMC text keeps: C0, DEL, C1, the line and paragraph separators, bidi overrides and marks. */
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS = /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 /** An IPv4 address, with a port: whatever name the BMC was given, ipmitool and Node may print the address it resolved to. */
 const IPV4 = /(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\d.])/g;
 /** What stands for the BMC's address or user in a text. */
 export const BMC_MASK = '[bmc]';
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** `word` where it stands alone (not inside a longer name or number), in any case. */
 function standalone(word: string): RegExp {
-  return new RegExp(`(?<![A-Za-z0-9_.-])${escape(word)}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9])`, 'gi');
+  return new RegExp(`(?<![A-Za-z0-9_.-])${escapeRegex(word)}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9])`, 'gi');
 }
 
 /** The host (without IPv6 brackets) of a BMC's credentials. */
@@ -38,7 +38,7 @@ export function cleanBmcText(text: string, c: BmcCredentials, max = 300): string
   if (c.password) t = t.split(c.password).join('***');
   const host = hostOf(c);
   if (host) {
-    const h = escape(host);
+    const h = escapeRegex(host);
     t = t.replace(new RegExp(`\\[${h}\\]|(?<![A-Za-z0-9_.:-])${h}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9])`, 'gi'), BMC_MASK);
   }
   // With the port the address was written with, whichever it is.
