@@ -4,7 +4,7 @@
  * environment file lists every setting the command reads, commented.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { productionSources } from '@ironlens/core/testing';
@@ -19,6 +19,31 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Whoever runs the tests: the owner of every tree they make. */
+const ME = process.getuid?.() ?? 0;
+
+/**
+ * A package as `npm install -g` lays it out, in this test's own folder, owned by whoever runs the
+ * test and writable by nobody else (never the checkout, whose owner and modes are not the test's).
+ */
+function packageTree(): { root: string; entry: string } {
+  const root = join(dir, 'lib', 'node_modules', 'ironlens');
+  for (const d of ['packages/cli/bin', 'packages/cli/dist', 'node_modules/pino/lib']) mkdirSync(join(root, d), { recursive: true, mode: 0o755 });
+  const entry = join(root, 'packages', 'cli', 'bin', 'ironlens.mjs');
+  writeFileSync(entry, 'import "../dist/main.js";\n', { mode: 0o755 });
+  writeFileSync(join(root, 'packages', 'cli', 'dist', 'main.js'), '\n', { mode: 0o644 });
+  writeFileSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), '\n', { mode: 0o644 });
+  writeFileSync(join(root, 'package.json'), '{}\n', { mode: 0o644 });
+  // Whatever the umask: nothing of it writable by a group or others.
+  for (const d of [dir, join(dir, 'lib'), join(dir, 'lib', 'node_modules')]) chmodSync(d, 0o755);
+  return { root, entry };
+}
+
+/** The service's options with the package tree's entry point, to be owned by whoever runs the test. */
+function ownOptions(kind: 'serve' | 'agent', flags: Record<string, string> = {}) {
+  return { ...serviceOptions(kind, { unitDir: join(dir, 'units'), envDir: join(dir, 'etc'), ...flags }), entry: packageTree().entry, codeOwner: ME };
+}
+
 function verify(unit: string): { code: number; out: string } {
   try {
     execFileSync('systemd-analyze', ['--version'], { stdio: 'ignore' });
@@ -32,23 +57,26 @@ function verify(unit: string): { code: number; out: string } {
 describe('ironlens install-service', () => {
   for (const kind of ['serve', 'agent'] as const) {
     it(`writes a ${kind} unit that systemd-analyze verify accepts, hardened, and an env file (0600) with every ${kind} setting commented`, () => {
-      const o = serviceOptions(kind, { unitDir: join(dir, 'units'), envDir: join(dir, 'etc') });
+      const o = ownOptions(kind);
       const w = installService(o);
       const unit = readFileSync(w.unit, 'utf8');
       const v = verify(w.unit);
       // systemd-analyze may warn about the user missing on this machine; the unit itself must parse.
       expect(v.out).not.toMatch(/Unknown (key|section)|Failed to parse|Invalid|not executable|Missing/i);
       expect(v.code).toBe(0);
-      for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=', 'UMask=0077']) expect(unit).toContain(`\n${line}\n`);
+      for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'PrivateTmp=yes', 'CapabilityBoundingSet=', 'UMask=0077']) expect(unit).toContain(`\n${line}\n`);
       expect(unit).toContain(`ExecStart=${process.execPath} ${o.entry} ${kind}\n`);
       expect(unit).toContain(`EnvironmentFile=-${join(dir, 'etc', `${kind}.env`)}\n`);
       if (kind === 'serve') {
         expect(unit).toContain('\nUser=ironlens\n');
         expect(unit).toContain('\nStateDirectory=ironlens\n');
         expect(unit).toContain('\nEnvironment=IRONLENS_DATA_DIR=/var/lib/ironlens\n');
+        expect(unit).toContain('\nProtectHome=yes\n');
       } else {
         expect(unit).toContain('\nUser=root\n');
         expect(unit).toContain('\nReadWritePaths=/home/iscsi_img -/run/tgtd -/sys/kernel/config\n');
+        // The default DISK_DIR is under /home: ProtectHome=yes would hide it (see below).
+        expect(unit).toContain('\nProtectHome=tmpfs\nBindPaths=/home/iscsi_img\n');
       }
       const env = readFileSync(w.env, 'utf8');
       expect(statSync(w.env).mode & 0o777).toBe(0o600);
@@ -59,7 +87,7 @@ describe('ironlens install-service', () => {
   }
 
   it('keeps an existing env file (the operator’s settings) and puts another data dir in ReadWritePaths', () => {
-    const o = serviceOptions('serve', { unitDir: join(dir, 'units'), envDir: join(dir, 'etc'), dataDir: '/srv/ironlens', user: 'lab' });
+    const o = ownOptions('serve', { dataDir: '/srv/ironlens', user: 'lab' });
     installService(o);
     writeFileSync(join(dir, 'etc', 'serve.env'), 'IPXE_CP_TOKEN=mine\n');
     expect(installService(o).envKept).toBe(true);
@@ -93,6 +121,64 @@ describe('ironlens install-service', () => {
     expect(text).toContain('systemctl enable --now ironlens-agent');
     expect(text).toContain('dry run: nothing written');
     expect(() => statSync(join(dir, 'u'))).toThrow();
+  });
+});
+
+describe('what install-service refuses or adapts (issue 29, finding 12)', () => {
+  const optionsFor = (kind: 'serve' | 'agent', entry: string, codeOwner = ME) => ({ ...serviceOptions(kind, { unitDir: join(dir, 'units'), envDir: join(dir, 'etc') }), entry, codeOwner });
+
+  it("refuses a unit whose code (the package, its node_modules, a folder above) another user could change, as root's agent or serve", () => {
+    const { root, entry } = packageTree();
+    expect(installService(optionsFor('agent', entry)).unit).toBe(join(dir, 'units', 'ironlens-agent.service'));
+    const refusals: Array<[string, () => void, () => void]> = [
+      ['a dependency writable by anyone', () => chmodSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), 0o666), () => chmodSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), 0o644)],
+      ['the bundle writable by its group', () => chmodSync(join(root, 'packages', 'cli', 'dist', 'main.js'), 0o664), () => chmodSync(join(root, 'packages', 'cli', 'dist', 'main.js'), 0o644)],
+      ['a folder above the package writable by its group', () => chmodSync(join(dir, 'lib'), 0o775), () => chmodSync(join(dir, 'lib'), 0o755)],
+      ['node_modules writable by anyone', () => chmodSync(join(root, 'node_modules'), 0o777), () => chmodSync(join(root, 'node_modules'), 0o755)],
+      ['a symlink to a folder anyone may write', () => {
+        mkdirSync(join(dir, 'shared'), { mode: 0o777 });
+        chmodSync(join(dir, 'shared'), 0o777);
+        symlinkSync(join(dir, 'shared'), join(root, 'node_modules', 'linked'));
+      }, () => rmSync(join(root, 'node_modules', 'linked'))],
+    ];
+    for (const [what, spoil, mend] of refusals) {
+      spoil();
+      for (const kind of ['agent', 'serve'] as const) expect(() => installService(optionsFor(kind, entry)), `${kind}: ${what}`).toThrow(/refusing to write a unit that runs .* its code could be changed by someone else than root/);
+      mend();
+    }
+    expect(installService(optionsFor('serve', entry)).unit).toBe(join(dir, 'units', 'ironlens.service'));
+  });
+
+  it('refuses a package owned by another user than the one the code must belong to, whoever runs the test', () => {
+    const { root, entry } = packageTree();
+    // The tree is this process' own; the code must belong to another uid (not root's either).
+    const other = ME === 4242 ? 4243 : 4242;
+    for (const kind of ['agent', 'serve'] as const) {
+      expect(() => installService(optionsFor(kind, entry, other)), kind).toThrow(`${root}: owned by uid ${ME}, not ${other}`);
+    }
+    // Folders above the package and the Node.js binary may be root's too; the package's own files may not.
+    expect(() => installService(optionsFor('serve', entry))).not.toThrow();
+  });
+
+  it("binds a data or disk dir under /home into the sandbox instead of hiding it, and the unit still verifies", () => {
+    const cases: Array<[ReturnType<typeof serviceOptions>, string]> = [
+      [serviceOptions('agent', { unitDir: join(dir, 'a1') }), '\nProtectHome=tmpfs\nBindPaths=/home/iscsi_img\n'],
+      [serviceOptions('agent', { unitDir: join(dir, 'a2'), diskDir: '/srv/disks' }), '\nProtectHome=yes\n'],
+      [serviceOptions('agent', { unitDir: join(dir, 'a3'), diskDir: '/root/disks' }), '\nProtectHome=tmpfs\nBindPaths=/root/disks\n'],
+      [serviceOptions('serve', { unitDir: join(dir, 's1'), dataDir: '/home/ironlens/state' }), '\nProtectHome=tmpfs\nBindPaths=/home/ironlens/state\n'],
+      [serviceOptions('serve', { unitDir: join(dir, 's2'), dataDir: '/homework' }), '\nProtectHome=yes\n'],
+    ];
+    for (const [o, wanted] of cases) {
+      const unit = renderUnit(o);
+      expect(unit, o.kind).toContain(wanted);
+      expect(unit.match(/^ProtectHome=/gm)).toHaveLength(1);
+      mkdirSync(o.unitDir, { recursive: true });
+      const file = join(o.unitDir, 'x.service');
+      writeFileSync(file, unit);
+      const v = verify(file);
+      expect(v.out).not.toMatch(/Unknown (key|section)|Failed to parse|Invalid/i);
+      expect(v.code).toBe(0);
+    }
   });
 });
 

@@ -1,4 +1,11 @@
-import { type ChangeFeed, type Exec, LocalChangeFeed, type Metrics, OperationsLog, partOf, exec as realExec, SecretBox } from '@ironlens/core';
+import { type ChangeFeed, type Exec, JobRunner, JobsRepository, LocalChangeFeed, type Metrics, OperationsLog, partOf, exec as realExec, SecretBox } from '@ironlens/core';
+import { type ClusterNodes, NO_CLUSTER_NODES } from './adapters/cluster-nodes';
+import { RolloutRepository } from './repositories/rollout.repository';
+import { RolloutMetrics } from './rollout.metrics';
+import { DriftService } from './services/drift.service';
+import { defaultDisk, RolloutService } from './services/rollout.service';
+import { wakeKeys } from './services/rollout.worker';
+import { Wakeups } from './services/wakeups';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import { DetectingReloader } from './adapters/dnsmasq-detect.adapter';
 import type { MetalConfig } from './config';
@@ -15,6 +22,7 @@ import { WorkerService } from './services/worker.service';
 import type { StorageAgents } from './adapters/storage-agent';
 import { HttpStorageAgents } from './adapters/storage-agent.http';
 import { AgentRepository } from './repositories/agent.repository';
+import { MasterTagRepository } from './repositories/master-tag.repository';
 import { ChapRepository } from './repositories/chap.repository';
 import type { MetalStore } from './repositories/tables';
 import { AgentService } from './services/agent.service';
@@ -27,6 +35,7 @@ import { AGENT_PROBE_BUDGET_MS, InventoryService } from './services/inventory.se
 import { HostReportRepository } from './repositories/host-report.repository';
 import { HostReportService } from './services/host-report.service';
 import type { BmcConnector } from './adapters/bmc';
+import { cleaningBmcErrors } from './domain/bmc-text';
 import { IpmitoolBmc } from './adapters/ipmitool.adapter';
 import { RedfishBmc } from './adapters/redfish.adapter';
 import { BmcRepository, PowerRepository } from './repositories/bmc.repository';
@@ -49,6 +58,10 @@ export interface MetalServices {
   hostReports: HostReportService;
   /** BMCs, power actions and the proof of boot (issue 21). */
   power: PowerService;
+  /** Rollouts of a new master across workers (issue 31). */
+  rollouts: RolloutService;
+  /** The ledger against reality, and its reconcile (issue 31). */
+  drift: DriftService;
   operations(q: { since?: number; limit?: number; mac?: string }): ReturnType<OperationsLog['list']>;
 }
 
@@ -64,6 +77,11 @@ export interface MetalDeps {
   storageAgents?: StorageAgents;
   /** Where `${NAME}` in agent tokens and `IRONLENS_SECRET_KEY` are read. Default is `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The names of ironlens' settings (the CLI's settings table): no agent token may name one as
+   * `${NAME}`, beside every `IRONLENS_*`, `IPXE_CP_*` and `KIND_*` name. Default: the prefixes only.
+   */
+  reservedEnv?: readonly string[];
   /** Seals agent tokens and CHAP secrets at rest. Default is `SecretBox.fromEnv(env, config.dataDir)`. */
   secrets?: SecretBox;
   /** Where warnings go (records a renderer refused, …). Default is stderr. */
@@ -80,6 +98,12 @@ export interface MetalDeps {
   changes?: ChangeFeed;
   /** Opens a BMC for a device's credentials (issue 21). Default: Redfish over HTTP(S), IPMI through `ipmitool` run by `exec`. */
   bmc?: BmcConnector;
+  /** The Kubernetes nodes workers are (issue 31: a rollout drains them). Default: none (no worker is a node). */
+  clusterNodes?: ClusterNodes;
+  /** The shared job runner rollouts run on. Default: one of its own over `store` (which then needs `jobsMigrations`). */
+  runner?: JobRunner;
+  /** How often a rollout's waits re-read the store when nothing woke them. Default is `2000` ms. */
+  rolloutPollMs?: number;
 }
 
 /** The real BMC adapters: Redfish over HTTP(S), IPMI through `ipmitool -I lanplus`. */
@@ -118,7 +142,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
-  const agents = new AgentService(store, agentRepo, storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
+  const agents = new AgentService(store, agentRepo, new MasterTagRepository(), storageAgents, ops, { allowedEnv: config.agentTokenEnv, reservedEnv: deps.reservedEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
   bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo, changes);
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
@@ -131,7 +155,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     bmcRepo,
     powerRepo,
     ops,
-    deps.bmc ?? bmcConnectorFor(config, exec),
+    // Every BMC text is cleaned of the BMC's address and user here, whatever the driver.
+    cleaningBmcErrors(deps.bmc ?? bmcConnectorFor(config, exec)),
     new BmcScheduler({ limit: config.bmcConcurrency, staggerMs: config.bmcStaggerMs, maxReadsPerHost: config.bmcReadQueuePerHost, maxReads: config.bmcReadQueue }),
     proof,
     { stateCacheMs: config.bmcStateCacheMs, failureCacheMs: config.bmcFailureCacheMs, allowLinkLocal: config.bmcAllowLinkLocal },
@@ -140,7 +165,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   bootVars.onSighting = (mac) => proof.seen(mac, 'boot_vars');
   const ledger = new LedgerWriter(store, { invalidate: () => bootVars?.invalidate(), sync: () => dhcp.sync() });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, ledger, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout, lastSeenSeconds: config.reportLastSeenSeconds }, power, deps.now);
-  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
+  const rolloutRepo = new RolloutRepository();
+  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap }, rolloutRepo);
   const hostRepo = new HostReportRepository();
   // The boot timeline's first iSCSI login: the sessions the worker's agents saw on its targets.
   const logins = async (targets: Array<{ agent: string; iqn: string }>): Promise<string[]> => {
@@ -152,8 +178,44 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     return out;
   };
   const hostReports = new HostReportService(store, workerRepo, deviceRepo, chapRepo, hostRepo, ops, metrics?.hostReports, { now: deps.now, logins });
-  bootVars.onBoundAnswer((workerId) => hostReports.noteBootVars(workerId));
-  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch, hostRepo);
+  // Issue 31: what a rollout waits for wakes it (the proof of boot, a host report, /boot-vars).
+  const wakeups = new Wakeups();
+  bootVars.onBoundAnswer((workerId) => {
+    hostReports.noteBootVars(workerId);
+    wakeups.notify(wakeKeys.bootVars(workerId));
+  });
+  hostReports.onAccepted = (workerId) => wakeups.notify(wakeKeys.report(workerId));
+  proof.onBooted = (mac) => wakeups.notify(wakeKeys.boot(mac));
+  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch, hostRepo, rolloutRepo);
+  const rolloutMetrics =
+    deps.metrics &&
+    new RolloutMetrics(deps.metrics, async () => {
+      const counts = new Map<string, number>();
+      for (const w of await workerRepo.list(store.db)) {
+        const d = defaultDisk(w);
+        const m = d?.source.type === 'master' && d.source.name ? d.source.name : 'none';
+        counts.set(m, (counts.get(m) ?? 0) + 1);
+      }
+      return counts;
+    });
+  const rollouts = new RolloutService({
+    store,
+    repo: rolloutRepo,
+    workers: workerRepo,
+    devices: deviceRepo,
+    hosts: hostRepo,
+    hostReports,
+    ledger,
+    storage,
+    power,
+    nodes: deps.clusterNodes ?? NO_CLUSTER_NODES,
+    ops,
+    wakeups,
+    pollMs: deps.rolloutPollMs ?? 2000,
+    now: deps.now ?? Date.now,
+    runner: deps.runner ?? new JobRunner(new JobsRepository(partOf(store)), { observer: deps.metrics?.jobs }),
+    observer: rolloutMetrics?.observer,
+  });
   return {
     config,
     settings,
@@ -164,8 +226,10 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     agents,
     storage,
     hostReports,
-    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets, allowLinkLocal: config.bmcAllowLinkLocal }),
+    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets, allowLinkLocal: config.bmcAllowLinkLocal }, deps.reservedEnv),
     power,
+    rollouts,
+    drift: new DriftService(store, workerRepo, deviceRepo, hostRepo, dhcp, storage, ops),
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };
 }

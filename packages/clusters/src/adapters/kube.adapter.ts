@@ -13,7 +13,7 @@ import type {
   V1Service,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import type { ProxyConfig } from '../domain';
+import type { ProxyConfig } from '../api/clusters';
 import { AppError } from '@ironlens/core';
 import { guardedLookup, type HostResolver } from './address-guard';
 import { type KubeconfigCheckOptions, loadCheckedKubeconfig } from './kubeconfig';
@@ -134,6 +134,14 @@ export interface Kube {
   listNodes(): Promise<V1Node[]>;
   getNode(name: string): Promise<V1Node | null>;
   setUnschedulable(name: string, value: boolean): Promise<V1Node>;
+  /**
+   * Asks the eviction API (policy/v1) to evict a pod: PodDisruptionBudgets decide. `evicted`
+   * (201), `gone` (404: nothing to evict), or `refused` with the API server's status (429: a
+   * budget refuses it now) and message.
+   */
+  evictPod(namespace: string, name: string): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'refused'; status: number; message: string }>;
+  /** Sets (a string) or removes (null) labels of a pod (a JSON merge patch). */
+  patchPodLabels(namespace: string, name: string, labels: Record<string, string | null>): Promise<void>;
   /** The kubelet Summary API through the API server's node proxy. */
   nodeSummary(name: string, timeoutMs?: number): Promise<KubeletSummary>;
 
@@ -158,20 +166,53 @@ export interface Kube {
   getObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObjectRef | null>;
   /** Deletes one object of any served kind (background propagation); false when it was not there. */
   deleteObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean>;
-  /** Server-side apply (`application/apply-patch+yaml`, the body sent verbatim as JSON). */
-  apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef>;
+  /**
+   * Server-side apply (`application/apply-patch+yaml`, the body sent verbatim as JSON). `dryRun`:
+   * the API server answers the object as the apply would leave it and stores nothing. Default is `false`.
+   */
+  apply(obj: KubeObjectRef, fieldManager: string, force: boolean, opts?: { dryRun?: boolean }): Promise<KubeObjectRef>;
   /** GET through the API server's service proxy: `/api/v1/namespaces/{ns}/services/{name}:{port}/proxy{path}`. */
   serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown>;
+  /**
+   * POST of a JSON body through the service proxy; never throws for the upstream's HTTP status:
+   * `{status, body}` with the body parsed as JSON when it is (else null), capped like any answer.
+   */
+  serviceProxyPost(namespace: string, service: string, port: string, path: string, body: unknown, timeoutMs?: number): Promise<{ status: number; body: unknown }>;
+  /** Objects of one served kind (all namespaces, or one), by label; empty when the kind is not served. */
+  listObjects(apiVersion: string, kind: string, o?: { namespace?: string; labelSelector?: string }): Promise<KubeObjectRef[]>;
+  /** Events of a namespace (core/v1). */
+  listEvents(namespace: string): Promise<KubeEventLike[]>;
+  /** The last lines of a container's log (`/log?tailLines=`), at most `maxBytes` (the tail is kept). */
+  podLog(namespace: string, pod: string, o: { container?: string; tailLines: number; previous?: boolean; maxBytes?: number }): Promise<string>;
   close(): void;
 }
 
+export interface KubeEventLike {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string | null;
+  eventTime?: string | null;
+  involvedObject?: { kind?: string; name?: string };
+}
+
 export interface KubeletSummary {
-  node: { nodeName: string; fs?: { capacityBytes?: number; usedBytes?: number; availableBytes?: number } };
+  node: {
+    nodeName: string;
+    fs?: { capacityBytes?: number; usedBytes?: number; availableBytes?: number };
+    cpu?: { usageNanoCores?: number };
+    memory?: { workingSetBytes?: number; availableBytes?: number };
+  };
 }
 
 export interface ResourceSliceLike {
   metadata: { name: string };
-  spec: { driver: string; nodeName?: string; devices?: Array<{ name: string; capacity?: Record<string, { value: string }> }> };
+  spec: {
+    driver: string;
+    nodeName?: string;
+    devices?: Array<{ name: string; attributes?: Record<string, { string?: string; int?: number; version?: string; bool?: boolean }>; capacity?: Record<string, { value: string }> }>;
+  };
 }
 
 export interface ResourceClaimLike {
@@ -349,7 +390,13 @@ export class ClientNodeKube implements Kube {
    * object only (never the body of something else).
    */
   private async json<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
-    const r = await this.request(method, path, o);
+    let r = await this.request(method, path, o);
+    // A read answered 429 (a custom resource's watch cache still initializing: "storage is
+    // (re)initializing", or API priority and fairness) is tried again, as client-go does.
+    for (let attempt = 1; r.status === 429 && method === 'GET' && attempt <= 3; attempt++) {
+      await new Promise((res) => setTimeout(res, 250 * attempt));
+      r = await this.request(method, path, o);
+    }
     const where = `${method} ${path.split('?')[0]}`;
     if (r.status >= 200 && r.status < 300) {
       if (!r.text) return {} as T;
@@ -364,18 +411,7 @@ export class ClientNodeKube implements Kube {
       if (o.kind && v.kind !== o.kind) throw new KubeResponseError('cluster_response_invalid', `${where}: the answer is not a ${o.kind}`);
       return v as T;
     }
-    let reason = '';
-    let message = `HTTP ${r.status}`;
-    try {
-      const st = JSON.parse(r.text) as unknown;
-      if (isPlainObject(st) && st.kind === 'Status') {
-        if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
-        if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
-      }
-    } catch {
-      // not a Status object: its body is not repeated
-    }
-    throw new KubeApiError(r.status, reason, `${where}: ${message}`);
+    throw statusError(where, r);
   }
 
   /** GET that maps 404 to null. */
@@ -533,6 +569,21 @@ export class ClientNodeKube implements Kube {
     return this.json('PATCH', `/api/v1/nodes/${enc(name)}`, { body: { spec: { unschedulable: value ? true : null } }, contentType: 'application/merge-patch+json' });
   }
 
+  async evictPod(namespace: string, name: string): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'refused'; status: number; message: string }> {
+    try {
+      await this.json('POST', `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`, { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
+      return { outcome: 'evicted' };
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return { outcome: 'gone' };
+      if (e instanceof KubeApiError && e.status === 429) return { outcome: 'refused', status: 429, message: e.message };
+      throw e;
+    }
+  }
+
+  async patchPodLabels(namespace: string, name: string, labels: Record<string, string | null>): Promise<void> {
+    await this.json('PATCH', `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`, { body: { metadata: { labels } }, contentType: 'application/merge-patch+json' });
+  }
+
   nodeSummary(name: string, timeoutMs?: number): Promise<KubeletSummary> {
     return this.json('GET', `/api/v1/nodes/${enc(name)}/proxy/stats/summary?only_cpu_and_memory=false`, { timeoutMs });
   }
@@ -607,9 +658,10 @@ export class ClientNodeKube implements Kube {
     return !!crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
   }
 
-  async apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef> {
+  async apply(obj: KubeObjectRef, fieldManager: string, force: boolean, opts: { dryRun?: boolean } = {}): Promise<KubeObjectRef> {
     const path = await this.objectPath(obj);
     const q = new URLSearchParams({ fieldManager, force: String(force) });
+    if (opts.dryRun) q.set('dryRun', 'All');
     return this.json('PATCH', `${path}?${q}`, { body: obj, contentType: 'application/apply-patch+yaml' });
   }
 
@@ -660,6 +712,67 @@ export class ClientNodeKube implements Kube {
   serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown> {
     return this.json('GET', `/api/v1/namespaces/${enc(namespace)}/services/${enc(service)}:${enc(port)}/proxy${path}`, { timeoutMs });
   }
+
+  async serviceProxyPost(namespace: string, service: string, port: string, path: string, body: unknown, timeoutMs?: number): Promise<{ status: number; body: unknown }> {
+    const r = await this.request('POST', `/api/v1/namespaces/${enc(namespace)}/services/${enc(service)}:${enc(port)}/proxy${path}`, { body, timeoutMs });
+    let parsed: unknown = null;
+    try {
+      parsed = r.text ? JSON.parse(r.text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (parsed !== null && jsonDepth(parsed) > MAX_JSON_DEPTH) parsed = null;
+    return { status: r.status, body: parsed };
+  }
+
+  async listObjects(apiVersion: string, kind: string, o: { namespace?: string; labelSelector?: string } = {}): Promise<KubeObjectRef[]> {
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+    const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    let list: Array<{ name: string; kind: string; namespaced: boolean }>;
+    try {
+      list = await this.gvResources(base);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return [];
+      throw e;
+    }
+    const r = list.find((x) => x.kind === kind && !x.name.includes('/'));
+    if (!r) return [];
+    const path = r.namespaced && o.namespace ? `${base}/namespaces/${enc(o.namespace)}/${r.name}` : `${base}/${r.name}`;
+    const items = await this.list<KubeObjectRef>(path, `${kind}List`, { labelSelector: o.labelSelector });
+    return items.filter((i) => isPlainObject(i.metadata) && typeof i.metadata.name === 'string');
+  }
+
+  listEvents(namespace: string): Promise<KubeEventLike[]> {
+    return this.list(`/api/v1/namespaces/${enc(namespace)}/events`, 'EventList');
+  }
+
+  async podLog(namespace: string, pod: string, o: { container?: string; tailLines: number; previous?: boolean; maxBytes?: number }): Promise<string> {
+    const q = new URLSearchParams({ tailLines: String(o.tailLines) });
+    if (o.container) q.set('container', o.container);
+    if (o.previous) q.set('previous', 'true');
+    // The tail lines are what is asked for; a larger answer is cut to its last bytes, never refused.
+    q.set('limitBytes', String(o.maxBytes ?? 256 * 1024));
+    const path = `/api/v1/namespaces/${enc(namespace)}/pods/${enc(pod)}/log?${q}`;
+    const r = await this.request('GET', path, { maxBytes: (o.maxBytes ?? 256 * 1024) + 64 * 1024 });
+    if (r.status >= 200 && r.status < 300) return r.text;
+    throw statusError(`GET ${path.split('?')[0]}`, r);
+  }
+}
+
+/** An error status as a `KubeApiError` with the message of a `Status` object only (never the body of something else). */
+function statusError(where: string, r: { status: number; text: string }): KubeApiError {
+  let reason = '';
+  let message = `HTTP ${r.status}`;
+  try {
+    const st = JSON.parse(r.text) as unknown;
+    if (isPlainObject(st) && st.kind === 'Status') {
+      if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
+      if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
+    }
+  } catch {
+    // not a Status object: its body is not repeated
+  }
+  return new KubeApiError(r.status, reason, `${where}: ${message}`);
 }
 
 export const clientNodeConnector: KubeConnector = (kubeconfig, opts) => new ClientNodeKube(kubeconfig, opts);

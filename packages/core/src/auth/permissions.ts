@@ -48,18 +48,26 @@ export const PERMISSION_ROLES: Record<string, Role> = {
   'metal:agent:read': 'viewer',
   'metal:agent:probe': 'operator',
   'metal:agent:write': 'admin',
+  'metal:agent:delete': 'admin',
   'metal:lun:read': 'viewer',
   'metal:lun:write': 'operator',
   'metal:lun:delete': 'operator',
   'metal:master:read': 'viewer',
+  'metal:master:tag': 'operator',
   'metal:operation:read': 'viewer',
   'metal:setting:read': 'viewer',
   'metal:setting:write': 'admin',
   // issue 21 and friends (declared by their routes)
   'metal:power:read': 'viewer',
   'metal:power:operate': 'operator',
-  'metal:bmc:read': 'viewer',
+  // A BMC's URL and username are secrets' metadata (issue 29, finding 11): not a viewer's.
+  'metal:bmc:read': 'operator',
   'metal:bmc:write': 'admin',
+  // issue 31: rollouts of a new master, drift and its reconcile
+  'metal:rollout:read': 'viewer',
+  'metal:rollout:write': 'operator',
+  'metal:drift:read': 'viewer',
+  'metal:drift:reconcile': 'operator',
   // the cluster manager (seed 000, Lens' names)
   'cluster:cluster:read': 'viewer',
   'cluster:cluster:create': 'admin',
@@ -86,6 +94,15 @@ export const PERMISSION_ROLES: Record<string, Role> = {
   'cluster:bootstrap:execute': 'operator',
   'cluster:bootstrap:cancel': 'operator',
   'cluster:ssh-key:read': 'viewer',
+  // model deployments (issue 28): Lens' names where Lens has the route
+  'cluster:accelerator:read': 'viewer',
+  'deployment:run:create': 'operator',
+  'deployment:run:read': 'viewer',
+  'deployment:run:cancel': 'operator',
+  'deployment:execution:update': 'operator',
+  'deployment:execution:delete': 'operator',
+  'deployment:placement:preview': 'operator',
+  'model-service:model:read': 'viewer',
   // the kind panel (seed 001)
   'kind:environment:read': 'viewer',
   'kind:cluster:read': 'viewer',

@@ -1,2 +1,2 @@
 export * from './iscsi';
-export * from './text';
+export * from '../schema/text';

@@ -3,11 +3,12 @@ import { dirname, join } from 'node:path';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { bearerMatches } from '../auth';
+import { redactQuery } from '../audit/redact';
 import { type AccessControl, installAccessControl, routeBodyPermissions } from '../auth/access';
+import { bearerMatches } from '../auth/bearer';
 import { PUBLIC } from '../auth/permissions';
 import { AppError, clipStrings, isAppError } from '../errors';
-import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from '../metrics/http-metrics';
+import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from './http-metrics';
 import { type BrowserGuardOptions, installBrowserGuard } from './browser-guard';
 import { capConnections, DEFAULT_HTTP_LIMITS, type HttpLimits, serverTimeouts } from './limits';
 import { installSecurityHeaders } from './security-headers';
@@ -33,7 +34,7 @@ export interface HttpAppOptions {
   description?: string;
   /** Serve Swagger UI at `/docs`, ReDoc at `/redoc`, the document at `/openapi.json`. Default is `true`. */
   docs?: boolean;
-  /** Fastify logger. Default is `false`. */
+  /** Fastify logger. Default is `false`. Its request lines show query values named like secrets as `[redacted]` ({@link redactQuery}). */
   logger?: FastifyServerOptions['logger'];
   /** Which `X-Forwarded-For` hops to believe for the client address (`trustedProxiesFromEnv`). Default is `false`: none. */
   trustProxy?: TrustProxy;
@@ -71,6 +72,8 @@ export interface RegisteredRoute {
   bodyPermissions: ReadonlyArray<{ permission: string; when: string }>;
   /** Hidden from the OpenAPI document (pages, assets, docs). */
   hidden: boolean;
+  /** The answer schemas it declares, by status, as declared (before the OpenAPI document's rewriting). */
+  response: Readonly<Record<string, unknown>> | undefined;
 }
 
 const ROUTES = new WeakMap<FastifyInstance, RegisteredRoute[]>();
@@ -157,6 +160,21 @@ function bodyStrictValidators(): ValidatorFactory {
   };
 }
 
+/** Fastify's request serializer, with the URL's secret query values redacted. */
+function requestLogValue(req: FastifyRequest): Record<string, unknown> {
+  return { method: req.method, url: redactQuery(req.url), version: req.headers?.['accept-version'], host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
+}
+
+/**
+ * The logger option with every request line's URL redacted (issue 29, finding 11: a token or
+ * password in a query string reached the request log verbatim). Default: no logger.
+ */
+function redactingLogger(logger: HttpAppOptions['logger']): FastifyServerOptions['logger'] {
+  if (!logger) return false;
+  const base = logger === true ? {} : (logger as Exclude<FastifyServerOptions['logger'], boolean | undefined> & { serializers?: Record<string, unknown> });
+  return { ...base, serializers: { ...base.serializers, req: requestLogValue } } as FastifyServerOptions['logger'];
+}
+
 /**
  * Builds a Fastify instance with the shared behaviour: OpenAPI from route schemas,
  * docs, FastAPI-style validation errors (422), catalog errors rendered per API.
@@ -168,7 +186,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   const app = Fastify({
     requestTimeout: timeouts.requestTimeout,
     http: { headersTimeout: timeouts.headersTimeout, requestTimeout: timeouts.requestTimeout, connectionsCheckingInterval: timeouts.connectionsCheckingInterval },
-    logger: opts.logger ?? false,
+    logger: redactingLogger(opts.logger),
     trustProxy: opts.trustProxy ?? false,
     ajv: { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } },
     // Fastify types a validator as Ajv's function (with its `schema`); a lazy one has only what Fastify calls.
@@ -177,6 +195,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     routerOptions: { ignoreTrailingSlash: true },
   } as FastifyServerOptions);
   capConnections(app.server, limits);
+  acceptEmptyJsonDelete(app);
   opts.instrument?.(app);
   // First, so that every route of every plugin registered later is recorded.
   if (opts.metrics) recordHttpMetrics(app, opts.metrics);
@@ -200,6 +219,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
           return routeBodyPermissions(r.config).map((b) => ({ permission: b.permission, when: b.when }));
         },
         hidden: Boolean((r.schema as { hide?: boolean } | undefined)?.hide),
+        response: (r.schema as { response?: Record<string, unknown> } | undefined)?.response,
       });
     }
   });
@@ -236,6 +256,22 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   if (opts.metrics) metricsRoute(app, opts.metrics);
   installErrorHandling(app, opts.renderError ?? renderDetail);
   return app;
+}
+
+/**
+ * A `DELETE` that says `Content-Type: application/json` and sends no body is a DELETE without a
+ * body (Lens' create-cluster wizard sends its Cancel so: its request helper sets the type on every
+ * call), not a 400 "body cannot be empty": the type is dropped before Fastify looks for a parser.
+ * A DELETE with a body, and an empty JSON body of any other method, are parsed as before.
+ */
+function acceptEmptyJsonDelete(app: FastifyInstance): void {
+  app.addHook('onRequest', async (req) => {
+    if (req.method !== 'DELETE') return;
+    const h = req.raw.headers;
+    const type = h['content-type'];
+    if (type === undefined || h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0')) return;
+    if (/^application\/json\s*(;|$)/i.test(type)) delete h['content-type'];
+  });
 }
 
 /**

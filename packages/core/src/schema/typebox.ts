@@ -1,6 +1,6 @@
 /**
  * The TypeBox helpers every API's schemas share (issue 19: they were written three times).
- * Imports TypeBox and core's text rule (`domain/text.ts`, which imports nothing) and nothing
+ * Imports TypeBox and core's text rule (`schema/text.ts`, which imports nothing) and nothing
  * else, so an API's schema module that a client (the console) imports stays free of server code. Each nullable helper renders `null` its own way, and each
  * API keeps the rendering its seed's document and validation errors were built on:
  * - {@link OrNull}: a JSON Schema type list, `type: ['string', 'null']` (metal, seed 004);
@@ -30,5 +30,5 @@ export const StringEnum = <const T extends readonly string[]>(values: T, options
 /** An object whose keys are not described (`{type: 'object', additionalProperties: true}`). */
 export const AnyObject = () => Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true });
 
-/** Text with no control or bidirectional formatting character (core's one definition, `domain/text.ts`): a schema `pattern`. */
-export { SAFE_TEXT_PATTERN } from '../domain/text';
+/** Text with no control or bidirectional formatting character (core's one definition, `schema/text.ts`): a schema `pattern`. */
+export { SAFE_TEXT_PATTERN } from './text';

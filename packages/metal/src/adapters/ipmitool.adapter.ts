@@ -66,7 +66,8 @@ export class IpmitoolBmc implements Bmc {
     const argv = ['ipmitool', '-I', 'lanplus', '-H', await this.address(), '-p', String(this.o.port), '-U', this.o.username, '-E', '-C', String(this.o.cipherSuite), '-N', '1', '-R', '2', '-v', ...args];
     const deadline = AbortSignal.timeout(this.o.timeoutMs);
     const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
-    const what = `ipmitool ${args.join(' ')} (${this.o.host}:${this.o.port})`;
+    // Without the BMC's address: error texts reach viewers (last_power.detail, the operations log).
+    const what = `ipmitool ${args.join(' ')}`;
     // Whatever ipmitool prints (its debug output may echo the password) loses the password
     // before anything reads it: the success path's confirmations feed error texts too.
     const redact = (text: string) => text.split(this.o.password).join('***');

@@ -60,7 +60,8 @@ export class RedfishBmc implements Bmc {
       h['content-length'] = String(Buffer.byteLength(payload));
     }
     const https = this.url.protocol === 'https:';
-    const what = `${method} ${this.url.host}${path}`;
+    // Without the BMC's address: error texts reach viewers (last_power.detail, the operations log).
+    const what = `${method} ${path}`;
     // An address in the URL itself is never looked up: judged here, at each connection, as a
     // name's answers are by the lookup below (a row stored before the policy is caught too).
     const host = this.url.hostname.replace(/^\[|\]$/g, '');

@@ -30,6 +30,9 @@ import {
 import { AnyObject, OrNull, SAFE_TEXT_PATTERN, StringEnum } from '@ironlens/core/typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { Os } from '../domain/identifiers';
+import { driftItemSchema, imageHistoryEntrySchema } from './rollout.schemas';
+
+export * from './rollout.schemas';
 
 export const nullableString = OrNull(Type.String());
 
@@ -60,7 +63,14 @@ export const diskSchema = Type.Object({
   source: diskSourceSchema,
 });
 export type Disk = Static<typeof diskSchema>;
-export type DiskView = Disk;
+
+/**
+ * A system disk as the worker views show it: the record, and `os_tag`, the key the seed control
+ * plane's current WebUI names a disk by (`DELETE …/luns/disk/{os_tag}`, `default-disk {disk}`).
+ * Seed 004 keys a worker's disks by `os` (one per OS), so here it is the disk's `os`.
+ */
+export const diskViewSchema = Type.Composite([diskSchema, Type.Object({ os_tag: Type.String({ description: "the disk's key in the WebUI's routes: its os (one disk per os, seed 004)" }) })]);
+export type DiskView = Static<typeof diskViewSchema>;
 
 /** A worker's install CD (`cd`), or null. */
 export const cdSchema = Type.Object({ agent: Type.String(), iqn: Type.String(), iso: Type.String(), backing: Type.String() });
@@ -111,6 +121,20 @@ export const hardwareSchema = Type.Object({
   accelerators: Type.Array(acceleratorSchema, { maxItems: REPORT_ITEMS }),
 });
 
+/**
+ * The image a booted worker runs (issue 31): what `ironlens master build` wrote into
+ * `/etc/ironlens-master` (the master's file name on the agent, and a hash of that build).
+ */
+export const hostImageSchema = Type.Object({
+  master: Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$' }),
+  build: Type.String({ pattern: '^[0-9a-f]{16,64}$' }),
+});
+export type HostImage = Static<typeof hostImageSchema>;
+
+/** The iSCSI target the worker booted from, as iPXE left it in the iBFT (`target0/target-name`). */
+export const hostBootDiskSchema = Type.Object({ iqn: Type.String({ maxLength: 223, pattern: '^iqn\\.[a-z0-9.:-]{1,219}$' }) });
+export type HostBootDisk = Static<typeof hostBootDiskSchema>;
+
 /** `POST /hosts/report`: what the host reporter in the master image sends (docs/metal.md). */
 export const hostReportBody = Type.Object({
   mac: Type.String({ maxLength: 64 }),
@@ -120,6 +144,9 @@ export const hostReportBody = Type.Object({
   os: hostOsSchema,
   kernel: Type.String({ pattern: '^[A-Za-z0-9._+~-]{1,128}$' }),
   hardware: hardwareSchema,
+  // issue 31 (optional: reporters of older masters send neither)
+  image: Type.Optional(OrNull(hostImageSchema)),
+  boot_disk: Type.Optional(OrNull(hostBootDiskSchema)),
 });
 export type HostReportBody = Static<typeof hostReportBody>;
 
@@ -130,6 +157,8 @@ export const hostSchema = Type.Object({
   os: hostOsSchema,
   kernel: Type.String(),
   hardware: hardwareSchema,
+  image: Type.Optional(OrNull(hostImageSchema)),
+  boot_disk: Type.Optional(OrNull(hostBootDiskSchema)),
   reported_at: Type.String({ description: 'ISO time the control plane accepted the report' }),
 });
 export type HostView = Static<typeof hostSchema>;
@@ -258,7 +287,7 @@ export const workerSchema = Type.Object({
   hostname: Type.String(),
   arch: Type.String(),
   state: StringEnum(['registered', 'ready', 'installing'] as const),
-  disks: Type.Array(diskSchema),
+  disks: Type.Array(diskViewSchema),
   cd: OrNull(cdSchema),
   worker_id: Type.String(),
   mac: OrNull(Type.String()),
@@ -274,6 +303,8 @@ export const workerSchema = Type.Object({
   fixed_address: Type.Optional(OrNull(Type.String({ description: 'the IPv4 address the hosts file gives this worker, when the operator set one' }))),
   cluster_id: Type.Optional(OrNull(Type.String({ description: 'the Kubernetes cluster a bootstrap by worker registered this worker into' }))),
   last_power: Type.Optional(lastPowerSchema),
+  // issue 31: which masters its system disks came from (GET /workers/{id} only), newest first
+  image_history: Type.Optional(Type.Array(imageHistoryEntrySchema)),
 });
 export type WorkerView = Static<typeof workerSchema>;
 export type WorkerState = WorkerView['state'];
@@ -366,12 +397,29 @@ export type DeviceReportQuery = Static<typeof deviceReportQuery>;
 
 export const autoRegisterSchema = Type.Object({
   enabled: Type.Boolean(),
-  closes_at: Type.Optional(Type.String({ description: 'when a registration window (IRONLENS_AUTO_REGISTER_WINDOW_MINUTES) runs: the moment auto-register closes by itself' })),
+  closes_at: Type.Optional(Type.String({ description: 'when a registration window (IRONLENS_AUTO_REGISTER_WINDOW_MINUTES, or POST /settings/registration-window) runs: the moment auto-register closes by itself' })),
 });
 export type AutoRegisterView = Static<typeof autoRegisterSchema>;
 
 export const autoRegisterBody = Type.Object({ enabled: Type.Boolean() });
 export type AutoRegisterRequest = Static<typeof autoRegisterBody>;
+
+/** `GET /settings/registration-window` (and the POST's 201): auto-register open for a bounded time (the seed control plane's current WebUI). */
+export const registrationWindowSchema = Type.Object({
+  open: Type.Boolean(),
+  opened_at: OrNull(Type.String({ description: 'ISO 8601; null when closed' })),
+  ttl_minutes: OrNull(Type.Integer({ description: 'the minutes it was opened for; null when closed' })),
+  closes_at: OrNull(Type.String({ description: 'ISO 8601; null when closed' })),
+  remaining_seconds: Type.Integer({ description: '0 when closed' }),
+});
+export type RegistrationWindowView = Static<typeof registrationWindowSchema>;
+
+/** `POST /settings/registration-window`: the integer is the schema's (422 otherwise), its range 1–60 the service's (400). */
+export const registrationWindowBody = Type.Object({ ttl_minutes: Type.Integer() });
+export type RegistrationWindowRequest = Static<typeof registrationWindowBody>;
+
+/** `DELETE /settings/registration-window`. */
+export const registrationWindowClosedSchema = Type.Object({ open: Type.Literal(false) });
 
 export const operationsQuery = Type.Object({
   since: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
@@ -414,6 +462,7 @@ const agentFields = {
   base_url: Type.String(),
   token: Type.Optional(nullableString),
   iscsi_server: Type.Optional(nullableString),
+  storager_ip: Type.Optional(nullableString),
   role: Type.Optional(OrNull(agentRole)),
   tags: Type.Optional(OrNull(Type.Array(Type.String()))),
   enabled: Type.Optional(OrNull(Type.Boolean())),
@@ -429,11 +478,30 @@ export type AgentInput = Static<typeof agentBody>;
 export const capabilitiesSchema = Type.Partial(AgentCapabilitiesAnswer);
 export type AgentCapabilities = Static<typeof capabilitiesSchema>;
 
+/** `PUT /agents/{agent_id}/masters/{master_name}/tag` (the seed control plane's current WebUI): each field checked by the service (400 `master_tag_invalid`). */
+export const masterTagBody = Type.Object({
+  os: Type.String({ description: 'an annotation, lower-cased: 1-32 of a-z 0-9 . _ - (disks keep seed 004’s os list)' }),
+  os_version: Type.Optional(Type.String({ default: '', description: "at most 32 of A-Za-z0-9 . _ + -; '' for none" })),
+  remark: Type.Optional(Type.String({ default: '', description: 'printable text, at most 200 characters' })),
+});
+export type MasterTagRequest = Static<typeof masterTagBody>;
+
+export const masterTagSchema = Type.Object({ agent: Type.String(), name: Type.String(), os: Type.String(), os_version: Type.String(), remark: Type.String() });
+export type MasterTagView = Static<typeof masterTagSchema>;
+
+export const masterTagClearedSchema = Type.Object({ agent: Type.String(), name: Type.String(), removed: Type.Boolean() });
+
+export const masterTagParams = Type.Object({ agent_id: Type.String(), master_name: Type.String() });
+
+/** `DELETE /agents/{agent_id}`. */
+export const agentDeletedSchema = Type.Object({ deleted: Type.String(), master_tags_removed: Type.Boolean() });
+
 /** An agent as the API shows it (never its token); `health`, `capabilities`, `error` from a live probe. */
 export const agentViewSchema = Type.Object({
   id: Type.String(),
   base_url: Type.String(),
   iscsi_server: OrNull(Type.String()),
+  storager_ip: OrNull(Type.String({ description: "iscsi_server under the name the seed control plane's current WebUI reads" })),
   role: Type.Object({ disk: Type.Boolean(), cd: Type.Boolean() }),
   enabled: Type.Boolean(),
   tags: Type.Array(Type.String()),
@@ -519,6 +587,14 @@ export const defaultOsBody = Type.Object({
   menu_timeout: Type.Optional(Type.Unsafe<number | string | null>({ type: ['integer', 'null', 'string'] })),
 });
 export type DefaultOsRequest = Static<typeof defaultOsBody>;
+
+/** `PUT /workers/<id>/default-disk` (the seed control plane's current WebUI): `disk` is a disk's `os_tag`; checked by the service as `/default-os`. */
+export const defaultDiskBody = Type.Object({
+  disk: Type.Optional(nullableString),
+  menu_default: Type.Optional(nullableString),
+  menu_timeout: Type.Optional(Type.Unsafe<number | string | null>({ type: ['integer', 'null', 'string'] })),
+});
+export type DefaultDiskRequest = Static<typeof defaultDiskBody>;
 
 export const workerDeleteQuery = Type.Object({ delete_disk: flag(), ignore_missing_target: flag() });
 export type WorkerDeleteQuery = Static<typeof workerDeleteQuery>;
@@ -650,13 +726,25 @@ export const scanResultSchema = Type.Object({
 });
 export type ScanResult = Static<typeof scanResultSchema>;
 
-/** A master image on an agent: `size` and `mtime` when the agent gave them. */
-export const masterSchema = Type.Composite([Type.Pick(AgentMasterAnswer, ['name']), Type.Partial(Type.Pick(AgentMasterAnswer, ['size', 'mtime']))]);
+/** A master image on an agent: `size` and `mtime` when the agent gave them; `os`, `os_version`, `remark` when it is tagged. */
+export const masterSchema = Type.Composite([
+  Type.Pick(AgentMasterAnswer, ['name']),
+  Type.Partial(Type.Pick(AgentMasterAnswer, ['size', 'mtime'])),
+  Type.Partial(Type.Pick(masterTagSchema, ['os', 'os_version', 'remark'])),
+]);
 export type AgentMaster = Static<typeof masterSchema>;
 
 /** `GET /masters`: every enabled disk agent's master images; an agent that failed has `error`. */
 export const mastersListingSchema = Type.Object({
-  agents: Type.Array(Type.Object({ agent: Type.String(), iscsi_server: OrNull(Type.String()), masters: Type.Array(masterSchema), error: Type.Optional(Type.String()) })),
+  agents: Type.Array(
+    Type.Object({
+      agent: Type.String(),
+      iscsi_server: OrNull(Type.String()),
+      storager_ip: OrNull(Type.String({ description: "iscsi_server under the name the seed control plane's current WebUI reads" })),
+      masters: Type.Array(masterSchema),
+      error: Type.Optional(Type.String()),
+    }),
+  ),
 });
 export type MastersListing = Static<typeof mastersListingSchema>;
 
@@ -666,6 +754,7 @@ export const agentProbeSchema = Type.Object({
   role: Type.Object({ disk: Type.Boolean(), cd: Type.Boolean() }),
   tags: Type.Array(Type.String()),
   iscsi_server: Type.String(),
+  storager_ip: Type.String({ description: 'iscsi_server under the WebUI’s name' }),
   enabled: Type.Boolean(),
   backend: StringEnum(['stgt', 'lio'] as const),
   ...Type.Partial(Type.Pick(AgentCapabilitiesAnswer, ['fs_type', 'base_iqn', 'clone', 'empty_disk', 'persistent'])).properties,
@@ -688,7 +777,11 @@ export const workerStatusSchema = Type.Object({
     dnsmasq: OrNull(Type.Object({ hostname: Type.String(), mac: Type.String() })),
     disks: Type.Array(Type.Object({ os: Type.Unsafe<Os>({ type: 'string' }), ...targetCheckFields })),
     cd: OrNull(targetCheckSchema),
+    // issue 31: the disk and image the worker last reported it booted
+    booted_from: Type.Optional(OrNull(Type.String({ description: 'the IQN of the last host report (iBFT), null when it reported none' }))),
+    image: Type.Optional(OrNull(hostImageSchema)),
   }),
+  drift: Type.Optional(Type.Array(driftItemSchema)),
 });
 export type WorkerStatus = Static<typeof workerStatusSchema>;
 

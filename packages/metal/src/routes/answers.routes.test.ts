@@ -1,3 +1,4 @@
+import { waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bmc } from '../adapters/bmc';
 import type { PowerAction, PowerState } from '../domain/power';
@@ -21,6 +22,7 @@ const MAC1 = '52:54:00:19:00:01';
 const MAC2 = '52:54:00:19:00:02';
 const MAC3 = '52:54:00:19:00:03';
 const MASTER = 'debian_tpl_12.img';
+const MASTER2 = 'debian_tpl_13.img';
 
 /** A BMC stand-in: a machine that is on or off, in memory. */
 class StandInBmc implements Bmc {
@@ -45,7 +47,7 @@ const api = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, paylo
 };
 
 beforeAll(async () => {
-  agent = await new FakeAgent({ masters: [MASTER] }).start();
+  agent = await new FakeAgent({ masters: [MASTER, MASTER2] }).start();
   f = await newMetalFixture({ IPXE_CP_TOKEN: TOKEN }, { bmc: () => bmc });
 });
 afterAll(async () => {
@@ -60,6 +62,12 @@ describe('every answer is what the service returned (issue 19)', () => {
     await f.app.inject({ url: '/healthz' });
     await f.app.inject({ url: `/devices/report?mac=${MAC1}&uuid=4c4c4544-0042-3510-8052-b4c04f4e4d32&manufacturer=QEMU&product=Standard%20PC&serial=S1&cpumodel=Intel&mem-total=0x8000&mem-type=DDR5&mem-speed=5600&chip=RTL8125&busid=0110ec8125` });
     await api('GET', '/settings/auto-register');
+    await api('PUT', '/settings/auto-register', { enabled: true });
+    // The registration window of the seed control plane's current WebUI.
+    await api('GET', '/settings/registration-window');
+    await api('POST', '/settings/registration-window', { ttl_minutes: 30 }, 201);
+    await api('GET', '/settings/registration-window');
+    await api('DELETE', '/settings/registration-window');
     await api('PUT', '/settings/auto-register', { enabled: true });
 
     // Agents.
@@ -94,7 +102,10 @@ describe('every answer is what the service returned (issue 19)', () => {
     await api('DELETE', '/agents/a1/luns?iqn=iqn.2026-07.com.controller:direct&delete_file=true');
     await api('DELETE', '/agents/a1/luns?iqn=iqn.2026-07.com.controller:gone&ignore_missing=true');
     await api('POST', '/agents/a1/luns/scan');
+    await api('PUT', `/agents/a1/masters/${MASTER}/tag`, { os: 'Debian', os_version: '12', remark: 'the lab image' });
     await api('GET', '/masters');
+    await api('DELETE', `/agents/a1/masters/${MASTER}/tag`);
+    await api('PUT', '/workers/w1/default-disk', { disk: 'debian', menu_default: 'boot-os', menu_timeout: 3000 });
 
     // The booted worker: its boot variables and its host report.
     const bootVars = await f.app.inject({ url: `/boot-vars?mac=${MAC1}&format=json` });
@@ -139,6 +150,38 @@ describe('every answer is what the service returned (issue 19)', () => {
     await api('PUT', '/workers/w3/mac', { mac: MAC2 });
     await api('POST', '/devices/bind/batch/preview', { pairs: [{ mac: MAC3, worker_id: 'b-2', serial: 'other' }, { mac: MAC2, worker_id: 'w3' }, { mac: '52:54:00:19:00:99', worker_id: 'x' }] });
     await api('POST', '/devices/bind/batch', { pairs: [{ mac: MAC3, worker_id: 'b-1' }, { mac: 'zz', worker_id: 'b-2' }] });
+    // Rollouts (issue 31): a clone the agent holds, then refuses, so the run pauses, resumes, aborts.
+    let letGo!: () => void;
+    let gate = new Promise<void>((r) => {
+      letGo = r;
+    });
+    agent.handlers.set('POST /luns/disk', async (_call, res) => {
+      await gate;
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ detail: 'no space left on device' }));
+    });
+    const clones = () => agent.calls.filter((c) => c.method === 'POST' && c.path === '/luns/disk' && String((c.body as { master?: string }).master) === MASTER2).length;
+    const ro = (await api('POST', '/rollouts', { workers: ['w1'], master: MASTER2, max_unavailable: '100%', boot_timeout_s: 60 }, 201)).json();
+    await waitUntil('the clone to reach the agent', () => clones() === 1);
+    await api('POST', `/rollouts/${ro.id}/pause`);
+    letGo();
+    expect((await f.services.rollouts.settled(ro.id)).state).toBe('paused');
+    gate = new Promise<void>((r) => {
+      letGo = r;
+    });
+    await api('POST', `/rollouts/${ro.id}/resume`, { retry_failed: true });
+    await waitUntil('the clone to reach the agent again', () => clones() === 2);
+    await api('POST', `/rollouts/${ro.id}/abort`);
+    letGo();
+    expect((await f.services.rollouts.settled(ro.id)).state).toBe('aborted');
+    agent.handlers.delete('POST /luns/disk');
+    await api('GET', '/rollouts');
+    expect((await api('GET', `/rollouts/${ro.id}`)).json().workers[0].steps.length).toBeGreaterThan(3);
+    expect((await api('GET', '/workers/w1')).json().image_history[0]).toMatchObject({ outcome: 'rolled_back', rollout_id: ro.id });
+    // Drift: the fleet, and the reconcile of one worker and of all.
+    await api('GET', '/drift');
+    await api('POST', '/workers/w1/reconcile');
+    await api('POST', '/drift/reconcile');
     await api('GET', '/operations?limit=500');
 
     // Removals.
@@ -147,6 +190,8 @@ describe('every answer is what the service returned (issue 19)', () => {
     await api('DELETE', '/devices/52:54:00:19:00:04');
     await api('DELETE', '/workers/w2?delete_disk=true');
     await api('POST', '/workers/delete/batch', { worker_ids: ['b-1', 'b-2', 'nobody'] });
+    await api('POST', '/agents', { id: 'a2', base_url: agent.url }, 201);
+    await api('DELETE', '/agents/a2');
 
     expect(f.answers.drifts, 'answers that differ from what their handler returned').toEqual([]);
 

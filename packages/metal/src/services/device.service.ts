@@ -331,7 +331,11 @@ export class DeviceService {
     return { result, script: REPORT_OK_SCRIPT };
   }
 
-  /** A known device said nothing new: last_seen later, the sighting now (a proof of boot may wait for it). */
+  /**
+   * A known device said nothing new: last_seen later, the sighting now. Still a sighting: a
+   * machine that boots again within the last_seen interval (a rollout's rollback, a quick second
+   * cycle) is seen by the proof of boot all the same.
+   */
   private unchanged(mac: string, memo: KnownDevice, at: Date): ReportOutcome {
     this.memory.seen(mac, memo, at.getTime());
     this.power?.sighting(mac);

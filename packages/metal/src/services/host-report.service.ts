@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { AppError, type ErrorCode, isoSeconds, type OperationsLog } from '@ironlens/core';
 import type { BootTimeline, HostReportAnswer, HostReportBody, HostView } from '../api/schemas';
-import { normalizeMac } from '../domain/identifiers';
+import { isIqn, normalizeMac } from '../domain/identifiers';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
@@ -79,6 +79,8 @@ export class HostReportService {
   private readonly tallies = new Map<string, Tally>();
   private readonly now: () => number;
   private readonly logins: LoginLookup | undefined;
+  /** Told when a worker's report was accepted (issue 31: a rollout waiting for it wakes). */
+  onAccepted?: (workerId: string) => void;
 
   constructor(
     private readonly store: MetalStore,
@@ -96,6 +98,11 @@ export class HostReportService {
 
   private get db(): MetalDb {
     return this.store.db;
+  }
+
+  /** When this replica last answered `/boot-vars` to the worker's bound device (epoch ms), if it did. */
+  lastBootVars(workerId: string): number | undefined {
+    return this.bootVarsAt.get(workerId);
   }
 
   /** `/boot-vars` answered the worker's bound device (this replica): the timeline's `boot_vars_at`. */
@@ -154,6 +161,7 @@ export class HostReportService {
     // could only say again what is stored.
     if (known && !starts && known.mac === device.mac && sameHost(known.host, host)) {
       this.observer.accepted();
+      this.onAccepted?.(worker.worker_id);
       return { worker_id: worker.worker_id, accepted: true, changed: false };
     }
     // The agent's first login at or after this boot's /boot-vars answer: asked before the
@@ -174,6 +182,7 @@ export class HostReportService {
     });
     if (outcome === 'replay') return refuse('replay', 'host_report_replayed', 'the timestamp is not newer than the last accepted report');
     this.observer.accepted();
+    this.onAccepted?.(worker.worker_id);
     if (outcome.newBoot && outcome.seconds !== null) this.observer.bootDuration(outcome.seconds);
     return { worker_id: worker.worker_id, accepted: true, changed: outcome.changed };
   }
@@ -245,6 +254,24 @@ export class HostReportService {
     return out;
   }
 
+  /**
+   * The workers that joined this cluster with the accelerators their host report lists (issue 28:
+   * clusters' `WorkerInventory`, shown beside their nodes and compared with what the nodes offer).
+   */
+  async inventoryOf(clusterId: string): Promise<Array<{ workerId: string; address: string | null; accelerators: Array<{ vendor: string; model: string; pciId: string | null; count: number }> }>> {
+    const out = [];
+    for (const id of await this.reports.workersOfCluster(this.db, clusterId)) {
+      const rec = await this.reports.get(this.db, id);
+      if (!rec) continue;
+      out.push({
+        workerId: id,
+        address: primaryAddress(rec.host, rec.mac),
+        accelerators: rec.host.hardware.accelerators.map((a) => ({ vendor: a.vendor, model: a.model, pciId: a.pci_id ?? null, count: a.count })),
+      });
+    }
+    return out;
+  }
+
   /** A bootstrap by worker registered these workers' cluster: each worker's view shows it. */
   async joinCluster(workerIds: string[], clusterId: string): Promise<void> {
     const at = isoSeconds(new Date(this.now()));
@@ -281,6 +308,12 @@ function sameHost(stored: HostView, host: Omit<HostView, 'reported_at'>): boolea
   return JSON.stringify(rest) === JSON.stringify(host);
 }
 
+/** The booted disk's IQN passes the grammar every IQN of the ledger passes. */
+function checkedIqn(iqn: string): string {
+  if (!isIqn(iqn)) throw new Error(`boot_disk.iqn: ${JSON.stringify(String(iqn).slice(0, 80))} is not an iSCSI name`);
+  return iqn;
+}
+
 const macOrEmpty = (m: string) => (m === '' ? '' : (normalizeMac(m) ?? ''));
 
 function ipOf(family: 4 | 6, a: string, where: string): string {
@@ -312,6 +345,9 @@ export function checkedHost(b: HostReportBody): Omit<HostView, 'reported_at'> {
       nics: b.hardware.nics.map((n) => ({ name: n.name, mac: macOrEmpty(n.mac), speed_mbps: n.speed_mbps ?? null, driver: n.driver ?? '' })),
       accelerators: b.hardware.accelerators.map((x) => ({ vendor: x.vendor, model: x.model, ...(x.pci_id ? { pci_id: x.pci_id } : {}), count: x.count, memory_bytes: x.memory_bytes ?? null })),
     },
+    // issue 31: the image and the disk it booted (reporters of older masters send neither)
+    image: b.image ? { master: b.image.master, build: b.image.build } : null,
+    boot_disk: b.boot_disk ? { iqn: checkedIqn(b.boot_disk.iqn) } : null,
   };
 }
 

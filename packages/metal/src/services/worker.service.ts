@@ -6,6 +6,7 @@ import type { DeviceRepository } from '../repositories/device.repository';
 import { isFixedIpv4 } from '../adapters/dnsmasq.adapter';
 import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
+import type { RolloutRepository } from '../repositories/rollout.repository';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { primaryAddress } from './host-report.service';
 import type { DeviceService } from './device.service';
@@ -60,6 +61,8 @@ export class WorkerService {
     private readonly defaultArch: string,
     /** Booted workers' reports and fixed addresses (issue 24). Default: none (views carry `host: null`). */
     private readonly hosts?: HostReportRepository,
+    /** Workers' image history (issue 31), on `GET /workers/{id}`. Default: none. */
+    private readonly images?: RolloutRepository,
   ) {}
 
   private get db(): MetalDb {
@@ -89,7 +92,9 @@ export class WorkerService {
   }
 
   async get(workerIdInput: string): Promise<WorkerView> {
-    return this.view(this.db, requireWorkerId(workerIdInput));
+    const v = await this.view(this.db, requireWorkerId(workerIdInput));
+    if (this.images) v.image_history = await this.images.images(this.db, v.worker_id);
+    return v;
   }
 
   private validateBoot(boot: Boot | null | undefined): Boot {
@@ -264,6 +269,31 @@ export class WorkerService {
       await this.ops.append({ op: 'worker.default_os', worker_id: workerId, os, menu_default: menuDefault, menu_timeout: menuTimeout, client: ctx.client }, trx);
     });
     return this.view(this.db, workerId);
+  }
+
+  /**
+   * `PUT /workers/{worker_id}/default-disk` (the seed control plane's current WebUI): `/default-os`
+   * with the disk named by its key (`disk`, the `os_tag` of the worker views, which is its `os`),
+   * and the WebUI's generic menu item `boot-os` meaning the worker's default disk (400
+   * `menu_item_invalid` when it has none). Same rules, errors and ledger fields as `/default-os`.
+   */
+  async setDefaultDisk(workerIdInput: string, body: Record<string, unknown>, ctx: RequestContext): Promise<WorkerView> {
+    const workerId = requireWorkerId(workerIdInput);
+    const has = (k: string) => Object.hasOwn(body ?? {}, k);
+    if (!has('disk') && !has('menu_default') && !has('menu_timeout')) throw new AppError('default_os_nothing_to_set', 'at least one of disk, menu_default, menu_timeout is required');
+    const asOs: Record<string, unknown> = {};
+    if (has('disk')) asOs.os = body.disk;
+    if (has('menu_timeout')) asOs.menu_timeout = body.menu_timeout;
+    if (has('menu_default')) {
+      const item = body.menu_default;
+      if (typeof item === 'string' && item.trim().toLowerCase() === 'boot-os') {
+        const disk = has('disk') ? (body.disk === '' ? null : body.disk) : (await this.workers.get(this.db, workerId))?.default_os;
+        if (disk === undefined && !has('disk')) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+        if (disk === null || disk === undefined) throw new AppError('menu_item_invalid', `menu_default boot-os boots the worker's default disk, and worker ${workerId} has none: set disk first`);
+        asOs.menu_default = disk;
+      } else asOs.menu_default = item;
+    }
+    return this.setDefaultOs(workerId, asOs, ctx);
   }
 
   /**

@@ -9,9 +9,12 @@ import { BootstrapRunPage } from './pages/bootstrap/BootstrapRunPage';
 import { ClusterNewPage } from './pages/clusters/ClusterNewPage';
 import { ClusterPage } from './pages/clusters/ClusterPage';
 import { ClustersPage } from './pages/clusters/ClustersPage';
+import { DeployWizardPage } from './pages/deployments/DeployWizardPage';
+import { DeploymentPage } from './pages/deployments/DeploymentPage';
 import { LocalClustersPage } from './pages/LocalClustersPage';
 import { DevicesPage } from './pages/machines/DevicesPage';
 import { OperationsPage } from './pages/machines/OperationsPage';
+import { RolloutPage, RolloutsPage } from './pages/machines/RolloutsPage';
 import { StoragePage } from './pages/machines/StoragePage';
 import { WorkerPage } from './pages/machines/WorkerPage';
 import { WorkersPage } from './pages/machines/WorkersPage';
@@ -31,13 +34,14 @@ const NAV: Array<{ group: string; items: NavItem[] }> = [
       { to: '/machines/devices', label: 'Devices', pages: ['devices'] },
       { to: '/machines/workers', label: 'Workers', pages: ['workers', 'worker'] },
       { to: '/machines/storage', label: 'Storage', pages: ['storage'] },
+      { to: '/machines/rollouts', label: 'Rollouts', pages: ['rollouts', 'rollout'] },
       { to: '/machines/operations', label: 'Operations log', pages: ['operations'] },
     ],
   },
   {
     group: 'Kubernetes',
     items: [
-      { to: '/clusters', label: 'Clusters', pages: ['clusters', 'cluster'] },
+      { to: '/clusters', label: 'Clusters', pages: ['clusters', 'cluster', 'deploy', 'deployment'] },
       { to: '/clusters/new', label: 'Register a cluster', pages: ['cluster-new'] },
       { to: '/bootstrap', label: 'Bootstrap', pages: ['bootstrap', 'bootstrap-run'] },
       { to: '/local-clusters', label: 'Local clusters (kind)', pages: ['local-clusters'] },
@@ -55,9 +59,13 @@ const TITLES: Record<Route['page'], string> = {
   worker: 'Worker',
   storage: 'Storage',
   operations: 'Operations log',
+  rollouts: 'Rollouts',
+  rollout: 'Rollout',
   clusters: 'Clusters',
   'cluster-new': 'Register a cluster',
   cluster: 'Cluster',
+  deploy: 'Deploy a model',
+  deployment: 'Model deployment',
   bootstrap: 'Bootstrap',
   'bootstrap-run': 'Bootstrap run',
   'local-clusters': 'Local clusters',
@@ -77,12 +85,20 @@ function page(route: Route): ReactNode {
       return <StoragePage />;
     case 'operations':
       return <OperationsPage />;
+    case 'rollouts':
+      return <RolloutsPage />;
+    case 'rollout':
+      return <RolloutPage id={route.id} />;
     case 'clusters':
       return <ClustersPage />;
     case 'cluster-new':
       return <ClusterNewPage />;
     case 'cluster':
       return <ClusterPage id={route.id} />;
+    case 'deploy':
+      return <DeployWizardPage clusterId={route.id} />;
+    case 'deployment':
+      return <DeploymentPage id={route.id} />;
     case 'bootstrap':
       return <BootstrapListPage />;
     case 'bootstrap-run':

@@ -46,9 +46,13 @@ export type Route =
   | { page: 'worker'; id: string }
   | { page: 'storage' }
   | { page: 'operations' }
+  | { page: 'rollouts' }
+  | { page: 'rollout'; id: string }
   | { page: 'clusters' }
   | { page: 'cluster-new' }
   | { page: 'cluster'; id: string }
+  | { page: 'deploy'; id: string }
+  | { page: 'deployment'; id: string }
   | { page: 'bootstrap' }
   | { page: 'bootstrap-run'; id: string }
   | { page: 'local-clusters' }
@@ -66,12 +70,16 @@ export function routeOf(path: string): Route {
     if (b === 'workers' && c && !d) return { page: 'worker', id: c };
     if (b === 'storage' && !c) return { page: 'storage' };
     if (b === 'operations' && !c) return { page: 'operations' };
+    if (b === 'rollouts' && !c) return { page: 'rollouts' };
+    if (b === 'rollouts' && c && !d) return { page: 'rollout', id: c };
   }
   if (a === 'clusters') {
     if (!b) return { page: 'clusters' };
     if (b === 'new' && !c) return { page: 'cluster-new' };
     if (!c) return { page: 'cluster', id: b };
+    if (c === 'deploy' && !d) return { page: 'deploy', id: b };
   }
+  if (a === 'deployments' && b && !c) return { page: 'deployment', id: b };
   if (a === 'bootstrap') {
     if (!b) return { page: 'bootstrap' };
     if (!c) return { page: 'bootstrap-run', id: b };

@@ -37,15 +37,19 @@ export function LastPowerNote({ last, testId }: { last: LastPower | undefined | 
 export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower | undefined | null; onDone?: () => void }) {
   const { metal } = useConsole();
   const access = useAccess();
+  // A BMC's URL and username are secrets' metadata (operators and admins): a viewer is not asked them.
+  const mayReadBmc = access.can('metal:bmc:read');
   const bmc = usePoll(
     () =>
-      metal.bmc(mac).catch((e) => {
-        // No BMC is a normal state (404 bmc_not_found), not an error to show.
-        if (e instanceof ApiError && e.status === 404 && e.code === 'bmc_not_found') return null;
-        throw e;
-      }),
+      mayReadBmc
+        ? metal.bmc(mac).catch((e) => {
+            // No BMC is a normal state (404 bmc_not_found), not an error to show.
+            if (e instanceof ApiError && e.status === 404 && e.code === 'bmc_not_found') return null;
+            throw e;
+          })
+        : Promise.resolve(undefined),
     0,
-    [mac],
+    [mac, mayReadBmc],
   );
   const [state, setState] = useState<{ state: string; checked_at: string } | null>(null);
   const [network, setNetwork] = useState(true);
@@ -65,7 +69,8 @@ export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower
       onDone?.();
     }
   };
-  const configured = !!bmc.data;
+  // Without the BMC's record, the controls are offered and the API says when there is no BMC.
+  const configured = mayReadBmc ? !!bmc.data : true;
 
   return (
     <section className="card" aria-labelledby={`power-title-${mac}`} data-testid="power-panel">
@@ -78,7 +83,7 @@ export function PowerPanel({ mac, last, onDone }: { mac: string; last: LastPower
         )}
       </div>
       <ErrorNote error={bmc.error} />
-      {bmc.data === null && !editing && <p className="muted">No BMC configured for this device.</p>}
+      {mayReadBmc && bmc.data === null && !editing && <p className="muted">No BMC configured for this device.</p>}
       {bmc.data && !editing && (
         <p className="small" data-testid="bmc-summary">
           {bmc.data.driver === 'redfish' ? `Redfish ${bmc.data.url}${bmc.data.verify_tls ? '' : ' (certificate not verified)'}` : `IPMI ${bmc.data.host}:${bmc.data.port}`} as{' '}
