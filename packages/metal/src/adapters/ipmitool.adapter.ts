@@ -49,7 +49,7 @@ export class IpmitoolBmc implements Bmc {
    * addresses is link-local or a metadata service (issue 29, finding 3); ipmitool gets the
    * address itself, so it cannot resolve the name elsewhere later (DNS rebinding).
    */
-  private async address(): Promise<string> {
+  private async address(what: string): Promise<string> {
     const host = this.o.host;
     if (this.o.allowLinkLocal) return host;
     const why = forbiddenHostReason(host);
@@ -58,16 +58,17 @@ export class IpmitoolBmc implements Bmc {
     const answers = await (this.o.resolve ?? systemResolver)(host).catch(() => []);
     const bad = answers.find((a) => isLinkLocalAddress(a.address));
     if (bad) throw bmcAddressForbidden(host, `resolves to ${bad.address}, link-local or a metadata service`);
-    if (answers.length === 0) throw bmcError('bmc_unreachable', `ipmitool (${host}:${this.o.port}): the name does not resolve`);
+    // Said as ipmitool itself says it when it is given a name it cannot resolve.
+    if (answers.length === 0) throw bmcError('bmc_unreachable', `${what}: Address lookup for ${host} failed`);
     return answers[0].address;
   }
 
   private async run(args: string[], signal?: AbortSignal): Promise<string> {
-    const argv = ['ipmitool', '-I', 'lanplus', '-H', await this.address(), '-p', String(this.o.port), '-U', this.o.username, '-E', '-C', String(this.o.cipherSuite), '-N', '1', '-R', '2', '-v', ...args];
-    const deadline = AbortSignal.timeout(this.o.timeoutMs);
-    const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
     // Without the BMC's address: error texts reach viewers (last_power.detail, the operations log).
     const what = `ipmitool ${args.join(' ')}`;
+    const argv = ['ipmitool', '-I', 'lanplus', '-H', await this.address(what), '-p', String(this.o.port), '-U', this.o.username, '-E', '-C', String(this.o.cipherSuite), '-N', '1', '-R', '2', '-v', ...args];
+    const deadline = AbortSignal.timeout(this.o.timeoutMs);
+    const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
     // Whatever ipmitool prints (its debug output may echo the password) loses the password
     // before anything reads it: the success path's confirmations feed error texts too.
     const redact = (text: string) => text.split(this.o.password).join('***');

@@ -126,7 +126,7 @@ describe('control and bidirectional characters where data enters', () => {
       const url = `http://127.0.0.1:${(bmc.address() as AddressInfo).port}/redfish/v1/Systems/1`;
       const mac = '52:54:00:29:08:03';
       const call = (method: 'GET' | 'POST', path: string, payload?: unknown) => real.app.inject({ method, url: path, headers: auth, payload: payload as object });
-      expect((await call('POST', '/devices', { mac, bmc: { driver: 'redfish', url, username: 'a', password: 'b' } })).statusCode).toBe(201);
+      expect((await call('POST', '/devices', { mac, bmc: { driver: 'redfish', url, username: 'u-29-8', password: 'pw-29-8' } })).statusCode).toBe(201);
       const r = await call('POST', `/devices/${mac}/power`, { action: 'on' });
       expect(r.statusCode).toBe(502);
       expect(r.json().detail).toContain('boom');

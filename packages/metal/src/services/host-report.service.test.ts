@@ -110,6 +110,22 @@ describe('HostReportService', () => {
     await expect(send(request(nowS()))).rejects.toMatchObject({ code: 'host_report_replayed' });
   });
 
+  it('the stored bound still grows with each accepted report when stamps run ahead (a rollout compares report_ts), at most a second at a time', async () => {
+    const first = nowS();
+    await send(request(first, { kernel: 'k1' }));
+    const stored = async () => (await reports.get(f.store.db, 'w1'))?.report_ts;
+    expect(await stored()).toBe(first);
+    // Two reports in the same second, each stamped ahead (a reporter that bumps its stamp).
+    await send(request(first + 5, { kernel: 'k2' }));
+    expect(await stored()).toBe(first + 1);
+    await send(request(first + 6, { kernel: 'k3' }));
+    expect(await stored()).toBe(first + 2);
+    // The genuine reporter, a few seconds later, is not held back by those stamps.
+    nowMs += 3000;
+    expect((await send(request(nowS(), { kernel: 'k4' }))).accepted).toBe(true);
+    expect(await stored()).toBe(nowS());
+  });
+
   it('600 unchanged reports write nothing: one store write, one operations entry', async () => {
     expect((await send(request(nowS()))).changed).toBe(true);
     const before = await hostOps();

@@ -148,9 +148,11 @@ export class HostReportService {
     const tsNum = Number(ts);
     if (nowS - tsNum > REPORT_MAX_AGE_S) return refuse('replay', 'host_report_replayed', `the timestamp is more than ${REPORT_MAX_AGE_S} s behind the control plane clock`);
     if (tsNum - nowS > REPORT_MAX_FUTURE_S) return refuse('replay', 'host_report_replayed', `the timestamp is more than ${REPORT_MAX_FUTURE_S} s ahead of the control plane clock`);
-    // The replay bound never runs ahead of this clock: a stamp a little in the future (allowed
-    // skew) must not hold the genuine reporter's next report back.
-    const bound = Math.min(tsNum, nowS);
+    // The replay bound (the stored report_ts) does not follow a stamp ahead of this clock: a
+    // stamp a little in the future (allowed skew) must not hold the genuine reporter's next
+    // report back. It still grows with each accepted report (by a second where the stamp is
+    // ahead), so "accepted after" stays a comparison of report_ts (a rollout's proof).
+    const boundAfter = (prev: HostReportRecord | null) => Math.min(tsNum, Math.max(nowS, (prev?.report_ts ?? 0) + 1));
 
     const reportedAt = isoSeconds(new Date(nowMs));
     const known = await this.reports.get(this.db, worker.worker_id);
@@ -175,7 +177,7 @@ export class HostReportService {
       if (prev && tsNum <= prev.report_ts) return 'replay' as const;
       const { boot, newBoot } = this.timeline(prev, device.last_seen, worker.worker_id, nowMs, loginMs);
       const changed = !prev || !sameHost(prev.host, host);
-      const rec: HostReportRecord = { worker_id: worker.worker_id, mac: device.mac, host: { ...host, reported_at: reportedAt }, report_ts: bound, boot };
+      const rec: HostReportRecord = { worker_id: worker.worker_id, mac: device.mac, host: { ...host, reported_at: reportedAt }, report_ts: boundAfter(prev), boot };
       await this.reports.put(trx, rec);
       await this.ops.append({ op: 'host.report', status: 'ok', mac: device.mac, worker_id: worker.worker_id, client, changed, new_boot: newBoot, boot_seconds: boot.seconds }, trx);
       return { changed, newBoot, seconds: boot.seconds };
