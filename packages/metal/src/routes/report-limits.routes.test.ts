@@ -182,6 +182,8 @@ describe('reports of known devices (issue 19: a read, not a write)', () => {
     expect((await inject('DELETE', `/devices/${mac(1)}`)).statusCode).toBe(200);
     const updates = vi.spyOn(DeviceRepository.prototype, 'update');
     clock += 5_000;
+    // The answer is the same #!ipxe; what the service made of it says ignored (no sighting), not updated.
+    expect((await f!.services.devices.report({ mac: mac(1) }, {})).result).toBe('ignored');
     expect((await report(mac(1))).body).toBe('#!ipxe\n');
     await f!.services.devices.settled();
     expect(updates).not.toHaveBeenCalled();
