@@ -230,6 +230,7 @@ the store's secrets. A store from an older version is upgraded by the next start
 Creates or upgrades the store in IRONLENS_DATA_DIR (or IRONLENS_DATABASE_URL), then exits.
 `,
   master: `usage: ironlens master build --os debian-12 --disk-dir DIR [--name NAME] [--size 4G]
+                             [--firmware both|uefi|bios]
                              [--authorized-key FILE_OR_KEY]... [--control-plane URL]
                              [--package PKG]... [--mirror URL] [--security-mirror URL]
                              [--cache-dir DIR]
@@ -242,6 +243,9 @@ root (mmdebstrap's root mode); progress on stderr, the result as JSON on stdout.
   --disk-dir DIR          the agent's DISK_DIR (GET /masters lists the image)
   --name NAME             master name (default debian_12): DIR/_tpl_NAME.img
   --size SIZE             disk size (default 4G; sparse)
+  --firmware F            both (default: GPT with an EFI System Partition holding the
+                          distribution's signed shim and GRUB, and a BIOS boot partition),
+                          uefi, or bios (an MBR, as masters were before UEFI)
   --authorized-key K      root's authorized key: a key line or a file of them (repeatable);
                           typically ironlens' own, GET /api/cluster/bootstrap/ssh-public-key
   --control-plane URL     where the host reporter reports (default: the iBFT's DHCP server, :4839)
@@ -250,7 +254,7 @@ root (mmdebstrap's root mode); progress on stderr, the result as JSON on stdout.
   --security-mirror URL   the security archive (IRONLENS_MASTER_SECURITY_MIRROR; default: likewise)
   --cache-dir DIR         IRONLENS_MASTER_CACHE (default ~/.cache/ironlens/master)
 
-The root filesystem is cached by its inputs (OS, packages, mirrors, hooks): a second build with
+The root filesystem is cached by its inputs (OS, packages, mirrors, hooks, UEFI or not): a second build with
 the same inputs, or with other keys or another control-plane URL, only assembles the disk
 (seconds). A failed build leaves no _tpl_ file. No SSH host key is in the image: every clone makes
 its own at first boot.
@@ -544,6 +548,7 @@ async function masterCommand(argv: string[]): Promise<number> {
     '--disk-dir': 'diskDir',
     '--name': 'name',
     '--size': 'size',
+    '--firmware': 'firmware',
     '--control-plane': 'controlPlane',
     '--mirror': 'mirror',
     '--security-mirror': 'securityMirror',
