@@ -13,7 +13,7 @@ import { sleep } from '@ironlens/core/testing';
 
 
 /** Fails (never skips) when the test cannot run here, naming what is missing. */
-export function requireNetbootTools(): void {
+export function requireNetbootTools(opts: { uefi?: boolean } = {}): void {
   const problems: string[] = [];
   if (process.getuid?.() !== 0) problems.push(`must run as root (uid is ${process.getuid?.()}): network namespaces, tap devices and tgtd need it`);
   for (const tool of ['ip', 'dnsmasq', 'tgtd', 'tgtadm', 'qemu-system-x86_64']) {
@@ -23,9 +23,97 @@ export function requireNetbootTools(): void {
   if (!existsSync('/dev/net/tun')) problems.push('/dev/net/tun missing (tap devices)');
   const roms = ['/usr/lib/ipxe/qemu/pxe-virtio.rom', '/usr/share/qemu/pxe-virtio.rom'];
   if (!roms.some((r) => existsSync(r))) problems.push(`iPXE ROM for virtio-net missing (${roms.join(' or ')}; Debian package ipxe-qemu)`);
+  if (opts.uefi) {
+    if (!existsSync(OVMF)) problems.push(`UEFI firmware missing (${OVMF}; Debian package ovmf)`);
+    if (!existsSync(EFI_VIRTIO_ROM)) problems.push(`iPXE's UEFI ROM for virtio-net missing (${EFI_VIRTIO_ROM}; Debian package ipxe-qemu)`);
+  }
   if (problems.length) {
     throw new Error(`netboot e2e cannot run: ${problems.join('; ')}. Install the tools with scripts/install-test-deps.sh and run as root.`);
   }
+}
+
+/** Debian's OVMF (package `ovmf`): UEFI firmware for qemu. */
+export const OVMF = '/usr/share/ovmf/OVMF.fd';
+/** iPXE's UEFI driver for virtio-net (Debian's `ipxe-qemu`): the NIC's own iPXE, as a UEFI option ROM. */
+export const EFI_VIRTIO_ROM = '/usr/lib/ipxe/qemu/efi-virtio.rom';
+
+/**
+ * How a test machine boots: `bios` (SeaBIOS with the NIC's iPXE ROM), `uefi` (OVMF with the
+ * NIC's iPXE UEFI ROM), `uefi-pxe` (OVMF's own PXE client, no iPXE on the NIC: it fetches iPXE
+ * by TFTP, as most UEFI servers' NICs do).
+ */
+export type MachineFirmware = 'bios' | 'uefi' | 'uefi-pxe';
+
+export interface MachineSpec {
+  mac: string;
+  /** The tap device (one per running machine). */
+  tap: string;
+  memory: number;
+  firmware?: MachineFirmware;
+  /** qemu's SMBIOS/UUID and other extra arguments. */
+  extra?: string[];
+}
+
+/**
+ * A test machine's qemu command line (TCG, one CPU, serial console on stdio, network boot
+ * only, ends instead of rebooting; `isa-debug-exit` lets a boot sector end it with a code).
+ */
+export function qemuArgv(m: MachineSpec): string[] {
+  const fw = m.firmware ?? 'bios';
+  const nic = `virtio-net-pci,netdev=n0,mac=${m.mac}${fw === 'uefi' ? `,romfile=${EFI_VIRTIO_ROM}` : fw === 'uefi-pxe' ? ',romfile=' : ''}`;
+  return [
+    'qemu-system-x86_64',
+    '-accel',
+    'tcg',
+    '-m',
+    String(m.memory),
+    '-smp',
+    '1',
+    '-nodefaults',
+    '-vga',
+    'std',
+    '-nographic',
+    '-serial',
+    'mon:stdio',
+    '-no-reboot',
+    ...(fw === 'bios' ? [] : ['-bios', OVMF]),
+    '-boot',
+    'n,strict=on,reboot-timeout=0',
+    '-netdev',
+    `tap,id=n0,ifname=${m.tap},script=no,downscript=no`,
+    '-device',
+    nic,
+    '-device',
+    'isa-debug-exit,iobase=0xf4,iosize=0x04',
+    ...(m.extra ?? []),
+  ];
+}
+
+/** A time-stamping wrapper: `argv` runs with each output line prefixed by its arrival time (`<epoch seconds> <line>`); one process group. */
+export function stampedArgv(argv: string[]): string[] {
+  // A fixed script; the machine's argv follows as "$@" (no string built from values).
+  const stamp = 'exec 0</dev/null; set -o pipefail; "$@" 2>&1 | while IFS= read -r l; do printf "%s %s\\n" "$EPOCHREALTIME" "$l"; done';
+  return ['bash', '-c', stamp, 'qemu-stamped', ...argv];
+}
+
+/** Serial lines with the time each arrived (see {@link stampedArgv}), the console flattened. */
+export interface TimedLine {
+  t: number;
+  text: string;
+}
+
+export function timedLines(file: string): TimedLine[] {
+  if (!existsSync(file)) return [];
+  const out: TimedLine[] = [];
+  for (const raw of readFileSync(file, 'latin1').split('\n')) {
+    const m = /^(\d+\.\d+) (.*)$/s.exec(raw);
+    if (m) out.push({ t: Number(m[1]) * 1000, text: flatConsole(m[2]) });
+  }
+  return out;
+}
+
+export function firstAt(lines: TimedLine[], re: RegExp): number | undefined {
+  return lines.find((l) => re.test(l.text))?.t;
 }
 
 /** A process started in its own process group, output to a file. */
