@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
 import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
 import { createKindServices, type KindDatabase, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { BootServices, buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
@@ -85,12 +85,16 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
   const bootListen = envListen(env, 'IRONLENS_BOOT_LISTEN', '0.0.0.0:4839');
   const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080');
   const metalConfig = metalConfigFromEnv(env, dataDir);
-  // dnsmasq detection (a `docker inspect`, /proc) runs while the store opens.
-  const reloader = reloaderFor(metalConfig, exec);
-  const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
-  const origin = replicaIdFromEnv(env);
   // One metrics registry for the process, served at /metrics on each listener (docs/metrics.md).
   const metrics = new Metrics();
+  // Boot services (issue 30): ironlens' own dnsmasq, checked before anything starts; it is the hosts file's reloader.
+  const bootServices = BootServices.fromEnv(env, metalConfig.dnsmasqHostsFile, log, metrics);
+  if (bootServices && !bootListen) throw new Error('IRONLENS_BOOT_SERVICES needs the provisioning listener (IRONLENS_BOOT_LISTEN is off): iPXE chains boot.ipxe from it');
+  await bootServices?.checkHost(exec);
+  // dnsmasq detection (a `docker inspect`, /proc) runs while the store opens.
+  const reloader = bootServices?.reloader ?? reloaderFor(metalConfig, exec);
+  const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
+  const origin = replicaIdFromEnv(env);
   // One serve per SQLite data dir: a second one refuses at once, naming the first's pid.
   const unlock = envOptional(env, 'IRONLENS_DATABASE_URL') === undefined ? lockDataDir(dataDir) : () => {};
   const store = await openStore(env, metrics).catch((err) => {
@@ -121,6 +125,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
   const close = async () => {
     process.off('unhandledRejection', onUnhandled);
     for (const app of apps.splice(0)) await app.close();
+    await bootServices?.stop();
     chapReconciler?.stop();
     metalServices?.power.stop();
     if (kindClose) await kindClose();
@@ -157,7 +162,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
         `running as replica ${origin} on PostgreSQL: caches follow the other replicas (LISTEN ${CHANGES_CHANNEL}), jobs are leased (IRONLENS_JOB_LEASE_MS), the dnsmasq hosts file is written by the elected replica of group ${JSON.stringify(metalConfig.dhcpWriterGroup)}`,
       );
     }
-    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes });
+    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes, bootServices: bootServices ?? undefined });
     metalServices = metal;
     // Proofs of boot left pending by an earlier run are watched again (or end at their deadline).
     await metal.power.resume();
@@ -202,6 +207,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
       appsByName.boot = app;
       urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
       log(`provisioning API on ${boundAddress(app)} (${urls.boot}; docs at /docs, /redoc)`);
+      bootServices?.attach({ dhcp: metal.dhcp, bootScript: metal.bootScript, port: (app.server.address() as AddressInfo).port });
       if (!metalConfig.token && namedCount === 0) log(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches ${boundAddress(app).split(' ')[0]}`);
     }
 

@@ -82,6 +82,18 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_DHCP_LEASE', 'infinite', "bound workers' lease in the hosts file: infinite (never runs out) or range (the seed's mac,hostname lines)", 'docs/metal.md', 'serve'),
   S('IRONLENS_DHCP_WRITER_GROUP', '<hostname>:<hosts file>', 'replicas of one group elect one writer of the hosts file', 'docs/deployment.md', 'serve'),
   S('IRONLENS_DHCP_WRITER_RETRY_MS', '2000', 'how often a replica that is not the hosts-file writer tries to become it', 'docs/deployment.md', 'serve'),
+  // boot services (issue 30): ironlens' own dnsmasq
+  S('IRONLENS_BOOT_SERVICES', 'off', "off, proxy (proxy-DHCP beside the site's DHCP server) or dhcp (DHCP for an isolated network): run dnsmasq for DHCP and TFTP of iPXE", 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_INTERFACE', '', 'the provisioning network interface the boot services serve (required when they are on)', 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_DHCP_RANGE', '', 'dhcp: start,end[,netmask] of the addresses handed out', 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_DHCP_ROUTER', "this host's address", 'dhcp: the default gateway handed out, or none', 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_DHCP_DNS', '', 'dhcp: DNS servers handed out, comma-separated', 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_DHCP_LEASE', '1h', "dhcp: the range's lease time (bound workers: IRONLENS_DHCP_LEASE)", 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_URL', 'http://<interface address>:<boot port>', 'the provisioning listener as machines reach it, filled into GET /boot.ipxe', 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_IPXE_DIR', '/usr/lib/ipxe', "the iPXE binaries TFTP serves (Debian's ipxe package)", 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_EFI_FILE', 'snponly.efi', "what a UEFI firmware's PXE gets: snponly.efi or ipxe.efi", 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_DNSMASQ', 'dnsmasq on PATH', 'the dnsmasq binary the boot services run', 'docs/netboot.md', 'serve'),
+  S('IRONLENS_BOOT_RA', 'true for dhcp, false for proxy', 'IPv6 router advertisements on the interface (iPXE skips its 13 s IPv6 wait)', 'docs/netboot.md', 'serve'),
   // replicas
   S('IRONLENS_REPLICA_ID', '<hostname>:<pid>:<random>', "this process's name among the replicas", 'docs/deployment.md', 'serve'),
   S('IRONLENS_REPLICA_RESYNC_MS', '30000', 'how often a replica clears its caches as a backstop for a lost change notice; 0: never', 'docs/deployment.md', 'serve'),

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Env, envBool, envInt, envNumber, envOptional, envString } from '@ironlens/core';
+import { checkBootUrl } from './services/boot-script.service';
 
 export type ReloadMethod =
   | { kind: 'docker'; container: string }
@@ -97,6 +98,12 @@ export interface MetalConfig {
   bmcTimeoutMs: number;
   /** `IRONLENS_BMC_STATE_CACHE_MS`: how long `GET /devices/{mac}/power` answers the state last read from the BMC. Default is `5000`. */
   bmcStateCacheMs: number;
+  /**
+   * `IRONLENS_BOOT_URL`: the provisioning listener as machines reach it (`http://10.0.0.5:4839`),
+   * filled into the `boot.ipxe` served at `GET /boot.ipxe`. Default: unset, or with boot services
+   * on, the provisioning interface's address and the listener's port.
+   */
+  bootUrl: string | undefined;
   /** `IRONLENS_BOOT_CONFIRM_TIMEOUT_MS`: after a power action with `boot: "network"`, how long to wait for the device report and `/boot-vars` before `no_network_boot`. Default is `300000` (5 minutes). */
   bootConfirmTimeoutMs: number;
 }
@@ -128,6 +135,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
   const agentTimeout = Number(envString(env, 'IPXE_CP_AGENT_TIMEOUT', '10'));
   if (!Number.isFinite(agentTimeout) || agentTimeout <= 0) throw new Error('IPXE_CP_AGENT_TIMEOUT must be a positive number of seconds');
   const dnsmasqHostsFile = envString(env, 'IPXE_CP_DNSMASQ_HOSTS_FILE', join(dataDir, 'dnsmasq', 'dhcp-hosts.conf'));
+  const bootUrl = envOptional(env, 'IRONLENS_BOOT_URL');
   return {
     dataDir,
     token: envOptional(env, 'IPXE_CP_TOKEN'),
@@ -159,6 +167,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     bmcTimeoutMs: Math.max(1, envInt(env, 'IRONLENS_BMC_TIMEOUT_MS', 20_000)),
     bmcStateCacheMs: Math.max(0, envInt(env, 'IRONLENS_BMC_STATE_CACHE_MS', 5_000)),
     bootConfirmTimeoutMs: Math.max(1, envInt(env, 'IRONLENS_BOOT_CONFIRM_TIMEOUT_MS', 300_000)),
+    bootUrl: bootUrl === undefined ? undefined : checkBootUrl(bootUrl),
   };
 }
 

@@ -33,6 +33,8 @@ import { BmcRepository, PowerRepository } from './repositories/bmc.repository';
 import { BmcScheduler } from './services/bmc-scheduler';
 import { BootProofService } from './services/boot-proof.service';
 import { PowerService } from './services/power.service';
+import { BootScriptService } from './services/boot-script.service';
+import type { BootServicesStatus } from './boot-services/boot-services';
 
 /** What the routes get: services only, never the store (the services own every transaction). */
 export interface MetalServices {
@@ -49,6 +51,10 @@ export interface MetalServices {
   hostReports: HostReportService;
   /** BMCs, power actions and the proof of boot (issue 21). */
   power: PowerService;
+  /** `GET /boot.ipxe`: the shipped script with the control plane's URL (issue 30). */
+  bootScript: BootScriptService;
+  /** ironlens' own dnsmasq, when `IRONLENS_BOOT_SERVICES` is on: its state in `/healthz`. */
+  bootServices?: { status(): BootServicesStatus };
   operations(q: { since?: number; limit?: number; mac?: string }): ReturnType<OperationsLog['list']>;
 }
 
@@ -80,6 +86,8 @@ export interface MetalDeps {
   changes?: ChangeFeed;
   /** Opens a BMC for a device's credentials (issue 21). Default: Redfish over HTTP(S), IPMI through `ipmitool` run by `exec`. */
   bmc?: BmcConnector;
+  /** ironlens' own dnsmasq (`IRONLENS_BOOT_SERVICES`, issue 30). Default: none. */
+  bootServices?: { status(): BootServicesStatus };
 }
 
 /** The real BMC adapters: Redfish over HTTP(S), IPMI through `ipmitool -I lanplus`. */
@@ -166,6 +174,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     hostReports,
     layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets }),
     power,
+    bootScript: new BootScriptService(undefined, config.bootUrl),
+    bootServices: deps.bootServices,
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };
 }
