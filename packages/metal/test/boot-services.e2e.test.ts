@@ -1,13 +1,13 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
+import { join } from 'node:path';
 import { exec } from '@ironlens/core';
 import { artifactPath, waitFor } from '@ironlens/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BridgedNetns, Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAllSync, type MachineFirmware, markerBootSector, qemuArgv, requireNetbootTools, stampedArgv, timedLines } from './netboot.harness';
+import { BootSite } from './boot-site.harness';
+import { Daemon, flatConsole, type MachineFirmware, type MachineSpec, markerBootSector, requireNetbootTools, timedLines } from './netboot.harness';
 
 /**
  * Issue 30: `ironlens serve` boots machines with its own DHCP and TFTP. In a network namespace
@@ -31,14 +31,12 @@ import { BridgedNetns, Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAl
  * namespace (packages/cli/src/start-failure.test.ts).
  */
 
-const here = dirname(fileURLToPath(import.meta.url));
-const IRONLENS = join(here, '..', '..', 'cli', 'bin', 'ironlens.mjs');
-
 const NS = `ironlens-bs-${process.pid}`;
 /** The site's DHCP server (proxy step), in a namespace of its own on the same bridge. */
 const SITE_NS = `ironlens-bs-site-${process.pid}`;
-const SRV = '192.168.215.1';
-const SITE = '192.168.215.2';
+const NET = 215;
+const SRV = `192.168.${NET}.1`;
+const SITE = `192.168.${NET}.2`;
 const CP_URL = `http://${SRV}:4839`;
 const BASE_IQN = 'iqn.2026-07.io.ironlens.bootsvc';
 const TOKEN = `cp-${randomBytes(8).toString('hex')}`;
@@ -52,31 +50,22 @@ const MARKER = `BOOT-SERVICES-OK ${randomBytes(4).toString('hex')}`;
 const t0 = Date.now();
 const say = (msg: string) => console.log(`[boot-services ${((Date.now() - t0) / 1000).toFixed(1)} s] ${msg}`);
 
-interface Health {
-  status: string;
-  boot_services?: { mode: string; state: string; pid: number | null; restarts: number; url: string | null; last_exit: string | null };
-}
-
 describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS and UEFI machines", () => {
   let work: string;
-  let netns: BridgedNetns | undefined;
+  let site: BootSite | undefined;
   let siteCreated = false;
-  let tgtd: RunningTgtd | undefined;
-  let serve: Daemon | undefined;
-  const daemons: Daemon[] = [];
   let failed = false;
   const times: Record<string, number> = {};
-  const paths = { data: '', disks: '', hosts: '', apiSocket: '' };
   const onExit = () => {
-    killAllSync();
-    netns?.destroySync();
-    if (siteCreated) exec(['ip', 'netns', 'del', SITE_NS], { allowFailure: true }).catch(() => {});
+    site?.stopSync();
+    if (siteCreated) spawnSync('ip', ['netns', 'del', SITE_NS]);
   };
-  const api = (method: string, path: string, body?: unknown) => httpOverSocket(paths.apiSocket, method, path, { token: TOKEN, body });
-  const health = async () => (await api('GET', '/healthz')).json<Health>();
-  const serveLog = () => serve?.log() ?? '';
+  const api = (method: string, path: string, body?: unknown) => site!.api(method, path, body);
+  const health = () => site!.health();
+  const serveLog = () => site?.serveLog() ?? '';
   /** A machine's console as one line: the BIOS console wraps at 80 columns. */
   const serial = (name: string) => timedLines(join(work, `${name}.serial.log`)).map((l) => l.text).join('');
+  const powerOn = (name: string, m: MachineSpec) => site!.powerOn(name, m);
 
   let keptLogs: string | undefined;
   const logsDir = () => (keptLogs ??= artifactPath('boot-services-e2e-logs'));
@@ -97,43 +86,6 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
     }
   }
 
-  function powerOn(name: string, m: { mac: string; tap: string; firmware: MachineFirmware; memory: number }): Daemon {
-    const d = Daemon.start(name, stampedArgv([...netns!.wrap, ...qemuArgv(m)]), join(work, `${name}.serial.log`));
-    daemons.push(d);
-    return d;
-  }
-
-  /** `ironlens serve` in the namespace with boot services in `mode`; resolves once its dnsmasq runs. */
-  async function startServe(mode: 'dhcp' | 'proxy', extra: Record<string, string> = {}): Promise<Daemon> {
-    const d = Daemon.start(`serve-${mode}`, [...netns!.wrap, process.execPath, IRONLENS, 'serve'], join(work, `serve-${mode}.log`), {
-      ...process.env,
-      IRONLENS_FROM_SOURCE: '1',
-      IRONLENS_LOG: '1',
-      IRONLENS_DATA_DIR: paths.data,
-      IRONLENS_BOOT_LISTEN: '0.0.0.0:4839',
-      IRONLENS_CONSOLE_LISTEN: 'off',
-      IPXE_CP_TOKEN: TOKEN,
-      IPXE_CP_DNSMASQ_HOSTS_FILE: paths.hosts,
-      IRONLENS_BOOT_SERVICES: mode,
-      IRONLENS_BOOT_INTERFACE: 'br0',
-      ...(mode === 'dhcp' ? { IRONLENS_BOOT_DHCP_RANGE: '192.168.215.100,192.168.215.150', IRONLENS_BOOT_DHCP_ROUTER: 'none' } : {}),
-      ...extra,
-    });
-    daemons.push(d);
-    serve = d;
-    await waitFor(`serve (${mode}) to start its dnsmasq`, () => d.log(), (l) => l.includes(`read ${paths.hosts}`) || !d.running, 60_000, 100);
-    if (!d.running) throw new Error(`serve exited with code ${d.code}: ${d.log().slice(-3000)}`);
-    await waitFor('/healthz: boot services running', () => health().catch(() => null), (h) => h?.boot_services?.state === 'running', 20_000, 100);
-    return d;
-  }
-
-  /** The provisioning listener's request log: the URLs asked for by `ip`, or by anyone. */
-  const requested = (prefix: string) =>
-    serveLog()
-      .split('\n')
-      .filter((l) => l.includes(`"url":"${prefix}`))
-      .map((l) => JSON.parse(l.slice(l.indexOf('{'))) as { time: number; req?: { remoteAddress?: string } });
-
   beforeAll(async () => {
     requireNetbootTools({ uefi: true });
     for (const f of ['/usr/lib/ipxe/undionly.kpxe', '/usr/lib/ipxe/snponly.efi', '/usr/lib/ipxe/ipxe.efi']) {
@@ -141,38 +93,22 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
     }
     process.once('exit', onExit);
     work = mkdtempSync(join(tmpdir(), 'ironlens-boot-services-e2e-'));
-    // dnsmasq, started as root, reads the hosts file again as an unprivileged user.
-    chmodSync(work, 0o755);
-    Object.assign(paths, { data: join(work, 'data'), disks: join(work, 'disks'), hosts: join(work, 'dnsmasq', 'dhcp-hosts.conf'), apiSocket: join(work, 'api.sock') });
-    for (const d of [paths.data, paths.disks, dirname(paths.hosts)]) mkdirSync(d, { recursive: true, mode: 0o755 });
 
     await step('setup', async () => {
-      writeFileSync(join(paths.disks, '_tpl_marker.img'), markerBootSector(MARKER));
-      await exec(['truncate', '-s', '8M', join(paths.disks, '_tpl_marker.img')]);
-      const ns = new BridgedNetns(NS, SRV, 'fd00:215::1', 3);
-      netns = ns;
-      await ns.create();
-      tgtd = await startTgtd({ controlPort: unusedControlPort(), portal: `${SRV}:3260`, wrapper: ns.wrap, logFile: join(work, 'tgtd.log') });
-      const agent = Daemon.start('ironlens-agent', [...ns.wrap, process.execPath, IRONLENS, 'agent'], join(work, 'agent.log'), {
-        ...process.env,
-        IRONLENS_FROM_SOURCE: '1',
-        DISK_DIR: paths.disks,
-        IPXE_AGENT_TOKEN: AGENT_TOKEN,
-        IPXE_AGENT_BACKEND: 'stgt',
-        IPXE_AGENT_BASE_IQN: BASE_IQN,
-        IPXE_AGENT_TGT_CONTROL_PORT: String(tgtd.controlPort),
-        IRONLENS_AGENT_LISTEN: '127.0.0.1:4840',
+      site = await BootSite.start({
+        name: NS,
+        net: NET,
+        taps: 3,
+        work,
+        token: TOKEN,
+        agentToken: AGENT_TOKEN,
+        baseIqn: BASE_IQN,
+        beforeAgent: async (disks) => {
+          writeFileSync(join(disks, '_tpl_marker.img'), markerBootSector(MARKER));
+          await exec(['truncate', '-s', '8M', join(disks, '_tpl_marker.img')]);
+        },
       });
-      const fwd = Daemon.start('api-forwarder', [...ns.wrap, process.execPath, '-e', FORWARDER_JS, paths.apiSocket, SRV, '4839'], join(work, 'forwarder.log'));
-      daemons.push(agent, fwd);
-      for (const [d, ready] of [
-        [agent, /Server listening at/],
-        [fwd, /forwarding/],
-      ] as const) {
-        await waitFor(`${d.name} to start`, () => d.log(), (l) => ready.test(l) || !d.running, 60_000, 100);
-        if (!d.running) throw new Error(`${d.name} exited with code ${d.code}: ${d.log().slice(-2000)}`);
-      }
-      await startServe('dhcp');
+      await site.startServe('dhcp');
       // Nothing but ironlens runs a dnsmasq in the namespace: the one /healthz names is serve's child.
       const h = await health();
       const ps = await exec(['ps', '-o', 'pid=,ppid=,comm=', '-e']);
@@ -191,9 +127,7 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
   });
 
   afterAll(async () => {
-    for (const d of [...daemons].reverse()) await d.stop();
-    await tgtd?.stop();
-    await netns?.destroy();
+    await site?.stop();
     if (siteCreated) await exec(['ip', 'netns', 'del', SITE_NS], { allowFailure: true });
     process.removeListener('exit', onExit);
     const kept = work && failed ? logsDir() : undefined;
@@ -212,7 +146,7 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
       // dnsmasq's own lines in serve's log: the address it gave, the boot file it named.
       const log = flatConsole(serveLog());
       expect(log).toMatch(new RegExp(`dnsmasq-dhcp\\[\\d+\\]: DHCPACK\\(br0\\) 192\\.168\\.215\\.\\d+ ${BIOS.mac}`));
-      const script = requested('/boot.ipxe');
+      const script = site!.requested('/boot.ipxe');
       expect(script.length, 'iPXE fetched boot.ipxe over HTTP from serve').toBeGreaterThanOrEqual(1);
       const served = await api('GET', '/boot.ipxe');
       expect(served.text).toContain(`isset \${cp-url} || set cp-url ${CP_URL}\n`);
@@ -223,7 +157,7 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
 
   it("dhcp: binding it renders the hosts file and ironlens' own dnsmasq reads it again", async () => {
     await step('operator', async () => {
-      const reads = () => (serveLog().match(new RegExp(`read ${paths.hosts.replace(/[.]/g, '\\.')}`, 'g')) ?? []).length;
+      const reads = () => (serveLog().match(new RegExp(`read ${site!.paths.hosts.replace(/[.]/g, '\\.')}`, 'g')) ?? []).length;
       const before = reads();
       expect((await api('POST', '/agents', { id: 'storage', base_url: 'http://127.0.0.1:4840', token: AGENT_TOKEN, iscsi_server: SRV, role: { disk: true, cd: false } })).status).toBe(201);
       expect((await api('POST', '/workers', { worker_id: WORKER })).status).toBe(200);
@@ -232,7 +166,7 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
       const disk = await api('POST', `/workers/${WORKER}/luns/disk`, { type: 'master', os: 'ubuntu', name: '_tpl_marker.img' });
       expect(disk.status, disk.text).toBe(200);
       expect((await api('PUT', `/workers/${WORKER}/default-os`, { os: 'ubuntu', menu_timeout: 1 })).status).toBe(200);
-      expect(readFileSync(paths.hosts, 'utf8')).toBe(`${BIOS.mac},${WORKER},infinite\n`);
+      expect(readFileSync(site!.paths.hosts, 'utf8')).toBe(`${BIOS.mac},${WORKER},infinite\n`);
       await waitFor("serve's dnsmasq to re-read the hosts file (SIGHUP)", reads, (n) => n > before, 10_000, 100);
     });
   }, 60_000);
@@ -307,7 +241,7 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
 
   it("proxy: beside the site's DHCP server, a UEFI machine gets its address from that server and ironlens' boot file (ipxe.efi, then boot.ipxe)", async () => {
     await step('proxy boot', async () => {
-      await serve!.stop();
+      await site!.serve!.stop();
       // The site's network: a DHCP server handing out addresses only, in its own namespace on the bridge.
       await exec(['ip', 'netns', 'add', SITE_NS]);
       siteCreated = true;
@@ -320,7 +254,7 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
       await ipn(SITE_NS, 'addr', 'add', 'fd00:215::2/64', 'dev', 'eth0', 'nodad');
       await ipn(SITE_NS, 'link', 'set', 'eth0', 'up');
       const siteLog = join(work, 'site-dhcp.log');
-      const site = Daemon.start(
+      const siteDhcp = Daemon.start(
         'site-dhcp',
         [
           'ip', 'netns', 'exec', SITE_NS, 'dnsmasq', '--keep-in-foreground', '--conf-file=/dev/null', '--port=0', '--interface=eth0', '--bind-interfaces',
@@ -330,9 +264,9 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
         ],
         join(work, 'site-dhcp.stdout.log'),
       );
-      daemons.push(site);
-      await waitFor('the site DHCP server', () => (existsSync(siteLog) ? readFileSync(siteLog, 'utf8') : ''), (l) => l.includes('DHCP, IP range') || !site.running, 20_000, 100);
-      await startServe('proxy', { IRONLENS_BOOT_EFI_FILE: 'ipxe.efi' });
+      site!.daemons.push(siteDhcp);
+      await waitFor('the site DHCP server', () => (existsSync(siteLog) ? readFileSync(siteLog, 'utf8') : ''), (l) => l.includes('DHCP, IP range') || !siteDhcp.running, 20_000, 100);
+      await site!.startServe('proxy', { IRONLENS_BOOT_EFI_FILE: 'ipxe.efi' });
       expect((await health()).boot_services).toMatchObject({ mode: 'proxy', state: 'running', url: CP_URL });
       const qemu = powerOn('proxied', PROXIED);
       expect(await qemu.waitExit(180_000), 'the pooled machine reboots (qemu ends)').toBe(true);

@@ -12,7 +12,7 @@ import { exec } from '@ironlens/core';
 import { artifactPath, sleep, waitFor } from '@ironlens/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { kubesprayStandInFiles } from '../../clusters/src/bootstrap/testing/kubespray-standin';
-import { BridgedNetns, Daemon, FORWARDER_JS, firstAt, httpOverSocket, killAllSync, type MachineFirmware, markerBootSector, qemuArgv, requireNetbootTools, stampedArgv, timedLines } from './netboot.harness';
+import { BridgedNetns, Daemon, FORWARDER_JS, bootPhases, httpOverSocket, killAllSync, type MachineFirmware, markerBootSector, phaseTable, qemuArgv, requireNetbootTools, stampedArgv, timedLines } from './netboot.harness';
 
 /**
  * Issue 24 end to end: power on → diskless Debian → Kubernetes node, with nothing typed.
@@ -513,22 +513,8 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
         const w = booted[vm.id].worker ?? (await api('GET', `/workers/${vm.id}`)).json<Worker>();
         const lines = timedLines(join(work, `${vm.id}.serial.log`));
         const on = booted[vm.id].poweredOn;
-        const rel = (t: number | undefined) => (t === undefined ? undefined : (t - on) / 1000);
         const bootVars = served(`/boot-vars?mac=${encodeURIComponent(vm.mac)}`).at(-1);
-        const row = {
-          'iPXE starts (firmware done)': rel(firstAt(lines, /iPXE initialising devices|iPXE \d\.\d/)),
-          'iPXE script (DHCP, TFTP)': rel(firstAt(lines, /ironlens: \S+ hostname=/)),
-          '/boot-vars': rel(bootVars),
-          sanboot: rel(firstAt(lines, /ironlens: sanboot/)),
-          'GRUB (from the iSCSI disk) / marker': rel(firstAt(lines, vm === MARK ? new RegExp(MARKER) : /GRUB loading|Welcome to GRUB/)),
-          'kernel (GRUB read it and the initrd from the iSCSI disk)': rel(firstAt(lines, /Linux version \d/)),
-          initramfs: rel(firstAt(lines, /Run \/init as init process/)),
-          'iSCSI login by the initramfs': rel(firstAt(lines, /iscsistart: Logging into/)),
-          systemd: rel(firstAt(lines, /Welcome to .*Debian/)),
-          'SSH host keys (first boot)': rel(firstAt(lines, /Starting .*ssh-hostkeys/)),
-          'login prompt': rel(firstAt(lines, /login: /)),
-          'host report': w.host ? rel(Date.parse(w.host.reported_at)) : undefined,
-        };
+        const row = bootPhases(lines, { poweredOn: on, bootVars, hostReport: w.host ? Date.parse(w.host.reported_at) : undefined, marker: vm === MARK ? MARKER : undefined });
         rows.push(row);
         if (vm !== MARK) {
           const tl = w.boot_timeline!;
@@ -553,13 +539,11 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
       const count = Number(/^ironlens_\w*boot\w*_seconds_count(\{[^}]*\})? (\d+)/m.exec(metrics.text)?.[2] ?? 'NaN');
       expect(count, 'boot-duration histogram samples').toBeGreaterThanOrEqual(2);
 
-      const names = Object.keys(rows[0]);
-      const fmt = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(1));
-      const table = [
-        `| phase (s after power-on) | ${CP.id} (${CP.firmware.toUpperCase()}, Debian, ${CP.memory} MiB) | ${WK.id} (${WK.firmware.toUpperCase()}, Debian, ${WK.memory} MiB) | boot sector (BIOS, reference) |`,
-        '| --- | --- | --- | --- |',
-        ...names.map((n) => `| ${n} | ${fmt(rows[0][n])} | ${fmt(rows[1][n])} | ${fmt(rows[2][n])} |`),
-      ].join('\n');
+      const table = phaseTable([
+        { title: `${CP.id} (${CP.firmware.toUpperCase()}, Debian, ${CP.memory} MiB)`, row: rows[0] },
+        { title: `${WK.id} (${WK.firmware.toUpperCase()}, Debian, ${WK.memory} MiB)`, row: rows[1] },
+        { title: 'boot sector (BIOS, reference)', row: rows[2] },
+      ]);
       console.log(`[diskless] boot phases, this run (TCG, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}):\n${table}`);
       writeFileSync(artifactPath('diskless-boot-phases', '.md'), `${table}\n`);
     });

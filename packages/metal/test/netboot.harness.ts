@@ -116,6 +116,40 @@ export function firstAt(lines: TimedLine[], re: RegExp): number | undefined {
   return lines.find((l) => re.test(l.text))?.t;
 }
 
+/**
+ * The phases of a diskless Debian boot (or a marker boot sector's), in seconds after power-on:
+ * from the serial console (`lines`), the provisioning listener's `/boot-vars` answer and the host
+ * report. The diskless end-to-end test and `npm run bench:boot` print the same rows.
+ */
+export function bootPhases(lines: TimedLine[], at: { poweredOn: number; bootVars?: number; hostReport?: number; marker?: string }): Record<string, number | undefined> {
+  const rel = (t: number | undefined) => (t === undefined ? undefined : (t - at.poweredOn) / 1000);
+  return {
+    'iPXE starts (firmware done)': rel(firstAt(lines, /iPXE initialising devices|iPXE \d\.\d/)),
+    'iPXE script (DHCP, TFTP)': rel(firstAt(lines, /ironlens: \S+ hostname=/)),
+    '/boot-vars': rel(at.bootVars),
+    sanboot: rel(firstAt(lines, /ironlens: sanboot/)),
+    'GRUB (from the iSCSI disk) / marker': rel(firstAt(lines, at.marker ? new RegExp(at.marker) : /GRUB loading|Welcome to GRUB/)),
+    'kernel (GRUB read it and the initrd from the iSCSI disk)': rel(firstAt(lines, /Linux version \d/)),
+    initramfs: rel(firstAt(lines, /Run \/init as init process/)),
+    'iSCSI login by the initramfs': rel(firstAt(lines, /iscsistart: Logging into/)),
+    systemd: rel(firstAt(lines, /Welcome to .*Debian/)),
+    'SSH host keys (first boot)': rel(firstAt(lines, /Starting .*ssh-hostkeys/)),
+    'login prompt': rel(firstAt(lines, /login: /)),
+    'host report': rel(at.hostReport),
+  };
+}
+
+/** A Markdown table of {@link bootPhases} rows, one column per machine. */
+export function phaseTable(columns: Array<{ title: string; row: Record<string, number | undefined> }>): string {
+  const names = Object.keys(columns[0]?.row ?? {});
+  const fmt = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(1));
+  return [
+    `| phase (s after power-on) | ${columns.map((c) => c.title).join(' | ')} |`,
+    `| --- |${columns.map(() => ' --- |').join('')}`,
+    ...names.map((n) => `| ${n} | ${columns.map((c) => fmt(c.row[n])).join(' | ')} |`),
+  ].join('\n');
+}
+
 /** A process started in its own process group, output to a file. */
 export class Daemon {
   private exitCode: number | null = null;
