@@ -9,7 +9,8 @@
  *
  *   npm run bench:boot      (node --import tsx scripts/bench-boot.ts)
  *
- * Environment (optional): BENCH_BOOT_MACHINES (default `bios,uefi,uefi-pxe`), BENCH_BOOT_MEMORY
+ * Environment (optional): BENCH_BOOT_MACHINES (default `bios,uefi,uefi-pxe`; `uefi-sb` adds a
+ * machine with Secure Boot on), BENCH_BOOT_MEMORY
  * (MiB, default 1024), BENCH_BOOT_TIMEOUT_S (per boot, default 600), BENCH_KEEP=1 (keep the work
  * directory with the serial logs).
  *
@@ -17,14 +18,14 @@
  * on Ctrl-C too.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildMaster, planMasterBuild } from '@ironlens/agent/master';
 import { exec } from '@ironlens/core';
 import { waitFor } from '@ironlens/core/testing';
 import { BootSite } from '../packages/metal/test/boot-site.harness';
-import { bootPhases, type MachineFirmware, phaseTable, requireNetbootTools, timedLines } from '../packages/metal/test/netboot.harness';
+import { bootPhases, type MachineFirmware, OVMF_SECURE_VARS, phaseTable, requireNetbootTools, timedLines } from '../packages/metal/test/netboot.harness';
 import { machine } from './bench/machine';
 
 const log = (m: string) => process.stderr.write(`[bench:boot] ${m}\n`);
@@ -35,7 +36,12 @@ const NET = 216;
 const TOKEN = `bench-${randomBytes(6).toString('hex')}`;
 const AGENT_TOKEN = `bench-agent-${randomBytes(6).toString('hex')}`;
 const BASE_IQN = 'iqn.2026-07.io.ironlens.benchboot';
-const TITLES: Record<MachineFirmware, string> = { bios: 'BIOS (SeaBIOS, iPXE ROM)', uefi: 'UEFI (OVMF, iPXE UEFI ROM)', 'uefi-pxe': 'UEFI (OVMF PXE, snponly.efi by TFTP)' };
+const TITLES: Record<MachineFirmware, string> = {
+  bios: 'BIOS (SeaBIOS, iPXE ROM)',
+  uefi: 'UEFI (OVMF, iPXE UEFI ROM)',
+  'uefi-pxe': 'UEFI (OVMF PXE, snponly.efi by TFTP)',
+  'uefi-sb': 'UEFI Secure Boot (OVMF, MS keys, iPXE UEFI ROM)',
+};
 
 async function main(): Promise<void> {
   for (const f of FIRMWARES) if (!(f in TITLES)) throw new Error(`BENCH_BOOT_MACHINES: ${f} is not one of ${Object.keys(TITLES).join(', ')}`);
@@ -74,7 +80,8 @@ async function main(): Promise<void> {
       if (r.status !== want) throw new Error(`${r.status}: ${r.text.slice(0, 300)}`);
     };
     await ok(api('POST', '/agents', { id: 'storage', base_url: 'http://127.0.0.1:4840', token: AGENT_TOKEN, iscsi_server: site.srv, role: { disk: true, cd: false } }), 201);
-    const machines = FIRMWARES.map((firmware, i) => ({ firmware, id: `bench-${firmware}`, mac: `52:54:00:b6:00:0${i + 1}`, tap: `tap${i + 1}`, memory: MEMORY }));
+    const machines = FIRMWARES.map((firmware, i) => ({ firmware, id: `bench-${firmware}`, mac: `52:54:00:b6:00:0${i + 1}`, tap: `tap${i + 1}`, memory: MEMORY, varsFile: join(work, `vars-${i + 1}.fd`) }));
+    for (const m of machines) if (m.firmware === 'uefi-sb') copyFileSync(OVMF_SECURE_VARS, m.varsFile);
     for (const m of machines) {
       await ok(api('POST', '/devices', { mac: m.mac }), 201);
       await ok(api('POST', '/workers', { worker_id: m.id }));

@@ -37,12 +37,18 @@ export const OVMF = '/usr/share/ovmf/OVMF.fd';
 /** iPXE's UEFI driver for virtio-net (Debian's `ipxe-qemu`): the NIC's own iPXE, as a UEFI option ROM. */
 export const EFI_VIRTIO_ROM = '/usr/lib/ipxe/qemu/efi-virtio.rom';
 
+/** Debian's OVMF with Secure Boot and Microsoft's keys enrolled (code, and the variables' template). */
+export const OVMF_SECURE_CODE = '/usr/share/OVMF/OVMF_CODE_4M.ms.fd';
+export const OVMF_SECURE_VARS = '/usr/share/OVMF/OVMF_VARS_4M.ms.fd';
+
 /**
  * How a test machine boots: `bios` (SeaBIOS with the NIC's iPXE ROM), `uefi` (OVMF with the
  * NIC's iPXE UEFI ROM), `uefi-pxe` (OVMF's own PXE client, no iPXE on the NIC: it fetches iPXE
- * by TFTP, as most UEFI servers' NICs do).
+ * by TFTP, as most UEFI servers' NICs do), `uefi-sb` (OVMF with Secure Boot on and Microsoft's
+ * keys, the NIC's iPXE UEFI ROM, which OVMF runs without checking option ROMs; `varsFile`: a
+ * writable copy of {@link OVMF_SECURE_VARS}).
  */
-export type MachineFirmware = 'bios' | 'uefi' | 'uefi-pxe';
+export type MachineFirmware = 'bios' | 'uefi' | 'uefi-pxe' | 'uefi-sb';
 
 export interface MachineSpec {
   mac: string;
@@ -52,6 +58,8 @@ export interface MachineSpec {
   firmware?: MachineFirmware;
   /** qemu's SMBIOS/UUID and other extra arguments. */
   extra?: string[];
+  /** `uefi-sb`: the machine's own copy of the Secure Boot variables. */
+  varsFile?: string;
 }
 
 /**
@@ -60,7 +68,14 @@ export interface MachineSpec {
  */
 export function qemuArgv(m: MachineSpec): string[] {
   const fw = m.firmware ?? 'bios';
-  const nic = `virtio-net-pci,netdev=n0,mac=${m.mac}${fw === 'uefi' ? `,romfile=${EFI_VIRTIO_ROM}` : fw === 'uefi-pxe' ? ',romfile=' : ''}`;
+  const nic = `virtio-net-pci,netdev=n0,mac=${m.mac}${fw === 'uefi' || fw === 'uefi-sb' ? `,romfile=${EFI_VIRTIO_ROM}` : fw === 'uefi-pxe' ? ',romfile=' : ''}`;
+  if (fw === 'uefi-sb' && !m.varsFile) throw new Error('uefi-sb needs varsFile: a writable copy of OVMF_SECURE_VARS');
+  const firmware =
+    fw === 'bios'
+      ? []
+      : fw === 'uefi-sb'
+        ? ['-machine', 'q35,smm=on', '-global', 'driver=cfi.pflash01,property=secure,value=on', '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_SECURE_CODE}`, '-drive', `if=pflash,format=raw,unit=1,file=${m.varsFile}`]
+        : ['-bios', OVMF];
   return [
     'qemu-system-x86_64',
     '-accel',
@@ -76,7 +91,7 @@ export function qemuArgv(m: MachineSpec): string[] {
     '-serial',
     'mon:stdio',
     '-no-reboot',
-    ...(fw === 'bios' ? [] : ['-bios', OVMF]),
+    ...firmware,
     '-boot',
     'n,strict=on,reboot-timeout=0',
     '-netdev',

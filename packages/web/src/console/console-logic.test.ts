@@ -90,7 +90,7 @@ describe("a device's firmware and where its last boot stopped (issue 30)", () =>
       text: 'iPXE report; no host report since (the last one came from an earlier boot): check the console, GRUB and the initramfs',
       at: '2026-12-01T11:00:00Z',
     });
-    expect(lastBootStage({ ...bound, last_seen: '2026-12-01T11:00:00Z' }, { boot_timeline: null, disks: [], default_os: null }).text).toBe('iPXE report; no system disk or default OS yet: reboot loop');
+    expect(lastBootStage({ ...bound, last_seen: '2026-12-01T11:00:00Z' }, { boot_timeline: null, disks: [], default_os: undefined }).text).toBe('iPXE report; no system disk or default OS yet: reboot loop');
     expect(lastBootStage({ state: 'pooled', bound_worker_id: null, last_seen: '2026-12-01T11:00:00Z' }).text).toBe('iPXE report; in the pool: reboots until bound to a worker');
     expect(lastBootStage({ state: 'pooled', bound_worker_id: null, last_seen: null })).toEqual({ stage: 'none', text: 'no network boot seen', at: null });
   });
