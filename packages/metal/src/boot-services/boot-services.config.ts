@@ -179,7 +179,7 @@ export function interfaceIpv4(iface: string, list = networkInterfaces()): Interf
 export async function interfaceIpv4Now(iface: string, exec: Exec): Promise<InterfaceIpv4 | undefined> {
   checkInterfaceName(iface);
   const r = await exec(['ip', '-j', '-4', 'addr', 'show', 'dev', iface], { allowFailure: true, timeoutMs: 10_000 }).catch(() => null);
-  if (!r || r.code !== 0) return r?.stderr.includes('does not exist') ? undefined : interfaceIpv4(iface);
+  if (r?.code !== 0) return r?.stderr.includes('does not exist') ? undefined : interfaceIpv4(iface);
   try {
     const links = JSON.parse(r.stdout) as Array<{ addr_info?: Array<{ family?: string; local?: string; prefixlen?: number; scope?: string }> }>;
     const a = links.flatMap((l) => l.addr_info ?? []).find((x) => x.family === 'inet' && typeof x.local === 'string' && isFixedIpv4(x.local) && Number.isInteger(x.prefixlen));

@@ -55,7 +55,10 @@ export class BootServices {
   /** Null when `IRONLENS_BOOT_SERVICES` is off; throws on a setting outside its grammar. */
   static fromEnv(env: Env, hostsFile: string, log: (line: string) => void, metrics?: Metrics): BootServices | null {
     const config = bootServicesConfigFromEnv(env, hostsFile);
-    return config ? new BootServices(config, log, metrics) : null;
+    if (!config) return null;
+    const ignored = ['IPXE_CP_DNSMASQ_PID_FILE', 'IPXE_CP_DNSMASQ_RELOAD_COMMAND', 'IPXE_CP_DNSMASQ_CONTAINER', 'IPXE_CP_DNSMASQ_RELOAD'].filter((n) => env[n]);
+    if (ignored.length) log(`warning: ${ignored.join(', ')} not used: with IRONLENS_BOOT_SERVICES on, reloads go to ironlens' own dnsmasq`);
+    return new BootServices(config, log, metrics);
   }
 
   /** The hosts file's reloader: SIGHUP to this dnsmasq. */
