@@ -27,11 +27,14 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.kube.test.ts',
   'packages/clusters/src/gateway/gateway.api.test.ts',
   'packages/clusters/src/gateway/gateway.authz-port.test.ts',
+  'packages/clusters/src/gateway/gateway-authz.test.ts',
+  'packages/clusters/src/gateway/gateway.rules.test.ts',
   'packages/clusters/src/clusters.hardening.test.ts',
+  'packages/clusters/src/clusters.warnings.test.ts',
   'packages/clusters/src/api/answers.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',
-  'packages/cli/src/{serve,serve-metrics,secrets,walkthrough,bootstrap-register,serve.hostile-cluster,bootstrap-workers,host-reporter,access}.test.ts',
+  'packages/cli/src/{serve,serve.hardening,serve-metrics,secrets,walkthrough,bootstrap-register,serve.hostile-cluster,bootstrap-workers,host-reporter,access}.test.ts',
 ];
 
 export default defineConfig({

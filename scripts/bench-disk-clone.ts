@@ -18,10 +18,10 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exec, operationsMigrations, Store } from '@ironlens/core';
-import { DiskImages, type RunningAgent, type RunningTgtd, startAgent, startTgtd } from '@ironlens/agent';
+import { DiskImages, type RunningAgent, startAgent } from '@ironlens/agent';
 import { buildMetalApp, createMetalServices, type MetalDatabase, type MetalStore, metalConfigFromEnv, metalMigrations } from '@ironlens/metal';
 import type { FastifyInstance } from 'fastify';
-import { freeTcpPort, type LoopXfs, mountLoopXfs, unusedControlPort } from '@ironlens/agent/testing';
+import { freeTcpPort, type LoopXfs, mountLoopXfs, type RunningTgtd, startTgtd, unusedControlPort } from '@ironlens/agent/testing';
 import { machine } from './bench/machine';
 
 const WORKERS = Number(process.env.BENCH_DISK_WORKERS ?? 100);

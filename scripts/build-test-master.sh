@@ -5,7 +5,7 @@
 # (~/.cache/ironlens/master/rootfs/): the first run downloads ~150 MB of .debs and takes minutes,
 # every later run only assembles the disk (seconds). The image test
 # (packages/agent/src/master/master.image.test.ts) and the end-to-end test
-# (packages/metal/test/diskless.e2e.test.ts) build from the same cache.
+# (packages/metal/test/diskless.e2e.test.ts) and the rollout end-to-end test (rollout.e2e.test.ts) build from the same cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=${IRONLENS_MASTER_CACHE:-$HOME/.cache/ironlens/master}/test

@@ -1,7 +1,8 @@
 /**
  * `npm run release` (issue 23): one installable package, `ironlens-<version>.tgz`, from the
  * workspace: the compiled command (packages/cli/dist, built by `npm run build`), the built console
- * (packages/web/dist), the data files the command reads at run time (the stack profile), this
+ * (packages/web/dist), the data files the command reads at run time (every package's `assets/`
+ * and `profile/`: the master builder's hooks, the host reporter, the stack profile), this
  * README; no workspace links, no dev dependencies, no TypeScript sources. Its dependencies are
  * exactly the packages the compiled command loads from node_modules (native addons such as
  * better-sqlite3, and the few kept out of the bundle), at the versions tested here.
@@ -60,7 +61,11 @@ const copy = (rel: string) => cpSync(join(ROOT, rel), join(stage, rel), { recurs
 copy('packages/cli/bin');
 copy('packages/cli/dist');
 copy('packages/web/dist');
-copy('packages/clusters/profile');
+// The data files the command reads at run time beside its packages' sources (the bundle's
+// rewritten import.meta.urls point there): every package's assets/ and profile/ folder — the
+// master builder's hooks, the host reporter, the stack profile (issue 29, finding 12).
+const dataDirs = readdirSync(join(ROOT, 'packages')).flatMap((p) => ['assets', 'profile'].map((d) => `packages/${p}/${d}`)).filter((rel) => existsSync(join(ROOT, rel)));
+for (const rel of dataDirs) copy(rel);
 copy('README.md');
 writeFileSync(
   join(stage, 'package.json'),

@@ -59,7 +59,7 @@ SUITES=(
   packages/metal/test/boot-script.test.ts
   packages/agent/src/domain packages/agent/src/config packages/agent/src/routes/agent.routes.test.ts
   packages/clusters/src/clusters.api.test.ts packages/clusters/src/bootstrap/bootstrap.units.test.ts
-  packages/clusters/src/adapters/proxy-settings.test.ts packages/clusters/src/repositories
+  packages/clusters/src/adapters/proxy-settings.test.ts packages/clusters/src/shared
   packages/kind/src/kind.api.test.ts packages/kind/src/kind.units.test.ts packages/kind/src/kind.openapi.test.ts
   packages/kind/src/dashboard.routes.test.ts packages/kind/src/api-token.routes.test.ts
   packages/cli/src/help.test.ts packages/cli/src/serve.test.ts packages/cli/src/import.test.ts

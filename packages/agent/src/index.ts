@@ -10,4 +10,3 @@ export { LUN_INDEX_FILE, LunIndex } from './repositories/lun-index.repository';
 export { agentRoutes, type AgentRoutesOptions } from './routes/agent.routes';
 export * from './services/lun.service';
 export { type Master, MasterCatalog, MASTER_RESCAN_MS } from './services/master.service';
-export { type RunningTgtd, type StartTgtdOptions, startTgtd } from './testing/tgtd';

@@ -24,6 +24,10 @@ the seeds' routes take theirs from their package's table (\`METAL_ROUTE_PERMISSI
   201 with \`token\` (this once); \`GET /api/auth/tokens\` → \`{"tokens": [...]}\` without secrets, with
   \`last_used_at\` (written at most once a minute; a use just made on the same replica included) and \`revoked_at\`; \`DELETE /api/auth/tokens/{name}\`.
   \`GET /api/auth/whoami\` → \`{name, role, permissions}\` for any token.
+- An expiry is at most ten years (\`3650d\`; longer: 400 \`token_expiry_out_of_range\`). The
+  names \`ironlens\`, \`anonymous\` (in any case) and \`env:…\` are the actors ironlens writes
+  under itself: a token may not take one (400 \`token_name_reserved\`), and a token of such a
+  name made by an older version authenticates no one.
 - A token is \`ilt_\` + 32 random bytes (base64url). The store keeps only its SHA-256, looked up
   by hash and compared in constant time; it never appears in logs, responses (but the one
   \`create\`) or the operations log.

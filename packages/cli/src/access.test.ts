@@ -10,12 +10,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AgentDeps, buildAgentApp, type IscsiTargets } from '@ironlens/agent';
-import { minimumRole, PERMISSION_PATTERN, PUBLIC, type RegisteredRoute, type Role, registeredRoutes, roleAllows } from '@ironlens/core';
+import { PERMISSION_PATTERN, PUBLIC, type RegisteredRoute, type Role, registeredRoutes } from '@ironlens/core';
 import { dumpDatabase, startPostgres, testDatabaseEnv } from '@ironlens/core/testing';
 import { buildKindApp, createKindServices, kindMigrations } from '@ironlens/kind';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderAccessDoc } from './access-doc';
+import { LEAST_ROLE } from './access.expected';
 import { isProxiedMetalPath } from './console/metal-proxy.routes';
 import { type Running, serve } from './serve';
 import { tokenCommand } from './token';
@@ -84,6 +85,15 @@ function listenerRoutes(): Array<{ listener: string; app: FastifyInstance; route
   return Object.entries(running.apps).flatMap(([listener, app]) => registeredRoutes(app).map((route) => ({ listener, app, route })));
 }
 
+const RANK = { viewer: 0, operator: 1, admin: 2 } as const;
+
+/** Whether `role` may call the route, by the checked-in table (never by the code under test). */
+function tableAllows(listener: string, route: RegisteredRoute, role: Role): boolean {
+  const least = LEAST_ROLE[`${listener} ${route.method} ${route.url}`];
+  if (least === undefined) throw new Error(`${listener} ${route.method} ${route.url} is not in access.expected.ts`);
+  return least === 'public' || RANK[role] >= RANK[least];
+}
+
 describe('every route of every listener', () => {
   it('declares exactly one permission (area:object:verb or public); the standalone kind app and the storage agent too', async () => {
     const all = listenerRoutes();
@@ -129,6 +139,18 @@ describe('every route of every listener', () => {
     await kindRuntime.close();
   });
 
+  it('is in the checked-in table of least roles (access.expected.ts), which names no other route: a changed permission or role fails here', () => {
+    const actual = new Map<string, string>();
+    for (const { listener, route } of listenerRoutes()) {
+      if (SKIP_METHODS.has(route.method)) continue;
+      actual.set(`${listener} ${route.method} ${route.url}`, route.permission === PUBLIC ? 'public' : (route.permission ?? 'undeclared'));
+    }
+    expect([...actual.keys()].filter((k) => !(k in LEAST_ROLE)).sort(), 'routes missing from access.expected.ts').toEqual([]);
+    expect(Object.keys(LEAST_ROLE).filter((k) => !actual.has(k)).sort(), 'routes in access.expected.ts that no listener has').toEqual([]);
+    // Public in the table exactly where the route says public.
+    expect([...actual].filter(([k, p]) => (p === 'public') !== (LEAST_ROLE[k] === 'public')).map(([k]) => k)).toEqual([]);
+  });
+
   it('docs/access.md is the table generated from these apps (node --import tsx scripts/gen-access-doc.ts)', () => {
     const doc = readFileSync(new URL('../../../docs/access.md', import.meta.url), 'utf8');
     expect(doc).toBe(renderAccessDoc(running.apps));
@@ -146,7 +168,7 @@ describe('every route of every listener', () => {
       if (anonymous.statusCode !== 401) problems.push(`${where}: no token → ${anonymous.statusCode}`);
       for (const role of ['viewer', 'operator', 'admin'] as const) {
         const r = await call(app, route.method, url, tokens[role]);
-        const allowed = roleAllows(role, route.permission as string);
+        const allowed = tableAllows(listener, route, role);
         if (allowed && (r.statusCode === 401 || r.statusCode === 403)) problems.push(`${where}: ${role} → ${r.statusCode} ${r.body.slice(0, 120)}`);
         if (!allowed && r.statusCode !== 403) problems.push(`${where}: ${role} → ${r.statusCode}, wanted 403`);
         if (!allowed && r.statusCode === 403 && !r.body.includes(route.permission as string)) problems.push(`${where}: 403 does not name ${route.permission}`);
@@ -158,10 +180,10 @@ describe('every route of every listener', () => {
     expect(problems).toEqual([]);
     expect(checked).toBeGreaterThan(90);
     // The table is what the issue says: viewers read, operators write day to day, admins hold the keys.
-    expect(minimumRole('metal:device:bind')).toBe('operator');
-    expect(minimumRole('metal:agent:write')).toBe('admin');
-    expect(minimumRole('cluster:hf-token:create')).toBe('admin');
-    expect(minimumRole('auth:token:admin')).toBe('admin');
+    expect(LEAST_ROLE['boot POST /devices/:mac/bind']).toBe('operator');
+    expect(LEAST_ROLE['boot POST /agents']).toBe('admin');
+    expect(LEAST_ROLE['boot GET /devices/:mac/bmc']).toBe('operator');
+    expect(LEAST_ROLE['console POST /api/auth/tokens']).toBe('admin');
   }, 300_000);
 
   it('through the console’s /api/metal proxy the caller’s role applies, not the proxy’s', async () => {
@@ -175,7 +197,7 @@ describe('every route of every listener', () => {
       if ((await call(app, route.method, url)).statusCode !== 401) problems.push(`${where}: no token not 401`);
       for (const role of ['viewer', 'operator', 'admin'] as const) {
         const r = await call(app, route.method, url, tokens[role]);
-        const allowed = roleAllows(role, route.permission as string);
+        const allowed = tableAllows('consoleMetal', route, role);
         if (allowed === (r.statusCode === 403) || r.statusCode === 401) problems.push(`${where}: ${role} → ${r.statusCode}`);
       }
       checked++;

@@ -3,11 +3,13 @@
  * storm, with its secret key sealed under a passphrase; restore refuses a store in use, a wrong
  * passphrase and an existing store without --replace.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BackupError, backupStore, readBackup, restoreStore } from './backup';
+import { BackupError, backupStore, encodeBackup, KDF_BOUNDS, readBackup, restoreStore } from './backup';
 import { main } from './main';
 import { serve } from './serve';
 import { sleep } from '@ironlens/core/testing';
@@ -142,6 +144,161 @@ describe('backup and restore of the SQLite store', () => {
       process.stderr.write = w2;
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
       Object.assign(process.env, saved);
+    }
+  });
+});
+
+/** A backup file's parts: the magic line, the header (parsed and as written), the MAC line, the store's bytes. */
+interface HeaderSeen {
+  store: { bytes: number; sha256: string };
+  kdf: { name: string; N: number; r: number; p: number; salt: string };
+  [field: string]: unknown;
+}
+
+function partsOf(file: string): { magic: string; header: HeaderSeen; headerLine: string; macLine: string; db: Buffer } {
+  const raw = readFileSync(file);
+  const a = raw.indexOf(0x0a);
+  const b = raw.indexOf(0x0a, a + 1);
+  const c = raw.indexOf(0x0a, b + 1);
+  const headerLine = raw.subarray(a + 1, b).toString('utf8');
+  return { magic: raw.subarray(0, a + 1).toString(), header: JSON.parse(headerLine), headerLine, macLine: raw.subarray(b + 1, c + 1).toString(), db: raw.subarray(c + 1) };
+}
+
+/** The store's bytes after `change` ran on them (as SQLite writes them back, WAL checkpointed). */
+function changedStore(db: Buffer, change: (d: Database.Database) => void): Buffer {
+  const f = join(dir, `tamper-${Math.random().toString(36).slice(2)}.db`);
+  writeFileSync(f, db);
+  const d = new Database(f);
+  change(d);
+  d.pragma('wal_checkpoint(TRUNCATE)');
+  d.close();
+  return readFileSync(f);
+}
+
+const PLANTED = 'ilt_planted-admin-token-29f2';
+/** What the issue's attacker adds: an admin token of theirs, and a trigger that undoes its revocation. */
+const plantBackdoor = (d: Database.Database) => {
+  d.prepare('INSERT INTO auth_tokens (name, role, hash, created_at) VALUES (?, ?, ?, ?)').run('planted', 'admin', createHash('sha256').update(PLANTED).digest('hex'), new Date().toISOString());
+  d.exec("CREATE TRIGGER keep_planted AFTER UPDATE OF revoked_at ON auth_tokens WHEN NEW.name = 'planted' BEGIN UPDATE auth_tokens SET revoked_at = NULL WHERE name = 'planted'; END");
+};
+
+async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof BackupError) return err.code;
+    throw err;
+  }
+  return 'restored';
+}
+
+describe('a backup that was changed is not restored (issue 29, finding 2)', () => {
+  it('the issue\'s tampering (an admin row and a trigger, header size and sha256 recomputed, sealed key kept) is refused: backup_tampered', async () => {
+    const live = await serve(env('live'), () => {});
+    await live.close();
+    await backupStore(env('live'), join(dir, 'b'), PASS);
+    const p = partsOf(join(dir, 'b'));
+    const db = changedStore(p.db, plantBackdoor);
+    const header = { ...p.header, store: { ...p.header.store, bytes: db.length, sha256: createHash('sha256').update(db).digest('hex') } };
+    writeFileSync(join(dir, 'tampered'), Buffer.concat([Buffer.from(`${p.magic}${JSON.stringify(header)}\n${p.macLine}`), db]));
+    expect(await codeOf(restoreStore(env('fresh'), join(dir, 'tampered'), PASS))).toBe('backup_tampered');
+    expect(existsSync(join(dir, 'fresh', 'ironlens.db'))).toBe(false);
+    // The untouched file restores.
+    expect(await codeOf(restoreStore(env('fresh'), join(dir, 'b'), PASS))).toBe('restored');
+  });
+
+  it('even sealed with the passphrase, a store with a trigger, a view, or a table or index of anyone else\'s is refused: backup_schema_foreign', async () => {
+    const live = await serve(env('live'), () => {});
+    await live.close();
+    await backupStore(env('live'), join(dir, 'b'), PASS);
+    const { db } = partsOf(join(dir, 'b'));
+    const key = { key: readBackup(join(dir, 'b'), PASS).key, source: 'test' };
+    const variants: Array<[string, (d: Database.Database) => void]> = [
+      ['the issue\'s backdoor', plantBackdoor],
+      ['a trigger alone', (d) => d.exec('CREATE TRIGGER t AFTER INSERT ON operations BEGIN DELETE FROM operations; END')],
+      ['a view', (d) => d.exec('CREATE VIEW v AS SELECT name, hash FROM auth_tokens')],
+      ['a table', (d) => d.exec('CREATE TABLE extra (x TEXT)')],
+      ['an index', (d) => d.exec('CREATE INDEX extra_idx ON auth_tokens (role)')],
+      ['a table made otherwise', (d) => d.exec('DROP TABLE store_meta; CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL DEFAULT \'x\')')],
+    ];
+    for (const [what, change] of variants) {
+      writeFileSync(join(dir, 'resealed'), encodeBackup(changedStore(db, change), key, PASS));
+      expect(await codeOf(restoreStore(env('fresh'), join(dir, 'resealed'), PASS)), what).toBe('backup_schema_foreign');
+      expect(existsSync(join(dir, 'fresh', 'ironlens.db')), what).toBe(false);
+    }
+    // The same store unchanged, sealed the same way, restores: the check is of the schema, not of the sealing.
+    writeFileSync(join(dir, 'resealed'), encodeBackup(changedStore(db, () => {}), key, PASS));
+    expect(await codeOf(restoreStore(env('fresh'), join(dir, 'resealed'), PASS))).toBe('restored');
+  });
+
+  it('format 1 files, and key-derivation costs outside the bounds, are refused before any key is derived', async () => {
+    const live = await serve(env('live'), () => {});
+    await live.close();
+    await backupStore(env('live'), join(dir, 'b'), PASS);
+    const p = partsOf(join(dir, 'b'));
+    // What this version writes is within what it reads (issue 32, item 1: a writer made weaker fails here).
+    expect(p.header.kdf).toMatchObject({ name: 'scrypt', N: 1 << 15, r: 8, p: 1 });
+    expect(p.header.kdf.N).toBeGreaterThanOrEqual(KDF_BOUNDS.N.min);
+    for (const [N, r, pp] of [[16, 8, 1], [1 << 14, 8, 1], [1 << 20, 8, 1], [(1 << 15) + 1, 8, 1], [1 << 15, 1, 1], [1 << 15, 8, 64]]) {
+      const header = { ...p.header, kdf: { ...p.header.kdf, N, r, p: pp } };
+      writeFileSync(join(dir, 'kdf'), Buffer.concat([Buffer.from(`${p.magic}${JSON.stringify(header)}\n${p.macLine}`), p.db]));
+      expect(() => readBackup(join(dir, 'kdf'), PASS), `N=${N} r=${r} p=${pp}`).toThrow(/backup_kdf_out_of_range/);
+    }
+    writeFileSync(join(dir, 'v1'), Buffer.concat([Buffer.from(`ironlens-backup v1\n${JSON.stringify({ format: 1 })}\n`), p.db]));
+    expect(await codeOf(restoreStore(env('fresh'), join(dir, 'v1'), PASS))).toBe('backup_format_unsupported');
+  });
+});
+
+describe('the backup\'s temporary files (issue 29, finding 9)', () => {
+  it('a file planted at the old temporary names receives nothing; the backup is written 0600 all the same', async () => {
+    const live = await serve(env('live'), () => {});
+    await live.close();
+    const out = join(dir, 'out', 'b');
+    const { mkdirSync, chmodSync } = await import('node:fs');
+    mkdirSync(join(dir, 'out'));
+    chmodSync(join(dir, 'out'), 0o1777); // a shared directory, as /tmp is
+    // Another user's files at the names the backup used, each with a second name kept elsewhere.
+    for (const name of [`${out}.db.partial`, `${out}.partial`]) {
+      writeFileSync(name, '', { mode: 0o666 });
+      chmodSync(name, 0o666);
+      linkSync(name, `${name}.kept`);
+    }
+    const written = await backupStore(env('live'), out, PASS);
+    expect(statSync(written.file).mode & 0o777).toBe(0o600);
+    for (const name of [`${out}.db.partial`, `${out}.partial`]) {
+      expect(readFileSync(`${name}.kept`).length, name).toBe(0);
+      expect(existsSync(name), name).toBe(true);
+    }
+    // Nothing else is left beside it.
+    expect(readdirSync(join(dir, 'out')).sort()).toEqual(['b', 'b.db.partial', 'b.db.partial.kept', 'b.partial', 'b.partial.kept']);
+    expect(await codeOf(restoreStore(env('fresh'), out, PASS))).toBe('restored');
+  });
+});
+
+describe('ironlens\' SSH identity (issue 29, finding 10)', () => {
+  const withConsole = (sub: string) => ({ ...env(sub), IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0', KIND_K8S_SKIP_VERSION_LIST: '1' });
+  const publicKey = async (running: Awaited<ReturnType<typeof serve>>) => (await (await fetch(`${running.urls.console}/api/cluster/bootstrap/ssh-public-key`)).json()).publicKey as string;
+
+  it('a restore onto a fresh data dir keeps the public key nodes trust; the key is in the store sealed, not in plain text', async () => {
+    const live = await serve(withConsole('live'), () => {});
+    const before = await publicKey(live);
+    await live.close();
+    expect(before).toMatch(/^ssh-ed25519 /);
+    const privateKey = readFileSync(join(dir, 'live', 'bootstrap', 'ssh', 'id_ed25519'), 'utf8');
+    await backupStore(env('live'), join(dir, 'b'), PASS);
+    const keyLines = privateKey.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'));
+    expect(keyLines.length).toBeGreaterThan(0);
+    const raw = readFileSync(join(dir, 'b')).toString('latin1');
+    expect(keyLines.filter((l) => raw.includes(l))).toEqual([]);
+    await restoreStore(withConsole('fresh'), join(dir, 'b'), PASS);
+    expect(existsSync(join(dir, 'fresh', 'bootstrap'))).toBe(false);
+    const restored = await serve(withConsole('fresh'), () => {});
+    try {
+      expect(await publicKey(restored)).toBe(before);
+      expect(readFileSync(join(dir, 'fresh', 'bootstrap', 'ssh', 'id_ed25519'), 'utf8')).toBe(privateKey);
+      expect(statSync(join(dir, 'fresh', 'bootstrap', 'ssh', 'id_ed25519')).mode & 0o777).toBe(0o600);
+    } finally {
+      await restored.close();
     }
   });
 });

@@ -112,10 +112,25 @@ export async function buildCli(outdir = CLI_DIST): Promise<string> {
     if (file.includes(NODE_MODULES) && SELF_RELATIVE.test(readFileSync(file, 'utf8'))) keepOut.add(packageRoot(file));
   }
   const result = await build(options(outdir, keepOut));
+  const testOnly = testOnlyInputs(Object.keys(result.metafile.inputs));
+  if (testOnly.length > 0) {
+    await rm(outdir, { recursive: true, force: true });
+    throw new Error(`the command would carry test-only modules (an export of a package's index reaches them): ${testOnly.join(', ')}`);
+  }
   const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
   const files = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js')).length;
   const external = [...keepOut].map((r) => relative(join(REPO_ROOT, 'node_modules'), r)).sort();
   return `${relative(REPO_ROOT, outdir)}: ${files} files, ${Math.round(bytes / 1024)} KiB; kept in node_modules besides native addons: ${external.join(', ')}`;
+}
+
+/**
+ * The workspace modules of `inputs` (the bundle's, relative to the repository) that only tests
+ * use: anything under a package's `testing/` folder, or a `*.test.ts`. The release must carry
+ * none (issue 29, finding 12: the agent's index exported its tgtd harness, and with it core's
+ * test artifacts).
+ */
+export function testOnlyInputs(inputs: string[]): string[] {
+  return inputs.filter((f) => /^packages\/[^/]+\/(src|test)\/(.*\/)?(testing\/|[^/]+\.test\.tsx?$)/.test(f.split(sep).join('/'))).sort();
 }
 
 function options(outdir: string, keepOut: Set<string>) {

@@ -16,7 +16,7 @@ import { freeTcpPort } from '@ironlens/agent/testing';
 import { artifactPath, sleep } from '@ironlens/core/testing';
 import { webDistDir } from '@ironlens/web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from './build';
+import { buildCli, testOnlyInputs } from './build';
 
 const BIN_SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'ironlens.mjs');
 
@@ -95,6 +95,21 @@ describe('the compiled ironlens command', () => {
     expect(readdirSync(join(root, 'dist')).filter((f) => f.endsWith('.js')).length).toBeGreaterThan(2);
   });
 
+  it('carries no module only tests use (issue 29, finding 12): none of its sources is under testing/ or a *.test.ts', async () => {
+    const { readFileSync } = await import('node:fs');
+    const sources = readdirSync(join(root, 'dist'))
+      .filter((f) => f.endsWith('.js.map'))
+      .flatMap((f) => (JSON.parse(readFileSync(join(root, 'dist', f), 'utf8')) as { sources: string[] }).sources);
+    expect(sources.some((s) => s.includes('packages/agent/src/'))).toBe(true);
+    expect(sources.filter((s) => /\/testing\/|\.test\.tsx?$/.test(s))).toEqual([]);
+    // And the build refuses to write such a bundle.
+    expect(testOnlyInputs(['packages/agent/src/testing/tgtd.ts', 'packages/core/src/testing/artifacts.ts', 'packages/cli/src/x.test.ts', 'packages/agent/src/master/master-build.ts', 'node_modules/x/testing/y.js'])).toEqual([
+      'packages/agent/src/testing/tgtd.ts',
+      'packages/cli/src/x.test.ts',
+      'packages/core/src/testing/artifacts.ts',
+    ]);
+  });
+
   it('answers --help from the bundle, without the tsx fallback', async () => {
     const p = start(['--help']);
     expect(await within(20_000, '--help', p.exited)).toBe(0);
@@ -161,6 +176,12 @@ describe('the compiled ironlens command', () => {
         expect(html).toContain('npm run build -w @ironlens/web');
       }
       expect(existsSync(join(work, 'data', 'ironlens.db'))).toBe(true);
+      // The API client through the bundle (its schemas and TypeBox in chunks of their own), on either listener.
+      for (const port of [consolePort, boot]) {
+        const client = start(['workers', 'list'], { IRONLENS_URL: `http://127.0.0.1:${port}`, XDG_CONFIG_HOME: join(work, 'config') });
+        expect(await within(20_000, `workers list on :${port}`, client.exited), client.stderr()).toBe(0);
+        expect(client.stdout()).toMatch(/^WORKER\s+HOSTNAME\s+MAC\s+STATE\s+DISKS\nw1\s+w1\s+-\s+registered\s+-\n$/);
+      }
       p.child.kill('SIGTERM');
       expect(await within(20_000, 'exit after SIGTERM', p.exited)).toBe(0);
       expect(p.stderr()).toContain('[ironlens] SIGTERM: stopping ironlens serve');

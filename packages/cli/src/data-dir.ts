@@ -1,8 +1,8 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Env } from '@ironlens/core';
+import { type Env, tryLockFile } from '@ironlens/core';
 
 /**
  * The repository this command runs from, when it runs from a checkout: the folder three levels
@@ -35,45 +35,47 @@ export function dataDirFrom(env: Env): string {
   return set ? resolve(set) : defaultDataDir(env);
 }
 
-/** The lock file of a `serve` on a SQLite data dir. */
-export const SERVE_LOCK = 'serve.pid';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** The lock of a `serve` on a SQLite data dir: held (a kernel lock, see {@link tryLockFile}) while it runs. */
+export const SERVE_LOCK = 'serve.lock';
+/** Who holds it, for the message of a refused start (written after the lock is taken, removed at release). */
+export const SERVE_PID = 'serve.pid';
 
 /**
- * One `serve` per SQLite data dir: takes `<dataDir>/serve.pid` (created exclusively) and
- * returns its release. A lock whose process is gone (a crash, a kill -9) is taken over; one
- * held by a live process is refused at once, naming that pid. PostgreSQL replicas need no lock.
+ * One `serve` per SQLite data dir: takes the data dir's lock and returns its release. The lock is
+ * one the kernel releases when its process dies (a `kill -9`, a crash), so a supervisor's
+ * immediate restart is never refused by a predecessor that is still exiting; one held by a
+ * running process is refused at once, naming that pid (`serve.pid`). PostgreSQL replicas need no lock.
  */
 export function lockDataDir(dataDir: string, pid: number = process.pid): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const file = join(dataDir, SERVE_LOCK);
-  for (let attempt = 0; attempt < 3; attempt++) {
+  const lock = tryLockFile(join(dataDir, SERVE_LOCK));
+  const pidFile = join(dataDir, SERVE_PID);
+  if (!lock) {
+    let holder = '?';
     try {
-      const fd = openSync(file, 'wx', 0o600);
-      writeSync(fd, `${pid}\n`);
-      closeSync(fd);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        if (existsSync(file) && readFileSync(file, 'utf8').trim() === String(pid)) rmSync(file, { force: true });
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
-      if (Number.isInteger(holder) && holder > 0 && alive(holder)) {
-        throw new Error(`another ironlens serve (pid ${holder}) already uses the data dir ${dataDir} (${file}); stop it, or give this one another IRONLENS_DATA_DIR`);
-      }
-      rmSync(file, { force: true }); // a stale lock: its process is gone
+      holder = readFileSync(pidFile, 'utf8').trim() || '?';
+    } catch {
+      // it has not written its pid yet
     }
+    throw new Error(`another ironlens serve (pid ${holder}) already uses the data dir ${dataDir} (${join(dataDir, SERVE_LOCK)}); stop it, or give this one another IRONLENS_DATA_DIR`);
   }
-  throw new Error(`cannot take the lock ${file}`);
+  try {
+    const tmp = `${pidFile}.${pid}.tmp`;
+    rmSync(tmp, { force: true });
+    writeFileSync(tmp, `${pid}\n`, { mode: 0o600, flag: 'wx' });
+    renameSync(tmp, pidFile);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    try {
+      if (existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(pid)) rmSync(pidFile, { force: true });
+    } finally {
+      lock.release();
+    }
+  };
 }

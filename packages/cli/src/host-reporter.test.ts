@@ -35,7 +35,7 @@ function write(path: string, text: string): void {
 }
 
 /** One machine's roots: iBFT, sysfs, /proc, /etc, /run, the state dir and the stand-in tools. */
-function machine(name: string, opts: { mac: string; hostname: string; chapSecret?: string; controlPlane?: string | null; dhcp?: string }): Record<string, string> {
+function machine(name: string, opts: { mac: string; hostname: string; chapSecret?: string; controlPlane?: string | null; dhcp?: string; marker?: string; targetName?: string }): Record<string, string> {
   const root = join(dir, name);
   const ibft = join(root, 'ibft');
   write(join(ibft, 'ethernet0', 'mac'), `${opts.mac}\n`);
@@ -43,6 +43,7 @@ function machine(name: string, opts: { mac: string; hostname: string; chapSecret
   write(join(ibft, 'ethernet0', 'dhcp'), `${opts.dhcp ?? '192.0.2.1'}\n`);
   write(join(ibft, 'target0', 'chap-type'), opts.chapSecret ? '1\n' : '0\n');
   if (opts.chapSecret) write(join(ibft, 'target0', 'chap-secret'), `${opts.chapSecret}\n`);
+  if (opts.targetName !== undefined) write(join(ibft, 'target0', 'target-name'), `${opts.targetName}\n`);
   const sys = join(root, 'sys');
   const net = join(sys, 'class', 'net');
   for (const [ifname, mac, speed] of [
@@ -82,6 +83,8 @@ function machine(name: string, opts: { mac: string; hostname: string; chapSecret
   write(join(etc, 'os-release'), 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n');
   mkdirSync(join(etc, 'ssh'), { recursive: true });
   for (const t of ['ed25519', 'ecdsa']) execFileSync('ssh-keygen', ['-q', '-t', t, '-N', '', '-C', '', '-f', join(etc, 'ssh', `ssh_host_${t}_key`)]);
+  // issue 31: the image identity `ironlens master build` writes
+  if (opts.marker !== undefined) write(join(etc, 'ironlens-master'), opts.marker);
   if (opts.controlPlane) write(join(etc, 'ironlens', 'host-reporter.conf'), `# written by ironlens master build\nCONTROL_PLANE=${opts.controlPlane}\n`);
   write(
     join(root, 'ip-addr.json'),
@@ -176,7 +179,14 @@ describe('the host reporter against ironlens serve', () => {
     // What iPXE does first: the device report and the bound /boot-vars.
     expect((await fetch(`${boot}/devices/report?mac=${MAC1}`)).status).toBe(200);
     expect(await (await fetch(`${boot}/boot-vars?mac=${MAC1}&hostname=worker-01`)).text()).toContain('boot vars for worker-01');
-    const env = machine('m1', { mac: MAC1, hostname: 'worker-01', chapSecret: secret, controlPlane: boot });
+    const env = machine('m1', {
+      mac: MAC1,
+      hostname: 'worker-01',
+      chapSecret: secret,
+      controlPlane: boot,
+      marker: '# ironlens master image identity (ironlens master build)\nIRONLENS_MASTER=_tpl_debian_12.img\nIRONLENS_BUILD=0123456789abcdef\n',
+      targetName: 'iqn.2026-07.com.controller:r3:worker-01.debian',
+    });
     const run = await reporter(env);
     expect(run.stderr).toContain('reported to');
     expect(run.code).toBe(0);
@@ -193,6 +203,9 @@ describe('the host reporter against ironlens serve', () => {
     expect(w.host.ssh_host_keys).toEqual(keygenFingerprints(env.IRONLENS_ETC_DIR));
     expect(w.host.os).toEqual({ id: 'debian', version_id: '12', pretty_name: 'Debian GNU/Linux 12 (bookworm)' });
     expect(w.host.kernel).toBe('6.1.0-28-amd64');
+    // issue 31: the image it runs and the disk it booted, from /etc/ironlens-master and the iBFT
+    expect(w.host.image).toEqual({ master: '_tpl_debian_12.img', build: '0123456789abcdef' });
+    expect(w.host.boot_disk).toEqual({ iqn: 'iqn.2026-07.com.controller:r3:worker-01.debian' });
     expect(w.host.hardware).toMatchObject({
       cpu_model: 'Intel(R) Xeon(R) Platinum 8480+',
       cpus: 2,
@@ -281,9 +294,12 @@ describe('the host reporter against ironlens serve', () => {
   }, 60_000);
 
   it('without CHAP accepts a report only from the bound MAC with its hostname, as /boot-vars decides', async () => {
-    const ok = await reporter(machine('m2', { mac: MAC2, hostname: 'worker-02', controlPlane: boot }));
+    // A marker and a target name outside their grammars are left out (null), never sent as they are.
+    const ok = await reporter(machine('m2', { mac: MAC2, hostname: 'worker-02', controlPlane: boot, marker: 'IRONLENS_MASTER=../x\nIRONLENS_BUILD=0123456789abcdef\n', targetName: 'iqn.2026-07.x:w2;evil' }));
     expect(ok.code).toBe(0);
-    expect(((await (await fetch(`${boot}/workers/worker-02`)).json()) as Record<string, Json>).address).toBe('192.0.2.24');
+    const w2 = (await (await fetch(`${boot}/workers/worker-02`)).json()) as Record<string, Json>;
+    expect(w2.address).toBe('192.0.2.24');
+    expect([w2.host.image, w2.host.boot_disk]).toEqual([null, null]);
     // worker-02's MAC claiming worker-01's hostname, and an unknown MAC: refused.
     const forged = await reporter(machine('m-forge', { mac: MAC2, hostname: 'worker-01', controlPlane: boot }));
     expect(forged.code).toBe(1);
@@ -319,6 +335,10 @@ describe('the host reporter against ironlens serve', () => {
       { ...good, addresses: [{ interface: 'eth0\nx', mac: '', ipv4: [], ipv6: [] }] },
       { ...good, addresses: [{ interface: 'eth0', mac: '', ipv4: ['fd00::1'], ipv6: [] }] },
       { ...good, kernel: '6.1 set:evil' },
+      // issue 31: an image identity or a boot disk outside their grammars
+      { ...good, image: { master: '../etc/passwd', build: '0123456789abcdef' } },
+      { ...good, image: { master: '_tpl_a.img', build: 'not hex' } },
+      { ...good, boot_disk: { iqn: 'iqn.2026-07.x:w1\nset evil' } },
       { ...good, ssh_host_keys: Array.from({ length: 17 }, () => ({ algorithm: 'ssh-ed25519', fingerprint: `SHA256:${'A'.repeat(43)}` })) },
     ];
     for (const b of bad) expect((await post(JSON.stringify(b))).status).toBe(422);

@@ -4,7 +4,7 @@
  * environment file lists every setting the command reads, commented.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { productionSources } from '@ironlens/core/testing';
@@ -39,16 +39,19 @@ describe('ironlens install-service', () => {
       // systemd-analyze may warn about the user missing on this machine; the unit itself must parse.
       expect(v.out).not.toMatch(/Unknown (key|section)|Failed to parse|Invalid|not executable|Missing/i);
       expect(v.code).toBe(0);
-      for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=', 'UMask=0077']) expect(unit).toContain(`\n${line}\n`);
+      for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'PrivateTmp=yes', 'CapabilityBoundingSet=', 'UMask=0077']) expect(unit).toContain(`\n${line}\n`);
       expect(unit).toContain(`ExecStart=${process.execPath} ${o.entry} ${kind}\n`);
       expect(unit).toContain(`EnvironmentFile=-${join(dir, 'etc', `${kind}.env`)}\n`);
       if (kind === 'serve') {
         expect(unit).toContain('\nUser=ironlens\n');
         expect(unit).toContain('\nStateDirectory=ironlens\n');
         expect(unit).toContain('\nEnvironment=IRONLENS_DATA_DIR=/var/lib/ironlens\n');
+        expect(unit).toContain('\nProtectHome=yes\n');
       } else {
         expect(unit).toContain('\nUser=root\n');
         expect(unit).toContain('\nReadWritePaths=/home/iscsi_img -/run/tgtd -/sys/kernel/config\n');
+        // The default DISK_DIR is under /home: ProtectHome=yes would hide it (see below).
+        expect(unit).toContain('\nProtectHome=tmpfs\nBindPaths=/home/iscsi_img\n');
       }
       const env = readFileSync(w.env, 'utf8');
       expect(statSync(w.env).mode & 0o777).toBe(0o600);
@@ -93,6 +96,65 @@ describe('ironlens install-service', () => {
     expect(text).toContain('systemctl enable --now ironlens-agent');
     expect(text).toContain('dry run: nothing written');
     expect(() => statSync(join(dir, 'u'))).toThrow();
+  });
+});
+
+describe('what install-service refuses or adapts (issue 29, finding 12)', () => {
+  /** A package as `npm install -g` lays it out, owned by root, nothing writable by others. */
+  function packageTree(): { root: string; entry: string } {
+    const root = join(dir, 'lib', 'node_modules', 'ironlens');
+    for (const d of ['packages/cli/bin', 'packages/cli/dist', 'node_modules/pino/lib']) mkdirSync(join(root, d), { recursive: true, mode: 0o755 });
+    const entry = join(root, 'packages', 'cli', 'bin', 'ironlens.mjs');
+    writeFileSync(entry, 'import "../dist/main.js";\n', { mode: 0o755 });
+    writeFileSync(join(root, 'packages', 'cli', 'dist', 'main.js'), '\n', { mode: 0o644 });
+    writeFileSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), '\n', { mode: 0o644 });
+    writeFileSync(join(root, 'package.json'), '{}\n', { mode: 0o644 });
+    return { root, entry };
+  }
+  const optionsFor = (kind: 'serve' | 'agent', entry: string) => ({ ...serviceOptions(kind, { unitDir: join(dir, 'units'), envDir: join(dir, 'etc') }), entry });
+
+  it("refuses a unit whose code (the package, its node_modules, a folder above) another user could change, as root's agent or serve", () => {
+    if (process.getuid?.() !== 0) throw new Error('this test changes files\' owners: run it as root, as the suite runs');
+    const { root, entry } = packageTree();
+    expect(installService(optionsFor('agent', entry)).unit).toBe(join(dir, 'units', 'ironlens-agent.service'));
+    const refusals: Array<[string, () => void, () => void]> = [
+      ['a dependency writable by anyone', () => chmodSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), 0o666), () => chmodSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), 0o644)],
+      ['the bundle owned by another user', () => chownSync(join(root, 'packages', 'cli', 'dist', 'main.js'), 65534, 65534), () => chownSync(join(root, 'packages', 'cli', 'dist', 'main.js'), 0, 0)],
+      ['a folder above the package writable by its group', () => chmodSync(join(dir, 'lib'), 0o775), () => chmodSync(join(dir, 'lib'), 0o755)],
+      ['node_modules owned by another user', () => chownSync(join(root, 'node_modules'), 65534, 65534), () => chownSync(join(root, 'node_modules'), 0, 0)],
+      ['a symlink to a folder anyone may write', () => {
+        mkdirSync(join(dir, 'shared'), { mode: 0o777 });
+        chmodSync(join(dir, 'shared'), 0o777);
+        symlinkSync(join(dir, 'shared'), join(root, 'node_modules', 'linked'));
+      }, () => rmSync(join(root, 'node_modules', 'linked'))],
+    ];
+    for (const [what, spoil, mend] of refusals) {
+      spoil();
+      for (const kind of ['agent', 'serve'] as const) expect(() => installService(optionsFor(kind, entry)), `${kind}: ${what}`).toThrow(/refusing to write a unit that runs .* its code could be changed by someone else than root/);
+      mend();
+    }
+    expect(installService(optionsFor('serve', entry)).unit).toBe(join(dir, 'units', 'ironlens.service'));
+  });
+
+  it("binds a data or disk dir under /home into the sandbox instead of hiding it, and the unit still verifies", () => {
+    const cases: Array<[ReturnType<typeof serviceOptions>, string]> = [
+      [serviceOptions('agent', { unitDir: join(dir, 'a1') }), '\nProtectHome=tmpfs\nBindPaths=/home/iscsi_img\n'],
+      [serviceOptions('agent', { unitDir: join(dir, 'a2'), diskDir: '/srv/disks' }), '\nProtectHome=yes\n'],
+      [serviceOptions('agent', { unitDir: join(dir, 'a3'), diskDir: '/root/disks' }), '\nProtectHome=tmpfs\nBindPaths=/root/disks\n'],
+      [serviceOptions('serve', { unitDir: join(dir, 's1'), dataDir: '/home/ironlens/state' }), '\nProtectHome=tmpfs\nBindPaths=/home/ironlens/state\n'],
+      [serviceOptions('serve', { unitDir: join(dir, 's2'), dataDir: '/homework' }), '\nProtectHome=yes\n'],
+    ];
+    for (const [o, wanted] of cases) {
+      const unit = renderUnit(o);
+      expect(unit, o.kind).toContain(wanted);
+      expect(unit.match(/^ProtectHome=/gm)).toHaveLength(1);
+      mkdirSync(o.unitDir, { recursive: true });
+      const file = join(o.unitDir, 'x.service');
+      writeFileSync(file, unit);
+      const v = verify(file);
+      expect(v.out).not.toMatch(/Unknown (key|section)|Failed to parse|Invalid/i);
+      expect(v.code).toBe(0);
+    }
   });
 });
 

@@ -2,7 +2,7 @@
  * `ironlens install-service [serve|agent]` (issue 23): a hardened systemd unit and an environment
  * file with every setting of that command commented, then what to run next.
  */
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS } from './settings';
@@ -24,6 +24,8 @@ export interface ServiceOptions {
   /** The Node.js binary and the command's entry point, absolute. Default: the running ones. */
   node: string;
   entry: string;
+  /** Who must own the code `ExecStart` runs (uid). Default is `0` (root). */
+  codeOwner?: number;
 }
 
 const USER_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
@@ -57,6 +59,21 @@ export function serviceOptions(kind: string | undefined, flags: Record<string, s
   return o;
 }
 
+/** The directories `ProtectHome=` hides. */
+const HOMES = ['/home', '/root', '/run/user'];
+
+/**
+ * `ProtectHome=` for a unit whose writable directory is `dir`: `yes` (the homes inaccessible)
+ * unless `dir` is under one of them, as the agent's default `DISK_DIR=/home/iscsi_img` is. Then
+ * `yes` would hide it whatever `ReadWritePaths=` says (no mount point is left under an
+ * inaccessible /home; systemd/systemd#7153), so the homes become an empty read-only tmpfs with
+ * `dir` alone bound in (`ProtectHome=tmpfs` with `BindPaths=`, as systemd.exec(5) describes).
+ */
+function protectHome(dir: string): string[] {
+  if (!HOMES.some((h) => dir === h || dir.startsWith(`${h}/`))) return ['ProtectHome=yes'];
+  return ['ProtectHome=tmpfs', `BindPaths=${dir}`];
+}
+
 const unitName = (kind: ServiceKind) => (kind === 'serve' ? 'ironlens.service' : 'ironlens-agent.service');
 const envName = (kind: ServiceKind) => `${kind}.env`;
 
@@ -73,7 +90,7 @@ export function renderUnit(o: ServiceOptions): string {
     'UMask=0077',
     'NoNewPrivileges=yes',
     'ProtectSystem=strict',
-    'ProtectHome=yes',
+    ...protectHome(o.kind === 'serve' ? o.dataDir : o.diskDir),
     'PrivateTmp=yes',
     'ProtectKernelModules=yes',
     'ProtectKernelLogs=yes',
@@ -172,18 +189,102 @@ export function nextSteps(o: ServiceOptions, written: boolean): string {
   return `${steps.join('\n')}\n`;
 }
 
-/** Writes both files (each atomically; the env file is never overwritten, it holds the operator's edits). */
+/** The folder of the package `entry` belongs to (`<root>/packages/cli/bin/ironlens.mjs`, in a checkout and in the release alike). */
+export function packageRootOf(entry: string): string {
+  return resolve(dirname(entry), '..', '..', '..');
+}
+
+/**
+ * What makes the code `ExecStart` runs changeable by someone else than `owner` (root): the Node.js
+ * binary, and the package's `packages/`, `node_modules/` and `package.json` (everything Node loads
+ * from there), each file and folder, and every folder above them, must belong to `owner` and be
+ * writable by no group or other user (a folder with the sticky bit, as /tmp, only by its owner's
+ * entries). A symlink is followed to what it names. One line per problem, at most `max`.
+ * (Issue 29, finding 12: a unit pointing into a user's checkout hands that user root.)
+ */
+export function codeProblems(node: string, entry: string, owner = 0, max = 10): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const check = (path: string, above: boolean): void => {
+    if (problems.length >= max || seen.has(path)) return;
+    seen.add(path);
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(path);
+    } catch (err) {
+      problems.push(`${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+      return;
+    }
+    if (st.isSymbolicLink()) {
+      let target: string;
+      try {
+        target = realpathSync(path);
+      } catch {
+        problems.push(`${path}: a symlink to nothing`);
+        return;
+      }
+      ancestors(target);
+      walk(target);
+      return;
+    }
+    if (st.uid !== owner) problems.push(`${path}: owned by uid ${st.uid}, not ${owner}`);
+    else if (st.mode & 0o022 && !(above && st.isDirectory() && st.mode & 0o1000)) problems.push(`${path}: writable by ${st.mode & 0o002 ? 'anyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8)})`);
+  };
+  const ancestors = (path: string): void => {
+    for (let d = dirname(path); ; d = dirname(d)) {
+      check(d, true);
+      if (d === dirname(d)) break;
+    }
+  };
+  const walk = (path: string): void => {
+    check(path, false);
+    if (problems.length >= max) return;
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(path);
+    } catch {
+      return;
+    }
+    if (!st.isDirectory()) return;
+    for (const name of readdirSync(path)) walk(join(path, name));
+  };
+  const nodeReal = realpathSync(node);
+  ancestors(nodeReal);
+  check(nodeReal, false);
+  const root = realpathSync(packageRootOf(entry));
+  ancestors(root);
+  check(root, true);
+  for (const name of ['packages', 'node_modules', 'package.json']) if (existsSync(join(root, name))) walk(join(root, name));
+  return problems.slice(0, max);
+}
+
+/** Writes a file through a name nobody else can have planted: removed first, then created exclusively. */
+function writeExclusive(file: string, text: string, mode: number): void {
+  rmSync(file, { force: true });
+  writeFileSync(file, text, { mode, flag: 'wx' });
+}
+
+/**
+ * Writes both files (each atomically; the env file is never overwritten, it holds the operator's
+ * edits), once the code the unit would run is known to be root's alone ({@link codeProblems}).
+ */
 export function installService(o: ServiceOptions): { unit: string; env: string; envKept: boolean } {
   if (!existsSync(o.entry)) throw new ServiceError(`the command's entry point ${o.entry} does not exist`);
+  const problems = codeProblems(o.node, o.entry, o.codeOwner ?? 0);
+  if (problems.length > 0) {
+    throw new ServiceError(
+      `refusing to write a unit that runs ${o.entry} as ${o.kind === 'agent' ? 'root' : o.user}: its code could be changed by someone else than root (${problems.join('; ')}). Install ironlens as root (npm install -g of the release package, docs/operate.md) and run install-service from that installation`,
+    );
+  }
   const unit = join(o.unitDir, unitName(o.kind));
   const env = join(o.envDir, envName(o.kind));
   mkdirSync(o.unitDir, { recursive: true });
   mkdirSync(o.envDir, { recursive: true, mode: 0o755 });
-  writeFileSync(`${unit}.partial`, renderUnit(o), { mode: 0o644 });
+  writeExclusive(`${unit}.partial`, renderUnit(o), 0o644);
   renameSync(`${unit}.partial`, unit);
   const envKept = existsSync(env);
   if (!envKept) {
-    writeFileSync(`${env}.partial`, renderEnvFile(o), { mode: 0o600 });
+    writeExclusive(`${env}.partial`, renderEnvFile(o), 0o600);
     renameSync(`${env}.partial`, env);
   }
   mkdirSync(dirname(unit), { recursive: true });

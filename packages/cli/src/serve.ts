@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
-import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, httpLimitsFromEnv, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
+import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterNodes, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
+import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, type HttpLimits, httpLimitsFromEnv, jobLeaseFromEnv, JobRunner, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
 import { createKindServices, type KindDatabase, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { BootServices, buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { BootServices, buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalConfig, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
@@ -66,6 +66,121 @@ async function listenOrExplain(app: FastifyInstance, listen: { host: string; por
   }
 }
 
+/** What both listeners are built from (`serve` makes it once). */
+interface ListenerContext {
+  env: Env;
+  log: Log;
+  opts: ServeOptions;
+  dataDir: string;
+  store: Store<IronlensDatabase>;
+  metal: MetalServices;
+  metalConfig: MetalConfig;
+  metrics: Metrics;
+  named: NamedTokens;
+  namedCount: number;
+  limiter: AuthLimiter;
+  logger: boolean;
+  limits: HttpLimits;
+  started: Started;
+  /** ironlens' own dnsmasq (IRONLENS_BOOT_SERVICES), started once the provisioning listener answers. */
+  bootServices: BootServices | null;
+}
+
+/** What the listeners started: their apps (closed first), URLs, and what closes after them, in order. */
+interface Started {
+  apps: FastifyInstance[];
+  urls: Record<string, string>;
+  appsByName: Record<string, FastifyInstance>;
+  closers: Array<() => Promise<void>>;
+}
+
+/** The provisioning listener: seed 004 at its exact paths, and the tokens API. */
+async function startBootListener(c: ListenerContext, bootListen: { host: string; port: number }): Promise<void> {
+  const { env, log, store, metal, metalConfig, metrics, named, namedCount, limiter, logger, limits, started, bootServices } = c;
+  const bootAuth = new Authenticator([{ variable: 'IPXE_CP_TOKEN', token: metalConfig.token }], named);
+  const app = await buildMetalApp({
+    services: metal,
+    http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot' }, limits, access: { authenticator: bootAuth, limiter } },
+  });
+  started.apps.push(app);
+  // Tokens are served on both listeners (docs/access.md).
+  await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(partOf(store)) });
+  started.appsByName.boot = app;
+  started.urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
+  log(`provisioning API on ${boundAddress(app)} (${started.urls.boot}; docs at /docs, /redoc)`);
+  bootServices?.attach({ dhcp: metal.dhcp, bootScript: metal.bootScript, port: (app.server.address() as AddressInfo).port });
+  if (!metalConfig.token && namedCount === 0) log(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches ${boundAddress(app).split(' ')[0]}`);
+}
+
+/** The console listener: the web console, the kind panel, the cluster manager and its bootstrap, the console's provisioning API. */
+async function startConsoleListener(c: ListenerContext, consoleListen: { host: string; port: number }): Promise<void> {
+  const { env, log, opts, dataDir, store, metal, metalConfig, metrics, named, namedCount, limiter, logger, limits, started } = c;
+  const token = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
+  const consoleAuth = new Authenticator([{ variable: 'IRONLENS_CONSOLE_TOKEN', token }], named);
+  let clustersClose: (() => Promise<void>) | undefined;
+  let bootstrapClose: (() => Promise<void>) | undefined;
+  // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
+  const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, partOf(store), { jobObserver: metrics.jobs });
+  // Closed after the apps, in this order: the kind panel, the bootstrap, the cluster manager.
+  started.closers.push(kind.close, async () => {
+    await bootstrapClose?.();
+    await clustersClose?.();
+  });
+  // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
+  const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
+  const app = await createHttpApp({
+    title: 'ironlens console',
+    description: 'The console listener: the kind panel under /kind (seed 001).',
+    logger,
+    metrics: { metrics, listener: 'console' },
+    access: { authenticator: consoleAuth, limiter },
+    limits,
+    // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
+    browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
+    instrument: opts.instrumentConsole,
+  });
+  started.apps.push(app);
+  started.appsByName.console = app;
+  await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(partOf(store)) });
+  await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc' });
+  // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
+  // The booted workers' reported addresses and host keys, from metal (issue 24; the gateway's URL, issue 22).
+  const workers: WorkerDirectory = {
+    find: (id) => metal.hostReports.directoryEntry(id),
+    joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId),
+    joinedTo: (clusterId) => metal.hostReports.joinedTo(clusterId),
+  };
+  const clusters = createClusterServices({ store: partOf(store), env, dataDir, runner: kind.runner, workers });
+  clustersClose = clusters.close;
+  await app.register(clustersPlugin, { services: clusters });
+  // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
+  // Bootstrap from workers (issue 24): the directory above.
+  const bootstrap = await createBootstrapServices({ store: partOf(store), env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(partOf(store)), jobObserver: metrics.jobs, workers });
+  bootstrapClose = bootstrap.close;
+  await app.register(bootstrapPlugin, { services: bootstrap.services });
+  // The console's provisioning API authenticates the caller's own token, as the console listener does.
+  const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false, access: { authenticator: consoleAuth, limiter } } });
+  started.appsByName.consoleMetal = metalForConsole;
+  await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, authenticator: consoleAuth, metalToken: metalConfig.token });
+  app.get('/healthz', { config: { permission: 'public' }, schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
+  started.urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
+  // The gateway's authorization hook reaches this listener: on an ephemeral port (0) its bound port.
+  clusters.gateway.useConsolePort((app.server.address() as AddressInfo).port);
+  const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : namedCount > 0 ? 'bearer token required (named tokens)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
+  log(`console on ${boundAddress(app)} (${started.urls.console}/; provisioning API at /api/metal, kind panel at /kind/, kind API at /kind/api/v1, cluster manager at /api/cluster; ${access})`);
+  if (!token && namedCount === 0 && !isLoopback((app.server.address() as AddressInfo).address)) {
+    log('warning: the console listens beyond this machine without IRONLENS_CONSOLE_TOKEN: anyone who reaches it can take cluster-admin kubeconfigs');
+  }
+  // Deferred work after listen: the Kubernetes client is loaded once the listeners answer.
+  setTimeout(() => {
+    try {
+      preloadKubeClient();
+    } catch (err) {
+      log(`warning: the Kubernetes client could not be loaded: ${(err as Error).message}`);
+    }
+  }, 200).unref();
+}
+
 /**
  * `ironlens serve`: the provisioning listener (`IRONLENS_BOOT_LISTEN`, default
  * `0.0.0.0:4839`, seed 004 at its exact paths) and the console listener
@@ -114,26 +229,18 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
     log(`error: an unhandled promise rejection was caught and the process keeps running (${what})`);
   };
   process.on('unhandledRejection', onUnhandled);
-  const apps: FastifyInstance[] = [];
+  const started: Started = { apps: [], urls: {}, appsByName: {}, closers: [] };
   let changes: ChangeFeed | undefined;
   let replication: MetalReplication | undefined;
   let chapReconciler: ChapReconciler | undefined;
   let metalServices: MetalServices | undefined;
-  let kindClose: (() => Promise<void>) | undefined;
-  let clustersClose: (() => Promise<void>) | undefined;
-  let bootstrapClose: (() => Promise<void>) | undefined;
   const close = async () => {
     process.off('unhandledRejection', onUnhandled);
-    for (const app of apps.splice(0)) await app.close();
+    for (const app of started.apps.splice(0)) await app.close();
     await bootServices?.stop();
     chapReconciler?.stop();
     metalServices?.power.stop();
-    if (kindClose) await kindClose();
-    kindClose = undefined;
-    if (bootstrapClose) await bootstrapClose();
-    bootstrapClose = undefined;
-    if (clustersClose) await clustersClose();
-    clustersClose = undefined;
+    for (const c of started.closers.splice(0)) await c();
     await replication?.close();
     replication = undefined;
     await changes?.close();
@@ -162,8 +269,16 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
         `running as replica ${origin} on PostgreSQL: caches follow the other replicas (LISTEN ${CHANGES_CHANNEL}), jobs are leased (IRONLENS_JOB_LEASE_MS), the dnsmasq hosts file is written by the elected replica of group ${JSON.stringify(metalConfig.dhcpWriterGroup)}`,
       );
     }
-    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes, bootServices: bootServices ?? undefined });
+    // Rollouts (issue 31) run on a runner of their own and drain the registered clusters' nodes.
+    const clusterNodes = createClusterNodes({ store: partOf(store), env, dataDir });
+    const rolloutRunner = new JobRunner(new JobsRepository(partOf(store)), { ...jobLeaseFromEnv(env), observer: metrics.jobs });
+    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes, clusterNodes: clusterNodes.nodes, runner: rolloutRunner, bootServices: bootServices ?? undefined });
     metalServices = metal;
+    started.closers.push(async () => {
+      await rolloutRunner.stop();
+      clusterNodes.close();
+    });
+    await metal.rollouts.start();
     // Proofs of boot left pending by an earlier run are watched again (or end at their deadline).
     await metal.power.resume();
     if (changes?.shared && store.pool) {
@@ -183,95 +298,31 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
     // CHAP on: agents whose tgtd restarted get their CHAP-bound targets back (the hosts-file writer checks).
     if (metalConfig.iscsiChap) chapReconciler = new ChapReconciler(metal.storage, metal.dhcp, metalConfig.iscsiChapReconcileMs, log).start();
 
-    const urls: Record<string, string> = {};
-    const appsByName: Record<string, FastifyInstance> = {};
     // Access (issue 20, docs/access.md): named tokens of the store on both listeners, beside each
     // listener's environment token; one failed-auth limiter for the process.
     const named = new NamedTokens(new TokensRepository(partOf(store)), { cacheMs: envInt(env, 'IRONLENS_AUTH_CACHE_MS', 500) });
-    const limiter = new AuthLimiter(authLimiterOptionsFromEnv(env));
-    const bootAuth = new Authenticator([{ variable: 'IPXE_CP_TOKEN', token: metalConfig.token }], named);
-    const consoleToken = envOptional(env, 'IRONLENS_CONSOLE_TOKEN');
-    const consoleAuth = new Authenticator([{ variable: 'IRONLENS_CONSOLE_TOKEN', token: consoleToken }], named);
-    const namedCount = await named.repo.count();
-    const logger = env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true';
-    // Timeouts and connection caps, the same on both listeners (IRONLENS_HTTP_*).
-    const limits = httpLimitsFromEnv(env);
-    if (bootListen) {
-      const app = await buildMetalApp({
-        services: metal,
-        http: { logger, trustProxy: env.IRONLENS_TRUST_PROXY === '1', metrics: { metrics, listener: 'boot' }, limits, access: { authenticator: bootAuth, limiter } },
-      });
-      apps.push(app);
-      // Tokens are served on both listeners (docs/access.md).
-      await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(partOf(store)) });
-      appsByName.boot = app;
-      urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
-      log(`provisioning API on ${boundAddress(app)} (${urls.boot}; docs at /docs, /redoc)`);
-      bootServices?.attach({ dhcp: metal.dhcp, bootScript: metal.bootScript, port: (app.server.address() as AddressInfo).port });
-      if (!metalConfig.token && namedCount === 0) log(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches ${boundAddress(app).split(' ')[0]}`);
-    }
-
-    if (consoleListen) {
-      // Inside `serve`, the kind panel's cluster files live under the data dir unless told otherwise.
-      const kind = await createKindServices({ KIND_K8S_CLUSTERS_DIR: join(dataDir, 'kind', 'clusters'), ...env }, partOf(store), { jobObserver: metrics.jobs });
-      kindClose = kind.close;
-      const token = consoleToken;
-      // The web console (issue 11): `/` and its page paths, assets, the provisioning API under /api/metal.
-      const webDist = envString(env, 'IRONLENS_WEB_DIST', webDistDir);
-      const app = await createHttpApp({
-        title: 'ironlens console',
-        description: 'The console listener: the kind panel under /kind (seed 001).',
-        logger,
-        metrics: { metrics, listener: 'console' },
-        access: { authenticator: consoleAuth, limiter },
-        limits,
-        // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
-        browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
-        instrument: opts.instrumentConsole,
-      });
-      apps.push(app);
-      appsByName.console = app;
-      await app.register(authRoutes, { prefix: '/api/auth', tokens: named, operations: new OperationsLog(partOf(store)) });
-      await app.register(kindPlugin, { prefix: '/kind', services: kind.services, webDist, webBuildCommand: WEB_BUILD_COMMAND, docsUrl: '/docs', redocUrl: '/redoc' });
-      // The cluster manager (seed 000) at its exact paths: /api/v1/versions, /api/cluster/…, /api/cluster-overview/….
-      // The booted workers' reported addresses and host keys, from metal (issue 24; the gateway's URL, issue 22).
-      const workers: WorkerDirectory = {
-        find: (id) => metal.hostReports.directoryEntry(id),
-        joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId),
-        joinedTo: (clusterId) => metal.hostReports.joinedTo(clusterId),
-      };
-      const clusters = createClusterServices({ store: partOf(store), env, dataDir, runner: kind.runner, workers });
-      clustersClose = clusters.close;
-      await app.register(clustersPlugin, { services: clusters });
-      // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
-      // Bootstrap from workers (issue 24): the directory above.
-      const bootstrap = await createBootstrapServices({ store: partOf(store), env, dataDir, registrar: clusters.clusters, operations: new OperationsLog(partOf(store)), jobObserver: metrics.jobs, workers });
-      bootstrapClose = bootstrap.close;
-      await app.register(bootstrapPlugin, { services: bootstrap.services });
-      // The console's provisioning API authenticates the caller's own token, as the console listener does.
-      const metalForConsole = await buildMetalApp({ services: metal, http: { logger: false, docs: false, access: { authenticator: consoleAuth, limiter } } });
-      appsByName.consoleMetal = metalForConsole;
-      await mountConsole(app, { webDist, buildCommand: WEB_BUILD_COMMAND, metal: metalForConsole, authenticator: consoleAuth, metalToken: metalConfig.token });
-      app.get('/healthz', { config: { permission: 'public' }, schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'ok' }));
-      urls.console = await listenOrExplain(app, consoleListen, 'IRONLENS_CONSOLE_LISTEN (--console-listen)');
-      // The gateway's authorization hook reaches this listener: on an ephemeral port (0) its bound port.
-      clusters.gateway.useConsolePort((app.server.address() as AddressInfo).port);
-      const access = token ? 'bearer token required (IRONLENS_CONSOLE_TOKEN)' : namedCount > 0 ? 'bearer token required (named tokens)' : 'no token: IRONLENS_CONSOLE_TOKEN is not set';
-      log(`console on ${boundAddress(app)} (${urls.console}/; provisioning API at /api/metal, kind panel at /kind/, kind API at /kind/api/v1, cluster manager at /api/cluster; ${access})`);
-      if (!token && namedCount === 0 && !isLoopback((app.server.address() as AddressInfo).address)) {
-        log('warning: the console listens beyond this machine without IRONLENS_CONSOLE_TOKEN: anyone who reaches it can take cluster-admin kubeconfigs');
-      }
-      // Deferred work after listen: the Kubernetes client is loaded once the listeners answer.
-      setTimeout(() => {
-        try {
-          preloadKubeClient();
-        } catch (err) {
-          log(`warning: the Kubernetes client could not be loaded: ${(err as Error).message}`);
-        }
-      }, 200).unref();
-    }
+    const ctx: ListenerContext = {
+      env,
+      log,
+      opts,
+      dataDir,
+      store,
+      metal,
+      metalConfig,
+      metrics,
+      named,
+      namedCount: await named.repo.count(),
+      limiter: new AuthLimiter(authLimiterOptionsFromEnv(env)),
+      logger: env.IRONLENS_LOG === '1' || env.IRONLENS_LOG === 'true',
+      // Timeouts and connection caps, the same on both listeners (IRONLENS_HTTP_*).
+      limits: httpLimitsFromEnv(env),
+      started,
+      bootServices,
+    };
+    if (bootListen) await startBootListener(ctx, bootListen);
+    if (consoleListen) await startConsoleListener(ctx, consoleListen);
     await Promise.all(pending);
-    return { urls, apps: appsByName, close };
+    return { urls: started.urls, apps: started.appsByName, close };
   } catch (err) {
     // What was still running when the start failed ends before the store closes under it.
     await Promise.allSettled(pending);

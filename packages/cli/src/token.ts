@@ -15,8 +15,8 @@ function option(args: string[], name: string): string | undefined {
 }
 
 /**
- * `ironlens token …`: resolves to the exit code. `usage` is main's `COMMAND_USAGE.token`, handed
- * in (this module does not import main: the bundle keeps main's entry free of static imports).
+ * `ironlens token …`: resolves to the exit code. `usage` is `COMMAND_USAGE.token` (vocabulary.ts),
+ * handed in by main (the bundle keeps main's entry free of static imports of other chunks).
  */
 export async function tokenCommand(args: string[], env: Env, io: Out = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }, TOKEN_USAGE = 'usage: ironlens token create|list|revoke\n'): Promise<number> {
   const [sub, ...rest] = args;

@@ -5,11 +5,11 @@
  * in the configured absolute dir, and whose `devices list` works against it. Slow (npm installs
  * the dependencies and builds better-sqlite3 from the npm cache): runs once, in the sqlite project.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sleep, waitUntil } from '@ironlens/core/testing';
+import { freeTcpPort, sleep, waitUntil } from '@ironlens/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
@@ -28,6 +28,12 @@ describe('the release package', () => {
     expect(listing).toContain('package/packages/cli/dist/main.js');
     expect(listing).toContain('package/packages/web/dist/index.html');
     expect(listing.filter((f) => f.endsWith('.ts') || f.includes('node_modules/'))).toEqual([]);
+    // What `master build` reads at run time (issue 29, finding 12), and nothing only tests use.
+    for (const f of ['packages/agent/assets/master/debian-12/essential-hook.sh', 'packages/agent/assets/master/debian-12/customize-hook.sh', 'packages/metal/assets/host-reporter/install.txt', 'packages/metal/assets/host-reporter/ironlens-host-reporter']) {
+      expect(listing).toContain(`package/${f}`);
+    }
+    const bundle = listing.filter((f) => f.startsWith('package/packages/cli/dist/') && f.endsWith('.js'));
+    for (const f of bundle) expect(execFileSync('tar', ['xzOf', tgz, f], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }), f).not.toMatch(/startTgtd|function artifactPath/);
 
     const prefix = join(dir, 'prefix');
     execFileSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--allow-scripts=better-sqlite3,ssh2,cpu-features', tgz], { cwd: dir, stdio: 'pipe', timeout: 800_000 });
@@ -36,6 +42,17 @@ describe('the release package', () => {
     // The installed package links nothing back into the repository.
     expect(readdirSync(join(prefix, 'lib', 'node_modules'))).toEqual(['ironlens']);
     expect(execFileSync(bin, ['--help'], { encoding: 'utf8' })).toMatch(/^usage: ironlens <command>/);
+    expect(execFileSync(bin, ['master', 'build', '--help'], { encoding: 'utf8' })).toMatch(/^usage: ironlens master build --os debian-12 --disk-dir DIR/);
+    // A build from the installed package, up to its first stage: the plan reads the hooks and the
+    // host reporter from the package (it was ENOENT), says what it builds, then mmdebstrap fails at
+    // once against a mirror where nothing listens (this test downloads nothing).
+    const disks = join(dir, 'disks');
+    mkdirSync(disks);
+    const closed = await freeTcpPort();
+    const build = spawnSync(bin, ['master', 'build', '--os', 'debian-12', '--disk-dir', disks, '--cache-dir', join(dir, 'master-cache'), '--mirror', `http://127.0.0.1:${closed}/debian`, '--security-mirror', `http://127.0.0.1:${closed}/debian-security`], { encoding: 'utf8', timeout: 300_000, env: { ...process.env, IRONLENS_FROM_SOURCE: '' } });
+    expect(build.stderr).not.toMatch(/ENOENT|host reporter's files are missing|Cannot find module/);
+    expect(build.stderr).toMatch(/\[master\] Debian [^\n]* → [^\n]*_tpl_debian_12\.img \(4 GiB\); root filesystem key [0-9a-f]{16}/);
+    expect(build.status).toBe(1);
 
     const cwd = join(dir, 'elsewhere');
     const data = join(dir, 'state', 'ironlens');

@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dumpDatabase, sleep } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cacheDirFor } from './services/software.service';
+import { cacheDirFor } from './software/software.service';
 import { type ClustersTestApp, closedPort, kubeconfigWithKey, multipart, startClustersApp } from './testing/app';
 import { LocalGithubMirror } from './testing/github-mirror';
 
@@ -250,6 +250,28 @@ describe('PATCH /api/cluster/clusters/{id}', () => {
     expectProblem(await t.app.inject({ method: 'PATCH', url: `/api/cluster/clusters/${id}`, payload: { inotifyMaxUserInstances: 'many' } }), 422, 'validation_failed');
     expectProblem(await t.app.inject({ method: 'PATCH', url: `/api/cluster/clusters/${id}`, payload: { name: 'PROD east' } }), 409, 'cluster_name_conflict');
     expectProblem(await t.app.inject({ method: 'PATCH', url: `/api/cluster/clusters/${id}`, payload: { name: ' ' } }), 422, 'invalid_cluster_name');
+  });
+
+  it('takes what Lens’ clients send (the seed’s body, the record’s five version fields as strings or null) and refuses anything else, as Lens does (422 validation_failed)', async () => {
+    const patch = (payload: object) => t.app.inject({ method: 'PATCH', url: `/api/cluster/clusters/${id}`, payload });
+    // The seed's example body, and the version fields a client sends back from a record: accepted, ignored.
+    const seed = { name: 'Primary cluster', description: 'Shared production GPU cluster', proxy: { mode: 'custom', httpProxy: 'http://proxy.example:3128', httpsProxy: 'http://proxy.example:3128', noProxy: '127.0.0.1,localhost,.svc' }, llmDRef: 'v0.3.0', llmDBenchmarkRef: 'main', draft: false };
+    const ok = await patch({ ...seed, routerVersion: 'v0.1.0', gieVersion: null, ippVersion: 'v9.9.9' });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json().cluster).toMatchObject({ name: 'Primary cluster', routerVersion: 'v0.11.0', gieVersion: 'v1.5.0', ippVersion: 'v0.1.0', llmDRef: 'v0.10.0' });
+    expect((await patch({ name: 'patched' })).statusCode).toBe(200);
+    // Anything else: a field Lens does not take, a version that is not a string, an unknown proxy mode or proxy field.
+    expectProblem(await patch({ kubeconfig: 'apiVersion: v1' }), 422, 'validation_failed');
+    expectProblem(await patch({ llmDRef: { ref: 'main' } }), 422, 'validation_failed');
+    expectProblem(await patch({ gieVersion: 15 }), 422, 'validation_failed');
+    expectProblem(await patch({ proxy: { mode: 'bogus' } }), 422, 'validation_failed');
+    expectProblem(await patch({ proxy: { mode: 'custom', httpsProxy: 'http://p.example:3128', socks: 'x' } }), 422, 'validation_failed');
+    // Each proxy mode of today is taken.
+    for (const mode of ['none', 'system', 'custom']) expect((await patch({ proxy: { mode, httpsProxy: mode === 'custom' ? 'http://p.example:3128' : null } })).statusCode, mode).toBe(200);
+  });
+
+  it('pre-pull takes the seed’s body only: another field is 422 validation_failed (before the cluster is asked)', async () => {
+    expectProblem(await t.app.inject({ method: 'POST', url: `/api/cluster/clusters/${id}/images/prepull`, payload: { accelerators: ['nvidia'], images: ['evil:latest'] } }), 422, 'validation_failed');
   });
 
   it('needs the cluster to check a port against other Services: unreachable → 502 cluster_request_failed', async () => {

@@ -5,7 +5,7 @@ import { ApiextensionsV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-nod
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientNodeConnector, type Kube, type KubeConnector } from './adapters/kube.adapter';
-import { stackProfile } from './profile';
+import { stackProfile } from './shared/profile';
 import { type ClustersTestApp, multipart, startClustersApp } from './testing/app';
 import { CountingConnectProxy } from './testing/counting-proxy';
 import { gatewayApiBundle, inferenceExtensionBundle } from './testing/crd-bundles';

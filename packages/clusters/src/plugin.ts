@@ -1,10 +1,12 @@
 import multipart from '@fastify/multipart';
-import { Authenticator, declareRoutePermissions, installAccessControl, installErrorHandling } from '@ironlens/core';
+import { AppError, Authenticator, declareRoutePermissions, installAccessControl, installErrorHandling } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
-import { problemErrorOptions, renderProblem } from './http/problem';
-import { CLUSTERS_ROUTE_PERMISSIONS } from './permissions';
 import { gatewayRoutes } from './gateway/gateway.routes';
-import { clusterRoutes } from './routes/clusters.routes';
+import { overviewRoutes } from './overview/overview.routes';
+import { registryRoutes } from './registry/registry.routes';
+import { problemErrorOptions, renderProblem } from './shared/http-problem';
+import { CLUSTERS_ROUTE_PERMISSIONS } from './shared/permissions';
+import { softwareRoutes } from './software/software.routes';
 import type { ClusterServices } from './wiring';
 
 export interface ClustersPluginOptions {
@@ -33,6 +35,16 @@ export async function clustersPlugin(app: FastifyInstance, opts: ClustersPluginO
   declareRoutePermissions(app, CLUSTERS_ROUTE_PERMISSIONS);
   if (opts.token) installAccessControl(app, { authenticator: new Authenticator([{ variable: 'IRONLENS_CONSOLE_TOKEN', token: opts.token }]) });
   // The gateway's authorization hook is `public` here: the gateway's own access keys authenticate it, never a console token.
-  gatewayRoutes(app, opts.services.gateway);
-  clusterRoutes(app, opts.services);
+  const s = opts.services;
+  gatewayRoutes(app, s.gateway);
+  registryRoutes(app, s);
+  overviewRoutes(app, s);
+  softwareRoutes(app, s);
+  // Unknown paths under this API answer in its own shape (more specific routes, the bootstrap's
+  // included, always win over these wildcards).
+  const notFound = async () => {
+    throw new AppError('route_not_found', 'Not Found');
+  };
+  app.all('/api/cluster/*', { schema: { hide: true } }, notFound);
+  app.all('/api/cluster-overview/*', { schema: { hide: true } }, notFound);
 }

@@ -1,3 +1,4 @@
+export * from './actor';
 export * from './audit';
 export * from './auth';
 export * from './config';
@@ -11,3 +12,4 @@ export * from './metrics';
 export * from './net';
 export * from './secrets';
 export * from './store';
+export * from './timing';

@@ -5,6 +5,7 @@ import { bootRoutes } from './routes/boot.routes';
 import { deviceRoutes } from './routes/device.routes';
 import { hostReportRoutes } from './routes/host-report.routes';
 import { powerRoutes } from './routes/power.routes';
+import { driftRoutes, rolloutRoutes } from './routes/rollout.routes';
 import { storageRoutes } from './routes/storage.routes';
 import { workerRoutes } from './routes/worker.routes';
 import type { MetalServices } from './wiring';
@@ -33,6 +34,8 @@ export const metalPlugin: FastifyPluginAsync<MetalPluginOptions> = async (app, o
   storageRoutes(app, s);
   hostReportRoutes(app, s);
   powerRoutes(app, s);
+  rolloutRoutes(app, s);
+  driftRoutes(app, s);
   for (const add of opts.extraRoutes ?? []) add(app, s);
 };
 

@@ -1,4 +1,11 @@
-import { type ChangeFeed, type Exec, LocalChangeFeed, type Metrics, OperationsLog, partOf, exec as realExec, SecretBox } from '@ironlens/core';
+import { type ChangeFeed, type Exec, JobRunner, JobsRepository, LocalChangeFeed, type Metrics, OperationsLog, partOf, exec as realExec, SecretBox } from '@ironlens/core';
+import { type ClusterNodes, NO_CLUSTER_NODES } from './adapters/cluster-nodes';
+import { RolloutRepository } from './repositories/rollout.repository';
+import { RolloutMetrics } from './rollout.metrics';
+import { DriftService } from './services/drift.service';
+import { defaultDisk, RolloutService } from './services/rollout.service';
+import { wakeKeys } from './services/rollout.worker';
+import { Wakeups } from './services/wakeups';
 import { CommandReloader, type DhcpHostsFile, type DnsmasqReloader, DockerHupReloader, FileDhcpHosts, NoReloader, PidFileReloader } from './adapters/dnsmasq.adapter';
 import { DetectingReloader } from './adapters/dnsmasq-detect.adapter';
 import type { MetalConfig } from './config';
@@ -55,6 +62,10 @@ export interface MetalServices {
   bootScript: BootScriptService;
   /** ironlens' own dnsmasq, when `IRONLENS_BOOT_SERVICES` is on: its state in `/healthz`. */
   bootServices?: { status(): BootServicesStatus };
+  /** Rollouts of a new master across workers (issue 31). */
+  rollouts: RolloutService;
+  /** The ledger against reality, and its reconcile (issue 31). */
+  drift: DriftService;
   operations(q: { since?: number; limit?: number; mac?: string }): ReturnType<OperationsLog['list']>;
 }
 
@@ -88,6 +99,12 @@ export interface MetalDeps {
   bmc?: BmcConnector;
   /** ironlens' own dnsmasq (`IRONLENS_BOOT_SERVICES`, issue 30). Default: none. */
   bootServices?: { status(): BootServicesStatus };
+  /** The Kubernetes nodes workers are (issue 31: a rollout drains them). Default: none (no worker is a node). */
+  clusterNodes?: ClusterNodes;
+  /** The shared job runner rollouts run on. Default: one of its own over `store` (which then needs `jobsMigrations`). */
+  runner?: JobRunner;
+  /** How often a rollout's waits re-read the store when nothing woke them. Default is `2000` ms. */
+  rolloutPollMs?: number;
 }
 
 /** The real BMC adapters: Redfish over HTTP(S), IPMI through `ipmitool -I lanplus`. */
@@ -148,7 +165,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   bootVars.onSighting = (mac) => proof.seen(mac, 'boot_vars');
   const ledger = new LedgerWriter(store, { invalidate: () => bootVars?.invalidate(), sync: () => dhcp.sync() });
   const devices = new DeviceService(store, deviceRepo, workerRepo, settings, ledger, bootVars, ops, reportGuard, { maxPooled: config.reportMaxPooled, autoBootTimeout: config.autoBootTimeout, lastSeenSeconds: config.reportLastSeenSeconds }, power, deps.now);
-  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap });
+  const rolloutRepo = new RolloutRepository();
+  const storage = new StorageService(store, agents, agentRepo, workerRepo, deviceRepo, dhcp, ledger, ops, config.agentDiskTimeoutMs, { repo: chapRepo, enabled: config.iscsiChap }, rolloutRepo);
   const hostRepo = new HostReportRepository();
   // The boot timeline's first iSCSI login: the sessions the worker's agents saw on its targets.
   const logins = async (targets: Array<{ agent: string; iqn: string }>): Promise<string[]> => {
@@ -160,8 +178,44 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     return out;
   };
   const hostReports = new HostReportService(store, workerRepo, deviceRepo, chapRepo, hostRepo, ops, metrics?.hostReports, { now: deps.now, logins });
-  bootVars.onBoundAnswer((workerId) => hostReports.noteBootVars(workerId));
-  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch, hostRepo);
+  // Issue 31: what a rollout waits for wakes it (the proof of boot, a host report, /boot-vars).
+  const wakeups = new Wakeups();
+  bootVars.onBoundAnswer((workerId) => {
+    hostReports.noteBootVars(workerId);
+    wakeups.notify(wakeKeys.bootVars(workerId));
+  });
+  hostReports.onAccepted = (workerId) => wakeups.notify(wakeKeys.report(workerId));
+  proof.onBooted = (mac) => wakeups.notify(wakeKeys.boot(mac));
+  const workers = new WorkerService(store, workerRepo, deviceRepo, devices, ledger, ops, storage, config.defaultArch, hostRepo, rolloutRepo);
+  const rolloutMetrics =
+    deps.metrics &&
+    new RolloutMetrics(deps.metrics, async () => {
+      const counts = new Map<string, number>();
+      for (const w of await workerRepo.list(store.db)) {
+        const d = defaultDisk(w);
+        const m = d?.source.type === 'master' && d.source.name ? d.source.name : 'none';
+        counts.set(m, (counts.get(m) ?? 0) + 1);
+      }
+      return counts;
+    });
+  const rollouts = new RolloutService({
+    store,
+    repo: rolloutRepo,
+    workers: workerRepo,
+    devices: deviceRepo,
+    hosts: hostRepo,
+    hostReports,
+    ledger,
+    storage,
+    power,
+    nodes: deps.clusterNodes ?? NO_CLUSTER_NODES,
+    ops,
+    wakeups,
+    pollMs: deps.rolloutPollMs ?? 2000,
+    now: deps.now ?? Date.now,
+    runner: deps.runner ?? new JobRunner(new JobsRepository(partOf(store)), { observer: deps.metrics?.jobs }),
+    observer: rolloutMetrics?.observer,
+  });
   return {
     config,
     settings,
@@ -176,6 +230,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     power,
     bootScript: new BootScriptService(undefined, config.bootUrl),
     bootServices: deps.bootServices,
+    rollouts,
+    drift: new DriftService(store, workerRepo, deviceRepo, hostRepo, dhcp, storage, ops),
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),
   };
 }

@@ -12,7 +12,7 @@ import { exec } from '@ironlens/core';
 import { artifactPath, sleep, waitFor } from '@ironlens/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { kubesprayStandInFiles } from '../../clusters/src/bootstrap/testing/kubespray-standin';
-import { BridgedNetns, Daemon, FORWARDER_JS, bootPhases, httpOverSocket, killAllSync, type MachineFirmware, markerBootSector, phaseTable, qemuArgv, requireNetbootTools, stampedArgv, timedLines } from './netboot.harness';
+import { BridgedNetns, bootPhases, Daemon, FORWARDER_JS, httpOverSocket, killAllSync, type MachineFirmware, markerBootSector, phaseTable, qemuArgv, requireNetbootTools, stampedArgv, TCP_TO_SOCKET_JS, timedLines } from './netboot.harness';
 
 /**
  * Issue 24 end to end: power on → diskless Debian → Kubernetes node, with nothing typed.
@@ -550,17 +550,6 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
   }, 60_000);
 });
 
-/** Inside the namespace: TCP connections to host:port go to a unix socket (reaching a server outside it). */
-const TCP_TO_SOCKET_JS = `
-const net = require('node:net');
-const [host, port, sock] = process.argv.slice(1);
-net.createServer((c) => {
-  const u = net.connect(sock);
-  c.pipe(u); u.pipe(c);
-  const end = () => { c.destroy(); u.destroy(); };
-  c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end);
-}).listen(Number(port), host, () => console.log('forwarding ' + host + ':' + port + ' -> ' + sock));
-`;
 
 /** The stand-in's admin kubeconfig: a token kubeconfig naming the control-plane machine's API address. */
 function kubeconfigFor(server: string): string {

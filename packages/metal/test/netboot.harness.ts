@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { exec } from '@ironlens/core';
 import { sleep } from '@ironlens/core/testing';
 
@@ -384,6 +385,64 @@ export function httpOverSocket(socketPath: string, method: string, path: string,
     req.end();
   });
 }
+
+/** What a test's dnsmasq serves in its namespace: DHCP on one interface, TFTP of the boot script. */
+export interface NetbootDnsmasqOptions {
+  /** `ip netns exec <ns>` (the namespace's `wrap`). */
+  wrap: string[];
+  iface: string;
+  /** `<first>,<last>,<netmask>,<lease>`. */
+  range: string;
+  dir: string;
+  tftpRoot: string;
+  /** The file a DHCP client is told to boot. Default is `boot.ipxe`. */
+  bootFile?: string;
+  /** The hosts file ironlens renders (`--dhcp-hostsfile`), when the test has one. */
+  hostsFile?: string;
+  extra?: string[];
+}
+
+/** dnsmasq in the foreground (no DNS), its pid file, lease file and log under `dir` (`dnsmasq.pid`, `leases`, `dnsmasq.log`). */
+export function startNetbootDnsmasq(o: NetbootDnsmasqOptions): Daemon {
+  return Daemon.start(
+    'dnsmasq',
+    [
+      ...o.wrap,
+      'dnsmasq',
+      '--keep-in-foreground',
+      '--conf-file=/dev/null',
+      '--port=0',
+      `--interface=${o.iface}`,
+      '--bind-interfaces',
+      `--dhcp-range=${o.range}`,
+      ...(o.hostsFile ? [`--dhcp-hostsfile=${o.hostsFile}`] : []),
+      `--dhcp-leasefile=${join(o.dir, 'leases')}`,
+      '--enable-tftp',
+      `--tftp-root=${o.tftpRoot}`,
+      `--dhcp-boot=${o.bootFile ?? 'boot.ipxe'}`,
+      `--pid-file=${join(o.dir, 'dnsmasq.pid')}`,
+      '--log-dhcp',
+      `--log-facility=${join(o.dir, 'dnsmasq.log')}`,
+      ...(o.extra ?? []),
+    ],
+    join(o.dir, 'stdout.log'),
+  );
+}
+
+/**
+ * The other way: run inside the namespace, it listens on TCP `host:port` there and passes each
+ * connection to the unix socket `sock` (a file, so a server outside the namespace is reached).
+ */
+export const TCP_TO_SOCKET_JS = `
+const net = require('node:net');
+const [host, port, sock] = process.argv.slice(1);
+net.createServer((c) => {
+  const u = net.connect(sock);
+  c.pipe(u); u.pipe(c);
+  const end = () => { c.destroy(); u.destroy(); };
+  c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end);
+}).listen(Number(port), host, () => console.log('forwarding ' + host + ':' + port + ' -> ' + sock));
+`;
 
 /**
  * A TCP forwarder run inside the namespace: connections to the unix socket `socketPath`

@@ -80,7 +80,9 @@ describe('ironlens master build: inputs', () => {
       writeFileSync(join(r, 'install.txt'), `${bad}\n`);
       expect(() => readReporterInstall(r), bad).toThrow(MasterBuildError);
     }
-    expect(readReporterInstall(join(dir, 'none'))).toBeUndefined();
+    // Missing altogether: refused, never a master without its reporter (issue 29, finding 12).
+    expect(() => readReporterInstall(join(dir, 'none'))).toThrow(/host reporter's files are missing/);
+    expect(() => planMasterBuild({ os: 'debian-12', diskDir: dir, reporterDir: join(dir, 'none'), mirror: 'http://mirror.lab/debian', securityMirror: 'http://mirror.lab/debian-security' })).toThrow(MasterBuildError);
   });
 });
 

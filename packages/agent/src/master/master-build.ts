@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Exec, exec as realExec, execStreaming, processAlive } from '@ironlens/core';
 import { FILE_NAME_MAX_LENGTH, parseSize } from '../domain/names';
@@ -71,6 +71,8 @@ export interface MasterBuildResult {
   /** The partition table and its partitions (sectors of 512 bytes). */
   table: DiskLayout['table'];
   partitions: Array<{ number: number; role: string; start: number; sectors: number }>;
+  /** This build's identity, written with the master's file name into the image's `/etc/ironlens-master` (issue 31). */
+  build: string;
 }
 
 export class MasterBuildError extends Error {
@@ -184,9 +186,14 @@ export interface ReporterInstall {
 const IMAGE_PATH_RE = /^\/[A-Za-z0-9._/+-]{1,250}$/;
 const UNIT_RE = /^[A-Za-z0-9@._-]{1,100}\.(service|timer|path|socket|target)$/;
 
-export function readReporterInstall(dir: string): ReporterInstall | undefined {
+/**
+ * The reporter's install.txt, or a refusal when it is missing (issue 29, finding 12): a master
+ * without the reporter boots fine and never reports its address and host keys, so a bootstrap of
+ * its workers would fail much later, far from the cause.
+ */
+export function readReporterInstall(dir: string): ReporterInstall {
   const spec = join(dir, 'install.txt');
-  if (!existsSync(spec)) return undefined;
+  if (!existsSync(spec)) throw new MasterBuildError(`the host reporter's files are missing (${spec}): a master built without them would never report its address and host keys; reinstall ironlens (its package carries them)`);
   const out: ReporterInstall = { dir, files: [], mkdirs: [], enable: [], packages: [] };
   const checkPath = (p: string) => {
     if (!IMAGE_PATH_RE.test(p) || p.split('/').includes('..')) throw new MasterBuildError(`${spec}: bad path in the image ${JSON.stringify(p)}`);
@@ -321,7 +328,7 @@ export async function buildMaster(opts: MasterBuildOptions): Promise<MasterBuild
   else await buildRootfs(plan, log, opts.signal);
   const rootfsSeconds = (Date.now() - tr) / 1000;
   const ta = Date.now();
-  await assembleDisk(plan, exec, log, opts.signal);
+  const build = await assembleDisk(plan, exec, log, opts.signal);
   const assembleSeconds = (Date.now() - ta) / 1000;
   const st = statSync(plan.target);
   const result: MasterBuildResult = {
@@ -339,6 +346,7 @@ export async function buildMaster(opts: MasterBuildOptions): Promise<MasterBuild
     firmware: plan.firmware,
     table: plan.layout.table,
     partitions: plan.layout.partitions.map((p) => ({ number: p.number, role: p.role, start: p.start, sectors: p.sectors })),
+    build,
   };
   log(
     `[master] ${plan.target}: ${(st.size / 1024 ** 3).toFixed(1)} GiB apparent, ${(result.allocatedBytes / 1024 ** 2).toFixed(0)} MiB allocated; root filesystem ${cached ? 'cached' : `built in ${rootfsSeconds.toFixed(0)} s`}, disk assembled in ${assembleSeconds.toFixed(1)} s, ${result.seconds.toFixed(1)} s in all`,
@@ -487,8 +495,8 @@ function checkRootfs(plan: MasterPlan, root: string, initrdList: string): void {
   for (const l of ['vmlinuz', 'initrd.img']) if (!existsSync(join(root, l))) throw new MasterBuildError(`no /${l} in the root filesystem`);
 }
 
-/** The disk: a copy of the cached tree plus this build's own files, then the partition table, ext4, the ESP and GRUB, renamed into place. */
-async function assembleDisk(plan: MasterPlan, exec: Exec, log: (l: string) => void, signal?: AbortSignal): Promise<void> {
+/** The disk: a copy of the cached tree plus this build's own files, then the partition table, ext4, the ESP and GRUB, renamed into place. Answers the build's identity. */
+async function assembleDisk(plan: MasterPlan, exec: Exec, log: (l: string) => void, signal?: AbortSignal): Promise<string> {
   const work = join(plan.cacheDir, 'work', `${process.pid}-${randomBytes(4).toString('hex')}`);
   mkdirSync(dirname(work), { recursive: true, mode: 0o700 });
   mkdirSync(work, { mode: 0o700 });
@@ -504,7 +512,8 @@ async function assembleDisk(plan: MasterPlan, exec: Exec, log: (l: string) => vo
     await exec(['cp', '-a', '--reflink=auto', join(plan.rootfsDir, 'root'), root], { timeoutMs: 600_000, signal });
     log(`[master] copied the root filesystem in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const uuid = randomUUID();
-    personalise(plan, root, uuid);
+    const build = buildIdentity(plan, uuid);
+    personalise(plan, root, uuid, build);
     if (plan.reporter?.enable.length) {
       await exec(['systemctl', `--root=${root}`, 'enable', ...plan.reporter.enable], { signal });
     }
@@ -528,6 +537,7 @@ async function assembleDisk(plan: MasterPlan, exec: Exec, log: (l: string) => vo
     writePartitionTable(part, layout, bootsBios ? { bootImg: readFileSync(join(GRUB_DIR, 'boot.img')), coreImg: readFileSync(core) } : {});
     chmodSync(part, 0o644);
     renameSync(part, plan.target);
+    return build;
   } finally {
     rmSync(part, { force: true });
     rmSync(work, { recursive: true, force: true });
@@ -571,8 +581,24 @@ async function writeEsp(plan: MasterPlan, part: string, uuid: string, work: stri
   log(`[master] ESP: FAT32, ${esp.sectors / 2048} MiB from sector ${esp.start}: \\EFI\\BOOT\\BOOTX64.EFI (${plan.recipe.efi!.first}) and \\EFI\\${efi.vendor}\\ (${efi.files.map((f) => f.name).join(', ')}), each with grub.cfg → UUID ${uuid}`);
 }
 
-/** Everything one disk has of its own: fstab and GRUB (UUID), authorized keys, the host reporter and its URL. */
-function personalise(plan: MasterPlan, root: string, uuid: string): void {
+/**
+ * A build's identity (issue 31): 16 hex of a hash over what makes this disk what it is — the root
+ * filesystem's key, the master's name, its filesystem UUID (new at every build), the keys, the
+ * control plane and the host reporter's files. Two builds never share one.
+ */
+export function buildIdentity(plan: MasterPlan, uuid: string): string {
+  const h = createHash('sha256').update(JSON.stringify([plan.key, plan.name, uuid, plan.keys, plan.controlPlane ?? null]));
+  for (const f of plan.reporter?.files ?? []) h.update(readFileSync(join(plan.reporter!.dir, f.source)));
+  return h.digest('hex').slice(0, 16);
+}
+
+/** The file the image carries its identity in; the host reporter sends it as `image` (`IRONLENS_MASTER`, `IRONLENS_BUILD`). */
+export function masterMarker(fileName: string, build: string): string {
+  return `# ironlens master image identity, written by \`ironlens master build\` (the host reporter sends it)\nIRONLENS_MASTER=${fileName}\nIRONLENS_BUILD=${build}\n`;
+}
+
+/** Everything one disk has of its own: fstab and GRUB (UUID), authorized keys, the host reporter and its URL, its identity. */
+function personalise(plan: MasterPlan, root: string, uuid: string, build: string): void {
   const w = (p: string, text: string | Buffer, mode = 0o644) => {
     mkdirSync(dirname(join(root, p)), { recursive: true });
     writeFileSync(join(root, p), text, { mode });
@@ -599,6 +625,8 @@ function personalise(plan: MasterPlan, root: string, uuid: string): void {
     for (const f of rep.files) w(f.target.slice(1), readFileSync(join(rep.dir, f.source)), f.mode);
   }
   if (plan.controlPlane) w('etc/ironlens/host-reporter.conf', `CONTROL_PLANE=${plan.controlPlane}\n`);
+  // issue 31: which master this is (its file name on the agent, as a rollout names it) and which build
+  w('etc/ironlens-master', masterMarker(basename(plan.target), build));
 }
 
 /**

@@ -172,6 +172,14 @@ describe('ironlens master build --os debian-12: the image', () => {
     expect((await fs.cat('/etc/ironlens/host-reporter.conf')).toString()).toBe(`CONTROL_PLANE=${CP}\n`);
   });
 
+  it('carries its identity for the host reporter: the master file name and a build hash no other build shares (issue 31)', async () => {
+    expect(built.build).toMatch(/^[0-9a-f]{16}$/);
+    expect((await fs.cat('/etc/ironlens-master')).toString()).toBe(
+      `# ironlens master image identity, written by \`ironlens master build\` (the host reporter sends it)\nIRONLENS_MASTER=_tpl_debian_12.img\nIRONLENS_BUILD=${built.build}\n`,
+    );
+    expect(await fs.stat('/etc/ironlens-master')).toMatchObject({ type: 'regular', mode: 0o644, uid: 0 });
+  });
+
   it('leaves nothing under _tpl_ (and no half file) when the build fails', async () => {
     const dir = join(work, 'failed');
     execFileSync('mkdir', ['-p', join(dir, 'disks')]);

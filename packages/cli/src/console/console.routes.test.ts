@@ -111,6 +111,9 @@ describe('the provisioning API under /api/metal', () => {
     const ops = await (await fetch(`${base}/api/metal/operations?mac=02:00:00:00:00:0a`)).json();
     expect(ops.entries.find((e: { op: string }) => e.op === 'device.bind')).toMatchObject({ worker_id: 'w1', client: '127.0.0.1' });
 
+    // Rollouts and drift (issue 31) are reached too.
+    expect((await fetch(`${base}/api/metal/rollouts`)).status).toBe(200);
+    expect((await fetch(`${base}/api/metal/drift`)).status).toBe(200);
     expect((await fetch(`${base}/api/metal/boot-vars?mac=02:00:00:00:00:0a`)).status).toBe(404);
     expect((await fetch(`${base}/api/metal/devices/report?mac=02:00:00:00:00:0b`)).status).toBe(404);
     expect((await fetch(`${base}/api/metal/docs`)).status).toBe(404);

@@ -24,7 +24,8 @@ export function isProxiedMetalPath(path: string): boolean {
     path === '/masters' ||
     path === '/operations' ||
     path === '/settings/auto-register' ||
-    /^\/(devices|workers|agents)(\/|$)/.test(path)
+    // issue 31: rollouts and drift (the fleet's view and its reconcile)
+    /^\/(devices|workers|agents|rollouts|drift)(\/|$)/.test(path)
   );
 }
 

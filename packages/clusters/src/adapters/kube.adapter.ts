@@ -13,7 +13,7 @@ import type {
   V1Service,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import type { ProxyConfig } from '../domain';
+import type { ProxyConfig } from '../api/clusters';
 import { AppError } from '@ironlens/core';
 import { guardedLookup, type HostResolver } from './address-guard';
 import { type KubeconfigCheckOptions, loadCheckedKubeconfig } from './kubeconfig';
@@ -134,6 +134,14 @@ export interface Kube {
   listNodes(): Promise<V1Node[]>;
   getNode(name: string): Promise<V1Node | null>;
   setUnschedulable(name: string, value: boolean): Promise<V1Node>;
+  /**
+   * Asks the eviction API (policy/v1) to evict a pod: PodDisruptionBudgets decide. `evicted`
+   * (201), `gone` (404: nothing to evict), or `refused` with the API server's status (429: a
+   * budget refuses it now) and message.
+   */
+  evictPod(namespace: string, name: string): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'refused'; status: number; message: string }>;
+  /** Sets (a string) or removes (null) labels of a pod (a JSON merge patch). */
+  patchPodLabels(namespace: string, name: string, labels: Record<string, string | null>): Promise<void>;
   /** The kubelet Summary API through the API server's node proxy. */
   nodeSummary(name: string, timeoutMs?: number): Promise<KubeletSummary>;
 
@@ -158,8 +166,11 @@ export interface Kube {
   getObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObjectRef | null>;
   /** Deletes one object of any served kind (background propagation); false when it was not there. */
   deleteObject(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean>;
-  /** Server-side apply (`application/apply-patch+yaml`, the body sent verbatim as JSON). */
-  apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef>;
+  /**
+   * Server-side apply (`application/apply-patch+yaml`, the body sent verbatim as JSON). `dryRun`:
+   * the API server answers the object as the apply would leave it and stores nothing. Default is `false`.
+   */
+  apply(obj: KubeObjectRef, fieldManager: string, force: boolean, opts?: { dryRun?: boolean }): Promise<KubeObjectRef>;
   /** GET through the API server's service proxy: `/api/v1/namespaces/{ns}/services/{name}:{port}/proxy{path}`. */
   serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown>;
   close(): void;
@@ -533,6 +544,21 @@ export class ClientNodeKube implements Kube {
     return this.json('PATCH', `/api/v1/nodes/${enc(name)}`, { body: { spec: { unschedulable: value ? true : null } }, contentType: 'application/merge-patch+json' });
   }
 
+  async evictPod(namespace: string, name: string): Promise<{ outcome: 'evicted' | 'gone' } | { outcome: 'refused'; status: number; message: string }> {
+    try {
+      await this.json('POST', `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`, { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
+      return { outcome: 'evicted' };
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return { outcome: 'gone' };
+      if (e instanceof KubeApiError && e.status === 429) return { outcome: 'refused', status: 429, message: e.message };
+      throw e;
+    }
+  }
+
+  async patchPodLabels(namespace: string, name: string, labels: Record<string, string | null>): Promise<void> {
+    await this.json('PATCH', `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`, { body: { metadata: { labels } }, contentType: 'application/merge-patch+json' });
+  }
+
   nodeSummary(name: string, timeoutMs?: number): Promise<KubeletSummary> {
     return this.json('GET', `/api/v1/nodes/${enc(name)}/proxy/stats/summary?only_cpu_and_memory=false`, { timeoutMs });
   }
@@ -607,9 +633,10 @@ export class ClientNodeKube implements Kube {
     return !!crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
   }
 
-  async apply(obj: KubeObjectRef, fieldManager: string, force: boolean): Promise<KubeObjectRef> {
+  async apply(obj: KubeObjectRef, fieldManager: string, force: boolean, opts: { dryRun?: boolean } = {}): Promise<KubeObjectRef> {
     const path = await this.objectPath(obj);
     const q = new URLSearchParams({ fieldManager, force: String(force) });
+    if (opts.dryRun) q.set('dryRun', 'All');
     return this.json('PATCH', `${path}?${q}`, { body: obj, contentType: 'application/apply-patch+yaml' });
   }
 

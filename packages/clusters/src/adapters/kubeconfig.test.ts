@@ -6,7 +6,7 @@ import { sleep } from '@ironlens/core/testing';
 import { KubeConfig } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkKubeconfig } from '../services/cluster.service';
+import { checkKubeconfig } from '../registry/cluster.service';
 import { loadCheckedKubeconfig } from './kubeconfig';
 
 // Issue 18, findings 1 and 3: the check must refuse whatever @kubernetes/client-node would load

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProxyConfig } from '../domain';
+import type { ProxyConfig } from '../shared/domain';
 import { proxyUrlFor } from './proxy-settings';
 
 const custom = (p: Partial<ProxyConfig>): ProxyConfig => ({ mode: 'custom', httpProxy: null, httpsProxy: null, noProxy: null, ...p });

@@ -1,5 +1,5 @@
 import type { Env } from '@ironlens/core';
-import type { ProxyConfig } from '../domain';
+import type { ProxyConfig } from '../api/clusters';
 
 /**
  * The proxy URL to use for requests to `server` under a cluster's ProxyConfigDTO, or

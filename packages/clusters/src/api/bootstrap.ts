@@ -1,6 +1,6 @@
 import { Nullable } from '@ironlens/core/typebox';
 import { type Static, Type } from '@sinclair/typebox';
-import { PHASES } from '../bootstrap/phases';
+import { PHASES } from './phases';
 
 /**
  * One source for every shape of the Kubespray bootstrap API (`/api/cluster/bootstrap…`):

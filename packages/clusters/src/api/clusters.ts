@@ -50,14 +50,16 @@ const NullableString = Nullable(Type.String());
 
 // --- requests ----------------------------------------------------------------------------
 
+/** ProxyConfigDTO as a request sends it (PATCH; the registration form's `proxy` field is this as JSON). Lens refuses other fields too. */
 export const ProxyConfigSchema = Type.Object(
   {
-    mode: Type.Optional(Type.String({ description: 'none | system | custom' })),
+    /** The modes `PROXY_MODES` lists (a mode added there is accepted here). Default is `none`. */
+    mode: Type.Optional(StringEnum(PROXY_MODES)),
     httpProxy: Type.Optional(NullableString),
     httpsProxy: Type.Optional(NullableString),
     noProxy: Type.Optional(NullableString),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 
 export const ClusterIdParams = Type.Object({ cluster_id: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -88,17 +90,20 @@ export type ListQuery = Static<typeof ListQuery>;
 export const PortQuery = Type.Object({ port: Type.Integer() });
 export type PortQuery = Static<typeof PortQuery>;
 
-/** ClusterSettingsUpdateRequest; version fields are accepted and ignored. */
+/** A version field of the record: accepted (Lens' clients send them back) and ignored, the stack profile's values win. */
+const IgnoredVersion = Type.Optional(Nullable(Type.String({ maxLength: 256, description: 'ignored: the stack profile pins the versions' })));
+
+/** ClusterSettingsUpdateRequest (Lens' fields; any other is refused, as Lens does); version fields are accepted and ignored. */
 export const ClusterSettingsUpdateSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 253 })),
     description: Type.Optional(Type.String({ description: 'at most 4096 characters (422 invalid_cluster_description past it)' })),
     proxy: Type.Optional(ProxyConfigSchema),
-    llmDRef: Type.Optional(Type.Unknown()),
-    llmDBenchmarkRef: Type.Optional(Type.Unknown()),
-    routerVersion: Type.Optional(Type.Unknown()),
-    gieVersion: Type.Optional(Type.Unknown()),
-    ippVersion: Type.Optional(Type.Unknown()),
+    llmDRef: IgnoredVersion,
+    llmDBenchmarkRef: IgnoredVersion,
+    routerVersion: IgnoredVersion,
+    gieVersion: IgnoredVersion,
+    ippVersion: IgnoredVersion,
     gatewayProvider: Type.Optional(NullableString),
     gatewayNamespace: Type.Optional(NullableString),
     gatewayName: Type.Optional(NullableString),
@@ -108,7 +113,7 @@ export const ClusterSettingsUpdateSchema = Type.Object(
     inotifyMaxUserInstances: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
     draft: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 export type ClusterSettingsUpdateBody = Static<typeof ClusterSettingsUpdateSchema>;
 
@@ -126,7 +131,7 @@ export const HfTokenSecretUpdateSchema = Type.Object({
 });
 export type HfTokenSecretUpdateBody = Static<typeof HfTokenSecretUpdateSchema>;
 
-export const PrepullSchema = Type.Object({ accelerators: Type.Array(Type.String(), { default: [], maxItems: 16 }) }, { additionalProperties: true });
+export const PrepullSchema = Type.Object({ accelerators: Type.Array(Type.String(), { default: [], maxItems: 16 }) }, { additionalProperties: false });
 export type PrepullBody = Static<typeof PrepullSchema>;
 
 export const NodeNamesSchema = Type.Object({
@@ -362,8 +367,9 @@ export const OverviewNamespaceSchema = Type.Object({
 
 /**
  * `GET /api/cluster/overview`: the live overview. `gateway` (the shared gateway, the answer of
- * `GET …/gateway/status`; `null` when the gateway is not wired in) is an ironlens addition beside
- * seed 000's fields.
+ * `GET …/gateway/status`; `null` when the gateway is not wired in or its status failed) and
+ * `gatewayError` (why `gateway` is `null` after a failure; `null` otherwise) are ironlens additions
+ * beside seed 000's fields.
  */
 export const OverviewSchema = Type.Object({
   cluster: ClusterRecordSchema,
@@ -375,5 +381,6 @@ export const OverviewSchema = Type.Object({
     hardware: HardwareSchema,
   }),
   gateway: Nullable(GatewayStatusSchema),
+  gatewayError: NullableString,
 });
 export type OverviewResponse = Static<typeof OverviewSchema>;

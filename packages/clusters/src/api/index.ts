@@ -5,4 +5,4 @@ export * from './bootstrap';
 export * from './clusters';
 export * from './gateway';
 export * from './problem';
-export { type BootstrapPhase, FAILURE_PHASES, PHASES } from '../bootstrap/phases';
+export { type BootstrapPhase, FAILURE_PHASES, PHASES } from './phases';

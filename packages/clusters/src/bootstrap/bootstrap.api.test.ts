@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createHttpApp, jobsMigrations, OperationsLog, type OperationsTables, operationsMigrations, partOf, Store } from '@ironlens/core';
 import { dumpDatabase, sleep, testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
+import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BootstrapDatabase, type BootstrapRuntime, bootstrapMigrations, bootstrapPlugin, createBootstrapServices } from './index';
 import type { ClusterRegistrar } from './registrar';
@@ -29,7 +30,10 @@ users:
   user: {client-key-data: ${Buffer.from(CLIENT_KEY_MARKER).toString('base64')}}
 contexts: []
 `;
-const PASSWORD = `pw-${Date.now().toString(36)}-Secret!`;
+// Quotes, a backslash and a `$`: each escaping on the way changes it (issue 29, finding 14).
+const PASSWORD = `pw-${Date.now().toString(36)}-pa"ss\\wo'rd$x`;
+/** The password as the stand-in playbook prints it: shell-quoted (both spellings of a quote), inside Ansible's JSON. */
+const PASSWORD_PRINTED = [`'${PASSWORD.replace(/'/g, `'"'"'`)}'`, `'${PASSWORD.replace(/'/g, `'\\''`)}'`].map((q) => JSON.stringify(q).slice(1, -1));
 const PROXY_PASSWORD = `proxy-pass-${Date.now().toString(36)}`;
 const LOGIN_PASSWORD = `login-${Date.now().toString(36)}-P4ss`;
 
@@ -337,6 +341,9 @@ describe('bootstrap jobs', () => {
     expect(first.logTail).toContain(`INVENTORY cp=${na} etcd=${na} node=${nb} proxy=http://[redacted]@proxy.example:3128`);
     expect(first.logTail).toContain(`reached ${hostname()} as root`);
     expect(first.logTail).toContain('sudo password is [redacted]');
+    // Shell-quoted inside JSON, both spellings: redacted whole, nothing of the password left.
+    expect(first.logTail.match(/"msg": "'\[redacted\]'"/g)?.length).toBe(2);
+    for (const n of [PASSWORD, ...PASSWORD_PRINTED, 'ss\\wo', 'rd$x']) expect(first.logTail).not.toContain(n);
     for (const phase of ['queued', 'preflight', 'provisioning', 'running', 'kubeconfig_ready']) expect(first.logTail).toContain(`==> ${phase}`);
     expect(git.requests.some((r) => r.includes('/kubernetes-sigs/kubespray.git/'))).toBe(true);
 
@@ -419,9 +426,11 @@ describe('bootstrap jobs', () => {
       expect(statSync(join(jobDir, 'secrets', `${name}.key`)).mode & 0o777).toBe(0o600);
       expect(readFileSync(join(jobDir, 'secrets', `${name}.key`), 'utf8')).toBe(clientKeyText);
       expect(statSync(join(jobDir, 'host_vars', `${name}.yml`)).mode & 0o777).toBe(0o600);
-      expect(readFileSync(join(jobDir, 'host_vars', `${name}.yml`), 'utf8')).toContain(PASSWORD);
+      // The password as Ansible reads it back from its host_vars (YAML, `!unsafe` so Jinja leaves it alone).
+      const hostVars = YAML.parse(readFileSync(join(jobDir, 'host_vars', `${name}.yml`), 'utf8'), { customTags: [{ tag: '!unsafe', resolve: (v: string) => v }] }) as Record<string, string>;
+      expect(hostVars.ansible_become_password).toBe(PASSWORD);
       for (const f of ['inventory.yml', 'known_hosts', join('group_vars', 'all', 'ironlens.yml')]) {
-        expect(readFileSync(join(jobDir, f), 'utf8')).not.toContain(PASSWORD);
+        for (const n of [PASSWORD, JSON.stringify(PASSWORD).slice(1, -1), 'ss\\wo']) expect(readFileSync(join(jobDir, f), 'utf8')).not.toContain(n);
       }
       expect(readFileSync(join(jobDir, 'known_hosts'), 'utf8')).toBe(`[${a.address}]:${a.port} ${readFileSync(join(dir, 'host-a.pub'), 'utf8').split(' ').slice(0, 2).join(' ')}\n`);
 
@@ -533,7 +542,7 @@ describe('bootstrap jobs', () => {
     const files = storeTarget.url ? [dumpDatabase(storeTarget.url)] : readdirSync(join(dir, 'store')).map((f) => readFileSync(join(dir, 'store', f)).toString('latin1'));
     if (storeTarget.url) expect(files[0]).toMatch(/INSERT INTO public\.operations .*'bootstrap\.start'/);
     const keyLines = clientKeyText.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'));
-    const needles = [PASSWORD, PROXY_PASSWORD, LOGIN_PASSWORD, CLIENT_KEY_MARKER, Buffer.from(CLIENT_KEY_MARKER).toString('base64'), ...keyLines];
+    const needles = [PASSWORD, ...PASSWORD_PRINTED, PROXY_PASSWORD, LOGIN_PASSWORD, CLIENT_KEY_MARKER, Buffer.from(CLIENT_KEY_MARKER).toString('base64'), ...keyLines];
     expect(files.join('').length).toBeGreaterThan(0);
     for (const n of needles) {
       expect(files.some((f) => f.includes(n)), `store holds ${n.slice(0, 12)}…`).toBe(false);

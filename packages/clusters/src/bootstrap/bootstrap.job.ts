@@ -12,7 +12,7 @@ import type { ClusterRegistrar } from './registrar';
 import type { WorkerDirectory } from './workers';
 import type { HostKey } from './ssh.adapter';
 
-export { type BootstrapPhase, PHASES } from './phases';
+export { type BootstrapPhase, PHASES } from '../api/phases';
 
 /** Everything one run needs; the credentials in `nodes` live only here, in memory. */
 export interface BootstrapRun {

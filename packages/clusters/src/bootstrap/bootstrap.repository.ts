@@ -42,8 +42,16 @@ export interface BootstrapJobsTable {
   created_at: string;
 }
 
+/** `bootstrap_identity` (`bootstrap-0002-ssh-identity`): ironlens' own SSH key, sealed, one for every replica. */
+export interface BootstrapIdentityTable {
+  name: string;
+  private_key_sealed: string;
+  updated_at: string;
+}
+
 export interface BootstrapTables {
   bootstrap_jobs: BootstrapJobsTable;
+  bootstrap_identity: BootstrapIdentityTable;
 }
 
 /** Every table the bootstrap's store holds: its own and core's `jobs` (`jobsMigrations`), whose rows its rows stand beside. */
@@ -72,6 +80,19 @@ export const bootstrapMigrations: NamedMigration[] = [
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('bootstrap_jobs_created').on('bootstrap_jobs').columns(['created_at', 'id']).execute();
+    },
+  },
+  {
+    // Issue 29, finding 10: the key masters are built with and nodes trust lives in the store
+    // (sealed), so a restored store, or another replica, has the same one.
+    name: 'bootstrap-0002-ssh-identity',
+    async up(db) {
+      await db.schema
+        .createTable('bootstrap_identity')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('private_key_sealed', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
     },
   },
 ];
@@ -147,6 +168,22 @@ export class BootstrapRepository {
       .where('kubeconfig_sealed', '=', sealed)
       .executeTakeFirst();
     return Number(u.numUpdatedRows) === 1 ? sealed : undefined;
+  }
+
+  /** ironlens' SSH identity of this name, sealed; undefined when the store has none yet. */
+  async identity(name: string): Promise<string | undefined> {
+    const r = await this.db.selectFrom('bootstrap_identity').select('private_key_sealed').where('name', '=', name).executeTakeFirst();
+    return r?.private_key_sealed;
+  }
+
+  /** Stores the identity unless one is there (the first replica to start wins); `replace` overwrites it. */
+  async putIdentity(name: string, sealed: string, opts: { replace?: boolean } = {}): Promise<void> {
+    const row = { name, private_key_sealed: sealed, updated_at: new Date().toISOString() };
+    await this.db
+      .insertInto('bootstrap_identity')
+      .values(row)
+      .onConflict((oc) => (opts.replace ? oc.column('name').doUpdateSet({ private_key_sealed: sealed, updated_at: row.updated_at }) : oc.column('name').doNothing()))
+      .execute();
   }
 
   /** Deletes the rows whose core job was pruned, sealed kubeconfig included. */

@@ -1,8 +1,8 @@
 import { Authenticator, declareRoutePermissions, installAccessControl, installErrorHandling } from '@ironlens/core';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { problemErrorOptions, renderProblem } from '../http/problem';
-import { CLUSTERS_ROUTE_PERMISSIONS } from '../permissions';
+import { problemErrorOptions, renderProblem } from '../shared/http-problem';
+import { CLUSTERS_ROUTE_PERMISSIONS } from '../shared/permissions';
 import {
   HostKeysRequest,
   HostKeysResponse,

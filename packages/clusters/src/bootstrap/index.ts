@@ -59,7 +59,8 @@ export interface BootstrapRuntime {
  * - `IRONLENS_BOOTSTRAP_CONCURRENCY`: jobs running at once; the others wait `queued`. Default is `1`.
  * - `IRONLENS_BOOTSTRAP_JOBS_KEEP`: finished jobs kept. Default is `200`.
  * - `IRONLENS_GITHUB_MIRROR`: where Kubespray is cloned from. Default is `https://github.com`.
- * Creates ironlens' SSH key on first start (and replaces one ssh2 cannot use); marks jobs a previous process left running as failed.
+ * Takes ironlens' SSH key from the store (sealed; a data dir's key file is moved into a store without one, a new key made
+ * when neither has one, one ssh2 cannot use replaced); marks jobs a previous process left running as failed.
  */
 export async function createBootstrapServices(w: BootstrapWiring): Promise<BootstrapRuntime> {
   const root = join(w.dataDir, 'bootstrap');
@@ -68,7 +69,8 @@ export async function createBootstrapServices(w: BootstrapWiring): Promise<Boots
   const concurrency = envInt(w.env, 'IRONLENS_BOOTSTRAP_CONCURRENCY', 1, 1);
   const keep = envInt(w.env, 'IRONLENS_BOOTSTRAP_JOBS_KEEP', 200, 1);
   const box = w.box ?? SecretBox.fromEnv(w.env, w.dataDir);
-  const key = new IronlensKey(w.dataDir);
+  const repo = new BootstrapRepository(w.store);
+  const key = await IronlensKey.open(w.dataDir, repo, box);
   if (key.replaced) await w.operations?.append({ op: 'bootstrap.ssh_key.replaced', reason: 'the key ssh2 could not use was moved aside; put the new public key in the nodes\' authorized_keys' });
   const ssh = w.ssh ?? new Ssh2Hosts();
   const kubespray = w.kubespray ?? new KubesprayCli({ root, githubMirror: githubMirrorFrom(w.env), env: w.env });
@@ -81,7 +83,6 @@ export async function createBootstrapServices(w: BootstrapWiring): Promise<Boots
     ...jobLeaseFromEnv(w.env),
     observer: w.jobObserver,
   });
-  const repo = new BootstrapRepository(w.store);
   const preflight = new PreflightService(ssh, key);
   const jobsDir = join(root, 'jobs');
   const job = new BootstrapJob({ repo, preflight, kubespray, key, box, registrar: w.registrar, workers: w.workers, slots: new Slots(concurrency), jobsDir, timeoutMs, sshTimeoutMs });

@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execStreaming } from '@ironlens/core';
+import { execStreaming, SecretBox } from '@ironlens/core';
 import ssh2 from 'ssh2';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeEd25519, IronlensKey, usablePublicKey } from './ironlens-key';
+import { encodeEd25519, type IdentityStore, IronlensKey, usablePublicKey } from './ironlens-key';
 
 const root = mkdtempSync(join(tmpdir(), `ironlens-key-${process.pid}-`));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -90,5 +90,61 @@ describe('IronlensKey', () => {
     rmSync(pubFile);
     expect(new IronlensKey(dataDir).publicKey).toBe(key.publicKey);
     expect(existsSync(pubFile)).toBe(true);
+  });
+});
+
+/** The store's side of the identity, in memory (the repository's two calls; its SQL is run by the bootstrap suites). */
+class MemoryIdentities implements IdentityStore {
+  readonly rows = new Map<string, string>();
+  async identity(name: string) {
+    return this.rows.get(name);
+  }
+  async putIdentity(name: string, sealed: string, opts: { replace?: boolean } = {}) {
+    if (opts.replace || !this.rows.has(name)) this.rows.set(name, sealed);
+  }
+}
+
+describe('IronlensKey kept in the store (issue 29, finding 10)', () => {
+  const box = SecretBox.fromKey(Buffer.alloc(32, 7));
+
+  it("moves a data dir's key into a store that has none, sealed: the public key stays", async () => {
+    const dataDir = join(root, 'migrate');
+    const before = new IronlensKey(dataDir).publicKey;
+    const store = new MemoryIdentities();
+    const key = await IronlensKey.open(dataDir, store, box);
+    expect(key.publicKey).toBe(before);
+    const sealed = [...store.rows.values()];
+    expect(sealed).toHaveLength(1);
+    expect(sealed[0]).toMatch(/^v1:/);
+    expect(sealed[0]).not.toContain('PRIVATE KEY');
+    expect(box.openText(sealed[0], 'bootstrap:ssh-identity')).toBe(key.privateKey());
+  });
+
+  it('gives a fresh data dir (a restore, another replica) the identity of the store, and keeps the key it had aside', async () => {
+    const store = new MemoryIdentities();
+    const first = await IronlensKey.open(join(root, 'replica-a'), store, box);
+    const fresh = await IronlensKey.open(join(root, 'replica-b'), store, box);
+    expect(fresh.publicKey).toBe(first.publicKey);
+    expect(fresh.privateKey()).toBe(first.privateKey());
+    expect(statSync(fresh.privateKeyFile).mode & 0o777).toBe(0o600);
+    // A replica that had made a key of its own takes the store's, its own moved aside.
+    const own = new IronlensKey(join(root, 'replica-c')).privateKey();
+    const taken = await IronlensKey.open(join(root, 'replica-c'), store, box);
+    expect(taken.publicKey).toBe(first.publicKey);
+    const dir = join(root, 'replica-c', 'bootstrap', 'ssh');
+    const aside = readdirSync(dir).filter((n) => n.startsWith('id_ed25519.replaced-'));
+    expect(aside).toHaveLength(1);
+    expect(readFileSync(join(dir, aside[0]), 'utf8')).toBe(own);
+    expect(readFileSync(`${taken.privateKeyFile}.pub`, 'utf8').trim()).toBe(first.publicKey);
+  });
+
+  it('replaces an unusable key in the store too', async () => {
+    const store = new MemoryIdentities();
+    const broken = encodeEd25519(randomBytes(32), randomBytes(31), 'ironlens');
+    await store.putIdentity('ssh-ed25519', box.seal(broken.private, 'bootstrap:ssh-identity'));
+    const key = await IronlensKey.open(join(root, 'replace-in-store'), store, box);
+    expect(key.replaced).toBe(true);
+    expect(box.openText(store.rows.get('ssh-ed25519') as string, 'bootstrap:ssh-identity')).toBe(key.privateKey());
+    expect((await IronlensKey.open(join(root, 'replace-in-store-2'), store, box)).publicKey).toBe(key.publicKey);
   });
 });

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SecretBox } from '@ironlens/core';
 import ssh2 from 'ssh2';
 
 const KEY_TYPE = 'ssh-ed25519';
@@ -63,6 +64,26 @@ export function usablePublicKey(privateKeyText: string, comment: string): string
   return `${KEY_TYPE} ${key.getPublicSSH().toString('base64')} ${comment}`;
 }
 
+/** Where ironlens keeps its SSH identity across restores and replicas: the store (sealed). */
+export interface IdentityStore {
+  identity(name: string): Promise<string | undefined>;
+  putIdentity(name: string, sealed: string, opts?: { replace?: boolean }): Promise<void>;
+}
+
+const IDENTITY = 'ssh-ed25519';
+const PURPOSE = 'bootstrap:ssh-identity';
+
+/** Writes the private key file (0600) through a temporary of this process' own name, created exclusively. */
+function writeKeyFile(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+    renameSync(tmp, file);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
 /**
  * ironlens' own SSH key (ed25519), used for a node that gives neither a private key nor a
  * password: `<dataDir>/bootstrap/ssh/id_ed25519` (0600) and its `.pub`, created on first start
@@ -103,6 +124,35 @@ export class IronlensKey {
     const onDisk = existsSync(pubFile) ? readFileSync(pubFile, 'utf8').trim() : '';
     if (onDisk.split(' ').slice(0, 2).join(' ') !== publicKey.split(' ').slice(0, 2).join(' ')) writeFileSync(pubFile, `${publicKey}\n`, { mode: 0o644 });
     this.publicKey = existsSync(pubFile) ? readFileSync(pubFile, 'utf8').trim() : publicKey;
+  }
+
+  /**
+   * The key kept sealed in the store (issue 29, finding 10), so that a store restored on a new
+   * machine, and every replica of one store, use one identity: at start the store's key is
+   * written to `<dataDir>/bootstrap/ssh/id_ed25519` (Ansible reads a file), the file a data dir
+   * already holds is moved into a store that has none (the first replica to start wins; the
+   * others take its key), and a new key is made only when neither has one. A key ssh2 cannot use
+   * is replaced as before, in the store too.
+   */
+  static async open(dataDir: string, store: IdentityStore, box: SecretBox, now: () => Date = () => new Date()): Promise<IronlensKey> {
+    const dir = join(dataDir, 'bootstrap', 'ssh');
+    const file = join(dir, 'id_ed25519');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if ((await store.identity(IDENTITY)) === undefined) {
+      const onDisk = existsSync(file) ? readFileSync(file, 'utf8') : null;
+      const text = onDisk !== null && usablePublicKey(onDisk, 'ironlens') !== null ? onDisk : generateEd25519Key('ironlens').private;
+      await store.putIdentity(IDENTITY, box.seal(text, PURPOSE));
+    }
+    const sealed = (await store.identity(IDENTITY)) as string;
+    const text = box.openText(sealed, PURPOSE);
+    if (!existsSync(file) || readFileSync(file, 'utf8') !== text) {
+      // The file this data dir held is not the store's identity: kept aside, never lost.
+      if (existsSync(file)) renameSync(file, `${file}.replaced-${now().toISOString().replace(/[:.]/g, '-')}`);
+      writeKeyFile(file, text);
+    }
+    const key = new IronlensKey(dataDir, now);
+    if (key.replaced) await store.putIdentity(IDENTITY, box.seal(key.privateKey(), PURPOSE), { replace: true });
+    return key;
   }
 
   /** The private key's text (for a pinned ssh2 connection). */

@@ -35,8 +35,36 @@ describe('bootstrap log redaction', () => {
     const r = new Redactor(['q', 'z%']);
     expect(r.line('become password q accepted')).toBe('become password [redacted] accepted');
     expect(r.line('{"pw": "q"} quick')).toBe('{"pw": "[redacted]"} quick');
-    expect(r.line("sudo -S <<< 'z%' done")).toBe('sudo -S <<< [redacted] done');
+    expect(r.line("sudo -S <<< 'z%' done")).toBe("sudo -S <<< '[redacted]' done");
     expect(r.line('pw=z%25 and z%')).toBe('pw=[redacted] and [redacted]');
+  });
+
+  it('redacts every composition of the escapings on the path: a shell-quoted value inside JSON, inside JSON again, a repr, a URL-encoded JSON (issue 29, finding 14)', () => {
+    const r = new Redactor([HARD]);
+    const lines = [
+      // The issue's line: Ansible's JSON of a value shell-quoted with the '\'' spelling.
+      String.raw`ok: [node-1] => {"msg": "'pa\"ss\\wo'\\''rd$x'"}`,
+      // shlex.quote's '"'"' spelling inside JSON.
+      String.raw`ok: [node-1] => {"msg": "'pa\"ss\\wo'\"'\"'rd$x'"}`,
+      // The same once more inside JSON (a module's stdout as JSON in Ansible's JSON).
+      String.raw`"stdout": "{\"cmd\": \"echo 'pa\\\"ss\\\\wo'\\\\''rd$x'\"}"`,
+      // Double-quoted for the shell, then JSON.
+      String.raw`{"cmd": "sshpass -p \"pa\\\"ss\\\\wo'rd\\$x\" ssh node-1"}`,
+      // Python's repr (a traceback's locals), and a repr inside JSON.
+      String.raw`pw='pa"ss\\wo\'rd$x'`,
+      String.raw`{"exception": "pw='pa\"ss\\\\wo\\'rd$x'"}`,
+      // URL-encoded after JSON-escaping (a URL built from a JSON value).
+      "GET /x?v=pa%5C%22ss%5C%5Cwo'rd%24x",
+      // printf %q.
+      String.raw`sudo -S <<< pa\"ss\\wo\'rd\$x`,
+    ];
+    for (const line of lines) {
+      const out = r.line(line);
+      expect(out, line).toContain('[redacted]');
+      // No two neighbouring pieces of the password are left, whatever escaping stands between them.
+      expect(out, line).not.toMatch(/pa[\\"'%0-9A-F]{1,12}ss|ss[\\"'%0-9A-F]{1,12}wo|wo[\\"'%0-9A-F]{1,12}rd|rd[\\"'$%0-9A-F]{1,12}x/);
+    }
+    expect(r.line(lines[0])).toBe(`ok: [node-1] => {"msg": "'[redacted]'"}`);
   });
 
   it('replaces overlapping secrets longest first: no tail of the longer one is left (fails without the order)', () => {

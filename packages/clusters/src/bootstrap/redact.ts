@@ -11,56 +11,118 @@ function pyQuote(s: string): string {
   return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-/**
- * The forms one secret takes in a tool's output: as is; JSON-escaped (Ansible prints results and
- * variables as JSON: `pa\"ss\\wo'rd`), and JSON-escaped twice (a JSON string inside JSON);
- * shell-quoted (Python's `shlex.quote`: `'pa"ss'"'"'rd'`, and the `'\''` spelling); URL-encoded
- * (JavaScript's and Python's, in upper and lower case hex, and form encoding's `+`).
- */
-export function secretForms(secret: string): string[] {
-  const json = JSON.stringify(secret).slice(1, -1);
-  const forms = new Set<string>([
-    secret,
-    json,
-    JSON.stringify(json).slice(1, -1),
-    `'${secret.replace(/'/g, `'"'"'`)}'`,
-    `'${secret.replace(/'/g, `'\\''`)}'`,
-    secret.replace(/'/g, `'"'"'`),
-    secret.replace(/'/g, `'\\''`),
-  ]);
-  for (const enc of [encodeURIComponent(secret), pyQuote(secret)]) {
-    forms.add(enc);
-    forms.add(enc.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()));
-    forms.add(enc.replace(/%20/g, '+'));
-  }
-  return [...forms].filter(Boolean);
+const hex = (c: string, width: number) => c.charCodeAt(0).toString(16).padStart(width, '0');
+
+/** Python's `repr()` of a string, without its quotes: `\\`, the quote it chose, and what is not printable escaped. */
+function pyRepr(s: string, quote: "'" | '"'): string {
+  return s.replace(/[\\'"\p{Cc}\u00a0\u2028\u2029]/gu, (c) => {
+    if (c === '\\') return '\\\\';
+    if (c === "'" || c === '"') return c === quote ? `\\${c}` : c;
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    return c.charCodeAt(0) <= 0xff ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`;
+  });
 }
+
+/**
+ * The escapings a tool on the bootstrap's path applies to a value it prints, each giving the
+ * value's inner text (the quotes around it, where a tool adds some, are not part of it: a form
+ * inside the quoted one is replaced there too):
+ * - JSON (Ansible prints results and variables as JSON; Python's `ensure_ascii` as well);
+ * - the shell: `shlex.quote` (`'"'"'` for a quote), the `'\''` spelling, double quotes (`\"`,
+ *   `\$`, `` \` ``, `\\`), and backslashes before every special character (`printf %q`);
+ * - Python's `repr()` (either quote);
+ * - URL encoding: JavaScript's and Python's, upper- and lower-case hex, form encoding's `+`.
+ */
+const ESCAPINGS: Array<(s: string) => string> = [
+  (s) => JSON.stringify(s).slice(1, -1),
+  (s) => JSON.stringify(s).slice(1, -1).replace(/[\u007f-\uffff]/g, (c) => `\\u${hex(c, 4)}`),
+  (s) => s.replace(/'/g, `'"'"'`),
+  (s) => s.replace(/'/g, `'\\''`),
+  (s) => s.replace(/[\\"$`]/g, '\\$&'),
+  (s) => s.replace(/[^A-Za-z0-9_\-.,:/@%+=]/g, '\\$&'),
+  (s) => pyRepr(s, "'"),
+  (s) => pyRepr(s, '"'),
+  (s) => encodeURIComponent(s),
+  (s) => pyQuote(s),
+  (s) => pyQuote(s).replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()),
+  (s) => encodeURIComponent(s).replace(/%20/g, '+'),
+];
 
 /** A short secret (under 4 characters) is replaced only where it is not part of a longer word. */
 const SHORT = 4;
+
+/** How many escapings in a row are followed: a shell-quoted value in JSON in JSON is three. */
+const DEPTH = 3;
+
+/**
+ * The forms one secret takes in a tool's output: as is, and every composition of up to three of
+ * the {@link ESCAPINGS} (issue 29, finding 14: a password shell-quoted, then JSON-escaped by
+ * Ansible, `'pa\"ss\\wo'\\''rd$x'`, was left whole while each single escaping was redacted).
+ * A form that holds a shorter form of the same secret (of 4 characters or more) is left out:
+ * replacing the shorter one already removes every character of the secret from it. (A form under
+ * 4 characters is only replaced as a word of its own, so it stands in for no longer one.)
+ */
+export function secretForms(secret: string): string[] {
+  const all = new Set<string>([secret]);
+  let level = [secret];
+  for (let d = 0; d < DEPTH; d++) {
+    const next: string[] = [];
+    for (const f of level) {
+      for (const apply of ESCAPINGS) {
+        const g = apply(f);
+        if (!all.has(g)) {
+          all.add(g);
+          next.push(g);
+        }
+      }
+    }
+    level = next;
+  }
+  const sorted = [...all].filter(Boolean).sort((a, b) => a.length - b.length);
+  const kept: string[] = [];
+  for (const f of sorted) if (!kept.some((k) => k.length >= SHORT && f.includes(k))) kept.push(f);
+  return kept;
+}
+
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The longest run of letters and digits in `s`: every escaping above leaves it as is, so a line without it holds no form of `s`. */
+function anchorOf(s: string): string {
+  return (s.match(/[A-Za-z0-9]+/g) ?? []).reduce((a, b) => (b.length > a.length ? b : a), '');
+}
 
 /**
  * Redacts one job's log lines: every password, private key (line by line) and proxy credential
  * the request carried, in each of its {@link secretForms}, at every length (a 1–2 character
  * password too, where it stands as a word of its own), plus the generic shapes above. All the
  * forms of all the secrets are replaced longest first, so a secret that contains another (or a
- * form of another) is replaced whole, never leaving its tail. Applied before a line reaches the store.
+ * form of another) is replaced whole, never leaving its tail. A secret's forms are only looked
+ * for in a line that holds its longest run of letters and digits. Applied before a line reaches
+ * the store.
  */
 export class Redactor {
+  private readonly groups: Array<{ anchor: string; forms: string[] }> = [];
   private readonly long: string[];
   private readonly short: RegExp | undefined;
 
   constructor(secrets: ReadonlyArray<string | undefined>) {
-    const all = new Set<string>();
+    const values = new Set<string>();
     for (const s of secrets) {
       if (!s) continue;
-      for (const f of secretForms(s)) all.add(f);
+      values.add(s);
       // A private key shows up line by line, if at all.
       for (const line of s.split(/\r?\n/)) {
         const t = line.trim();
-        if (t.length >= 16 && !t.startsWith('-----')) all.add(t);
+        if (t.length >= 16 && !t.startsWith('-----')) values.add(t);
       }
+    }
+    const all = new Set<string>();
+    for (const v of values) {
+      const forms = secretForms(v);
+      for (const f of forms) all.add(f);
+      this.groups.push({ anchor: anchorOf(v), forms });
     }
     // Longest first, so a secret that contains another is replaced whole.
     const sorted = [...all].sort((a, b) => b.length - a.length);
@@ -71,8 +133,12 @@ export class Redactor {
 
   line(text: string): string {
     let out = text;
-    for (const s of this.long) if (out.includes(s)) out = out.split(s).join('[redacted]');
-    if (this.short) out = out.replace(this.short, '[redacted]');
+    // Only the forms of secrets whose anchor the line holds (or that have none) can be in it.
+    const candidates = this.groups.some((g) => g.anchor === '' || text.includes(g.anchor));
+    if (candidates) {
+      for (const s of this.long) if (out.includes(s)) out = out.split(s).join('[redacted]');
+      if (this.short) out = out.replace(this.short, '[redacted]');
+    }
     for (const [re, rep] of GENERIC) out = out.replace(re, rep);
     return out;
   }

@@ -1,6 +1,7 @@
+import { isIP } from 'node:net';
 import { AppError } from '@ironlens/core';
 import type { WorkerNodeInput } from '../api/bootstrap';
-import type { BootstrapNodeInput, HostKeyPin } from './nodes';
+import { type BootstrapNodeInput, type HostKeyPin, inventoryName } from './nodes';
 import { HOST_KEY_ALGORITHMS } from './ssh.adapter';
 
 /**
@@ -26,6 +27,21 @@ export interface WorkerDirectory {
    * public URL prefers it). Optional: a directory without it gives the gateway no such preference.
    */
   joinedTo?(clusterId: string): Promise<WorkerHost[]>;
+}
+
+/**
+ * The workers of a directory that joined a cluster and reported an address, ordered by worker id,
+ * each with the node name the bootstrap's inventory gives that address (what the gateway's public
+ * URL matches Ready nodes against). None when the directory cannot tell (no `joinedTo`); a
+ * directory that fails throws, so its caller can say so.
+ */
+export async function joinedWorkerNodes(dir: Pick<WorkerDirectory, 'joinedTo'>, clusterId: string): Promise<Array<{ address: string; nodeName: string }>> {
+  if (!dir.joinedTo) return [];
+  const ws = await dir.joinedTo(clusterId);
+  return ws
+    .filter((w): w is WorkerHost & { address: string } => typeof w.address === 'string' && isIP(w.address) !== 0)
+    .sort((a, b) => a.workerId.localeCompare(b.workerId))
+    .map((w) => ({ address: w.address, nodeName: inventoryName(w.address) }));
 }
 
 /** A node named by its worker: ironlens knows its address and host keys (Lens' host form needs neither). */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ClustersTestApp, closedPort, kubeconfigWithKey, multipart, startClustersApp } from '../testing/app';
-import { ClusterRepository } from '../repositories/cluster.repository';
-import type { ClustersDb } from '../repositories/tables';
+import { ClusterRepository } from '../registry/cluster.repository';
+import type { ClustersDb } from '../shared/tables';
 import { renderGateway } from './gateway.render';
 
 // The port the authorization hook's EndpointSlice points at (issue 22): the console's port, and
@@ -31,7 +31,7 @@ const status = async (app: ClustersTestApp, id: string) => (await app.app.inject
 /** The port of the hook's EndpointSlice a reconcile of this registration would apply (null: no hook). */
 async function slicePort(app: ClustersTestApp, id: string): Promise<number | null> {
   const row = (await new ClusterRepository().get(app.store.db as unknown as ClustersDb, id))!;
-  const r = renderGateway(app.services.gateway.inputs(row)!, app.services.profile);
+  const r = renderGateway(app.services.gateway.settings.inputs(row)!, app.services.profile);
   const slice = r.authz.find((o) => o.kind === 'EndpointSlice') as { ports?: Array<{ port: number }> } | undefined;
   return slice?.ports?.[0]?.port ?? null;
 }

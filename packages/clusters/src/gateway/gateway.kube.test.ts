@@ -1,11 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { OperationsLog, partOf } from '@ironlens/core';
 import { sleep } from '@ironlens/core/testing';
 import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackProfile } from '../profile';
-import { FIELD_MANAGER } from '../services/manifests';
+import { stackProfile } from '../shared/profile';
+import { HelmCli } from '../adapters/helm.adapter';
+import { FIELD_MANAGER } from '../shared/manifests';
+import { helmContract } from '../testing/helm.contract';
+import { GatewayRepository } from './gateway.repository';
 import { type ClustersTestApp, multipart, startClustersApp } from '../testing/app';
 import { EnvoyGatewayController } from '../testing/envoy-gateway.controller';
 import { CountingChartMirror, packageCharts, realInferenceExtensionBundle, testHelm } from '../testing/gateway-upstream';
@@ -56,10 +60,10 @@ const send = (method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object
 
 type JobView = { id: string; status: string; stage: string | null; log: string[]; result: { changed: number; skipped: number; hookError: string | null } | null; error: string | null };
 
-/** The newest gateway job of the cluster, once finished. */
-async function lastJob(after?: string): Promise<JobView> {
+/** The newest gateway job of the cluster (default: the first registration), once finished. */
+async function lastJob(after?: string, subject = id): Promise<JobView> {
   return until('the gateway job to finish', async () => {
-    const jobs = await t.services.runner.repository.list({ kind: 'clusters.gateway', subject: id, limit: 1 });
+    const jobs = await t.services.runner.repository.list({ kind: 'clusters.gateway', subject, limit: 1 });
     const j = jobs[0];
     if (!j || j.id === after || j.status === 'queued' || j.status === 'running') return null;
     return j as unknown as JobView;
@@ -460,4 +464,89 @@ describe('the shared gateway on a live cluster (envoy-ai-gateway)', () => {
     // The proxy the real controller ran for the registration's Gateway goes with it.
     await until('Envoy Gateway to remove the proxy Service', async () => (await proxyServices()).items.length === 0);
   }, 5 * 60_000);
+
+  let cid3 = '';
+  it('with no controller running, an unchanged reconcile writes nothing: no resourceVersion moves, the GatewayClass’s and the Gateway’s included (issue 28)', async () => {
+    // Without a controller, the Gateway API objects keep the status the API server defaults on
+    // read (`Pending`), which a plain apply would persist: the second reconcile wrote them.
+    await eg.stop();
+    const { payload, headers } = multipart({ name: 'no-controller', gatewayProvider: 'envoy-ai-gateway', gatewayPort: '30083', gatewayAuthzHost: '192.0.2.12' }, { content: h.kubeconfig });
+    const res = await t.app.inject({ method: 'POST', url: '/api/cluster/clusters', payload, headers });
+    expect(res.statusCode, res.body).toBe(201);
+    cid3 = res.json().cluster.id;
+    const first = await lastJob(undefined, cid3);
+    expect(first.status, `${first.error}\n${first.log.join('\n')}`).toBe('success');
+    const state = await new GatewayRepository().state(t.store.db as never, cid3);
+    const applied = state?.appliedObjects ?? [];
+    expect(applied.map((k) => k.kind)).toEqual(expect.arrayContaining(['GatewayClass', 'Gateway', 'EnvoyProxy', 'Namespace', 'Service', 'EndpointSlice', 'SecurityPolicy']));
+    /** resourceVersion of every object the registration applied, of the bundles' CRDs and policy, and of the Helm release records. */
+    const rvs = async () => {
+      const out: Record<string, string> = {};
+      const kube = (await import('../adapters/kube.adapter')).clientNodeConnector(h.kubeconfig, { proxy: { mode: 'none', httpProxy: null, httpsProxy: null, noProxy: null }, timeoutMs: 30_000 });
+      try {
+        for (const k of applied) {
+          const o = await kube.getObject(k.apiVersion, k.kind, k.name, k.namespace);
+          out[`${k.kind}/${k.namespace ?? ''}/${k.name}`] = String((o?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion);
+        }
+        for (const crd of ['gatewayclasses.gateway.networking.k8s.io', 'gateways.gateway.networking.k8s.io', 'inferencepools.inference.networking.k8s.io']) {
+          const o = await kube.getObject('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd);
+          out[`crd/${crd}`] = String((o?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion);
+        }
+        const vap = await kube.getObject('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicy', 'safe-upgrades.gateway.networking.k8s.io');
+        out.vap = String((vap?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion);
+      } finally {
+        kube.close();
+      }
+      for (const sec of (await core.listSecretForAllNamespaces({ labelSelector: 'owner=helm' })).items) out[`helm/${sec.metadata?.namespace}/${sec.metadata?.name}`] = sec.metadata?.resourceVersion ?? '';
+      return out;
+    };
+    const before = await rvs();
+    expect(Object.keys(before)).toContain(`GatewayClass//lens-envoy-ai-gateway-${cid3}`);
+    expect(Object.keys(before)).toContain(`Gateway/lens-gateway-${cid3}/lens-gateway`);
+    const again = await send('POST', `/api/cluster/clusters/${cid3}/gateway/reconcile`);
+    expect(again.statusCode, again.body).toBe(202);
+    const job = await lastJob(first.id, cid3);
+    expect(job.status, job.error ?? '').toBe('success');
+    expect(await rvs()).toEqual(before);
+    expect(job.log.filter((l) => /^(updated|created|deleted) /.test(l)), job.log.join('\n')).toEqual([]);
+    expect(job.result?.changed).toBe(0);
+  }, 15 * 60_000);
+
+  it('a registration’s delete leaves its GatewayClass while another Gateway uses it, and says so in the job log and the operations log (issue 28)', async () => {
+    expect(cid3).not.toBe('');
+    const cls = `lens-envoy-ai-gateway-${cid3}`;
+    const userNs = `user-gw-${process.pid}`;
+    await core.createNamespace({ body: { metadata: { name: userNs } } });
+    await custom.createNamespacedCustomObject({
+      ...GW,
+      namespace: userNs,
+      plural: 'gateways',
+      body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'shared' }, spec: { gatewayClassName: cls, listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }] } },
+    });
+    const del = await send('DELETE', `/api/cluster/clusters/${cid3}`);
+    expect(del.statusCode, del.body).toBe(204);
+    // The class stays for the Gateway that uses it; the registration's own namespace is gone.
+    expect(((await custom.getClusterCustomObject({ ...GW, plural: 'gatewayclasses', name: cls })) as { metadata: { name: string } }).metadata.name).toBe(cls);
+    expect((await core.listNamespace()).items.map((n) => n.metadata?.name)).not.toContain(`lens-gateway-${cid3}`);
+    const note = `kept GatewayClass ${cls}: Gateway ${userNs}/shared still uses it`;
+    const [delJob] = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: cid3, limit: 1 });
+    expect(delJob.log).toContain(note);
+    const { entries } = await new OperationsLog(partOf(t.store)).list({ limit: 1000 });
+    const op = entries.filter((e) => (e as { op?: string }).op === 'cluster.delete' && (e as { cluster_id?: string }).cluster_id === cid3).pop() as { status: string; notes: string[] } | undefined;
+    expect(op).toMatchObject({ status: 'ok', notes: expect.arrayContaining([note]) });
+    await custom.deleteNamespacedCustomObject({ ...GW, namespace: userNs, plural: 'gateways', name: 'shared' });
+    await custom.deleteClusterCustomObject({ ...GW, plural: 'gatewayclasses', name: cls });
+    await core.deleteNamespace({ name: userNs });
+  }, 5 * 60_000);
 });
+
+// The Helm adapter's contract against the real helm and the chart mirror (the FakeHelm runs the same suite).
+helmContract('HelmCli, the real helm and chart mirror', () => ({
+  helm: new HelmCli(testHelm(), charts.url, `${t.dataDir}/helm-contract`),
+  helmWithoutMirror: new HelmCli(testHelm(), null, `${t.dataDir}/helm-contract`),
+  kubeconfig: h.kubeconfig,
+  namespace: 'helm-contract',
+  chart: { name: 'payload-processor', version: p.llm_d_inference_payload_processor, reported: p.llm_d_inference_payload_processor.replace(/^v/, '') },
+  values: { payloadProcessor: { name: 'contract-ipp', port: 9004 }, provider: { name: 'none' }, inferenceGateway: { name: 'contract-gw' } },
+  otherValues: { payloadProcessor: { name: 'contract-ipp', port: 9005 }, provider: { name: 'none' } },
+}));

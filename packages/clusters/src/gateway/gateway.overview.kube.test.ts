@@ -61,7 +61,8 @@ describe('the cluster overview shows the shared gateway', () => {
     expect(res.statusCode, res.body).toBe(200);
     const ov = res.json();
     // Seed 000's shape is still all there.
-    expect(Object.keys(ov).sort()).toEqual(['cluster', 'fetchedAt', 'gateway', 'kubernetes']);
+    expect(Object.keys(ov).sort()).toEqual(['cluster', 'fetchedAt', 'gateway', 'gatewayError', 'kubernetes']);
+    expect(ov.gatewayError).toBeNull();
     expect(Object.keys(ov.kubernetes).sort()).toEqual(['components', 'hardware', 'namespaces', 'nodes']);
     expect(ov.cluster.id).toBe(id);
     const st = (await get(`/api/cluster/clusters/${id}/gateway/status`)).json();

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { KubeObjectRef } from '../adapters/kube.adapter';
-import { GATEWAY_PORT_MAX, GATEWAY_PORT_MIN, type GatewayProvider, isDnsLabel, isDnsSubdomain } from '../domain';
-import type { StackProfile } from '../profile';
+import { GATEWAY_PORT_MAX, GATEWAY_PORT_MIN, type GatewayProvider, isDnsLabel, isDnsSubdomain } from '../shared/domain';
+import type { StackProfile } from '../shared/profile';
 
 /**
  * What the shared inference gateway of one registration is made of, rendered as Kubernetes

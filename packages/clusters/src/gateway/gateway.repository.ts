@@ -1,4 +1,4 @@
-import type { ClustersDb } from '../repositories/tables';
+import type { ClustersDb } from '../shared/tables';
 
 export interface GatewayKeyRow {
   clusterId: string;

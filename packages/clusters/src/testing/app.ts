@@ -7,8 +7,8 @@ import { freeTcpPort, testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { clustersPlugin } from '../plugin';
-import { clustersMigrations } from '../repositories/clusters.migrations';
-import type { ClustersDatabase } from '../repositories/tables';
+import { clustersMigrations } from '../shared/clusters.migrations';
+import type { ClustersDatabase } from '../shared/tables';
 import { type ClusterServices, type ClusterServicesDeps, createClusterServices } from '../wiring';
 
 export interface ClustersTestApp {

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { createServer, type Server } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StackProfile } from '../profile';
+import type { StackProfile } from '../shared/profile';
 
 /**
  * The REAL upstream fixtures of the gateway suite, from the directories

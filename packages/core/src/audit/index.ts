@@ -1,2 +1,2 @@
 export { isoSeconds, type OperationEntry, type OperationInput, OperationsLog, type OperationsTable, type OperationsTables, operationsMigrations } from './operations';
-export { isSecretKey, redact, redactUrlCredentials } from './redact';
+export { isSecretKey, isSecretParam, redact, redactQuery, redactUrlCredentials } from './redact';

@@ -1,5 +1,5 @@
 import { type Generated, type Kysely, sql, type Transaction } from 'kysely';
-import { currentActor } from '../auth/access';
+import { currentActor } from '../actor';
 import { autoIncrementId, lockInTransaction, type NamedMigration, partOf, type Store } from '../store';
 import { redact } from './redact';
 

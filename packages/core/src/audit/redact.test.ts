@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSecretKey, redact, redactUrlCredentials } from './redact';
+import { isSecretKey, isSecretParam, redact, redactQuery, redactUrlCredentials } from './redact';
 
 describe('redact', () => {
   it('replaces the value of every field named for a secret, at any depth', () => {
@@ -47,5 +47,16 @@ describe('redact', () => {
   it('names secret keys by their last word', () => {
     for (const k of ['token', 'TOKEN', 'bearer-token', 'IPXE_AGENT_TOKEN', 'api_key', 'secretKey', 'passwd']) expect(isSecretKey(k), k).toBe(true);
     for (const k of ['token_rotated', 'tokenRotated', 'key', 'monkey', 'keys', 'passwordless_login', 'tokenizer']) expect(isSecretKey(k), k).toBe(false);
+  });
+
+  it('redacts the values of query parameters named like secrets in a logged URL, and nothing else', () => {
+    expect(redactQuery('/boot-vars?mac=02:00:00:00:00:01&token=t1&Password=p1&api_key=k1&key=k2&X-Amz-Signature=s1&state=ready#frag')).toBe(
+      '/boot-vars?mac=02:00:00:00:00:01&token=[redacted]&Password=[redacted]&api_key=[redacted]&key=[redacted]&X-Amz-Signature=[redacted]&state=ready#frag',
+    );
+    // A name written percent-encoded is read decoded; a parameter without a value has nothing to hide.
+    expect(redactQuery('/x?pass%77ord=p2&token&monkey=m')).toBe('/x?pass%77ord=[redacted]&token&monkey=m');
+    expect(redactQuery('/workers')).toBe('/workers');
+    for (const n of ['access_token', 'client_secret', 'pwd', 'sig', 'session_id', 'apiKey']) expect(isSecretParam(n), n).toBe(true);
+    for (const n of ['mac', 'hostname', 'monkey', 'state', 'limit', 'format']) expect(isSecretParam(n), n).toBe(false);
   });
 });

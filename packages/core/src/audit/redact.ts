@@ -28,6 +28,37 @@ export function isSecretKey(key: string): boolean {
   return last === 'key' && words.length > 1 && SECRET_KEY_QUALIFIERS.has(words[words.length - 2]);
 }
 
+/** Words that make a query parameter's name a secret's wherever they stand in it (`key` too: `?key=`, `api_key`). */
+const SECRET_PARAM_WORDS = new Set([...SECRET_WORDS, ...SECRET_COMPOUNDS, 'key', 'keys', 'pass', 'pwd', 'sig', 'signature', 'auth', 'session', 'jwt']);
+
+/** True when a query parameter of this name carries a secret (`token`, `access_token`, `password`, `key`, `X-Amz-Signature`, …). */
+export function isSecretParam(name: string): boolean {
+  let decoded = name;
+  try {
+    decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    // a malformed escape: classified as written
+  }
+  return isSecretKey(decoded) || wordsOf(decoded).some((w) => SECRET_PARAM_WORDS.has(w));
+}
+
+/**
+ * A request URL as a log may show it (issue 29, finding 11): the path as is, and the value of
+ * every query parameter named like a secret ({@link isSecretParam}) replaced by `[redacted]`.
+ */
+export function redactQuery(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const hash = url.indexOf('#', q);
+  const query = url.slice(q + 1, hash === -1 ? undefined : hash);
+  const parts = query.split('&').map((part) => {
+    const eq = part.indexOf('=');
+    const name = eq === -1 ? part : part.slice(0, eq);
+    return eq !== -1 && isSecretParam(name) ? `${name}=[redacted]` : part;
+  });
+  return `${url.slice(0, q + 1)}${parts.join('&')}${hash === -1 ? '' : url.slice(hash)}`;
+}
+
 /** `scheme://user:password@host/…` with the user info replaced; other text unchanged. */
 export function redactUrlCredentials(text: string): string {
   return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1[redacted]@');

@@ -9,7 +9,8 @@ import { Metrics } from '../metrics';
 import { partOf, Store } from '../store';
 import { sleep, testStoreTarget } from '../testing';
 import { JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
-import { Authenticator, AuthLimiter, currentActor, NamedTokens, runAsActor } from './access';
+import { currentActor, runAsActor } from '../actor';
+import { Authenticator, AuthLimiter, NamedTokens } from './access';
 import { permissionsOf, roleAllows } from './permissions';
 import { type AuthTokensTables, authTokensMigrations, TokensRepository } from './tokens';
 
@@ -142,8 +143,13 @@ describe('access control', () => {
     expect(info.last_used_at).not.toBeNull();
     await expect(repo.create({ name: 'used', role: 'viewer' })).rejects.toMatchObject({ code: 'token_exists' });
     await expect(repo.create({ name: 'x', role: 'root' })).rejects.toMatchObject({ code: 'token_role_invalid' });
-    await expect(repo.create({ name: 'env:IPXE_CP_TOKEN', role: 'admin' })).rejects.toMatchObject({ code: 'token_name_invalid' });
+    await expect(repo.create({ name: 'x y', role: 'admin' })).rejects.toMatchObject({ code: 'token_name_invalid' });
+    // The actors ironlens writes under (issue 29, finding 11): reserved, in any case.
+    for (const name of ['env:IPXE_CP_TOKEN', 'ironlens', 'anonymous', 'Anonymous', 'IRONLENS']) await expect(repo.create({ name, role: 'admin' })).rejects.toMatchObject({ code: 'token_name_reserved' });
     await expect(repo.create({ name: 'x', role: 'admin', expires: '3 weeks' })).rejects.toMatchObject({ code: 'token_expiry_invalid' });
+    // A duration past ten years is refused before any date is made of it (it was a 500: "Invalid time value").
+    for (const expires of ['99999999999d', '3651d', `${'9'.repeat(400)}s`]) await expect(repo.create({ name: 'far', role: 'admin', expires })).rejects.toMatchObject({ code: 'token_expiry_out_of_range' });
+    expect((await repo.create({ name: 'far', role: 'admin', expires: '3650d' })).expires_at).not.toBeNull();
   });
 
   it('the failed-auth limiter slows then answers 429 one source, never another; counted in metrics', async () => {

@@ -1,12 +1,12 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { runAsActor } from '../actor';
 import { type Env, envInt } from '../config/env';
 import { AppError } from '../errors';
-import { sleep } from '../jobs/sleep';
+import { sleep } from '../timing/sleep';
 import type { Metrics } from '../metrics/metrics';
 import { PUBLIC, type Role, roleAllows } from './permissions';
-import { TOKEN_PREFIX, type TokensRepository } from './tokens';
+import { ANONYMOUS_ACTOR, isReservedActorName, TOKEN_PREFIX, type TokensRepository } from './tokens';
 
 /** Who a request acts as: a named token, an environment token (`env:IPXE_CP_TOKEN`), or nobody when no token is configured. */
 export interface Principal {
@@ -15,22 +15,7 @@ export interface Principal {
 }
 
 /** With no token configured anywhere, every request acts as this (everything open, as before issue 20). */
-export const ANONYMOUS: Principal = { name: 'anonymous', role: 'admin' };
-
-/** What entries written by ironlens itself (no request) record as their actor. */
-export const SYSTEM_ACTOR = 'ironlens';
-
-const actorContext = new AsyncLocalStorage<{ actor: string }>();
-
-/** The actor of the request being handled (and of the work it started), `ironlens` outside any request. */
-export function currentActor(): string {
-  return actorContext.getStore()?.actor ?? SYSTEM_ACTOR;
-}
-
-/** Runs `fn` as `actor` (what the request hook does; tests and the CLI use it too). */
-export function runAsActor<T>(actor: string, fn: () => T): T {
-  return actorContext.run({ actor }, fn);
-}
+export const ANONYMOUS: Principal = { name: ANONYMOUS_ACTOR, role: 'admin' };
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -86,7 +71,9 @@ export class NamedTokens {
     let hit = this.cache.get(token);
     if (!hit || now - hit.at > this.ttl) {
       const info = await this.repo.findByToken(token);
-      hit = { at: now, principal: info ? { name: info.name, role: info.role } : undefined, expiresAt: info?.expires_at ? Date.parse(info.expires_at) : null };
+      // A token under a reserved actor name (made before those names were refused) acts as nobody.
+      const usable = info && !isReservedActorName(info.name);
+      hit = { at: now, principal: usable ? { name: info.name, role: info.role } : undefined, expiresAt: info?.expires_at ? Date.parse(info.expires_at) : null };
       if (this.cache.size > 10_000) this.cache.clear();
       // Misses are not kept: a bad token costs a query, and the failed-auth limiter bounds those.
       if (hit.principal) this.cache.set(token, hit);
@@ -293,7 +280,7 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
   });
   // After the body is parsed: the handler and everything it starts run as the request's actor.
   app.addHook('preHandler', (req, _reply, done) => {
-    actorContext.run({ actor: req.principal?.name ?? ANONYMOUS.name }, done);
+    runAsActor(req.principal?.name ?? ANONYMOUS.name, done);
   });
 }
 

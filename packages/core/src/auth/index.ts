@@ -2,4 +2,3 @@ export { bearerMatches } from './bearer';
 export * from './access';
 export * from './permissions';
 export * from './tokens';
-export { authRoutes, type AuthRoutesOptions } from './auth.routes';

@@ -59,9 +59,15 @@ export const PERMISSION_ROLES: Record<string, Role> = {
   // issue 21 and friends (declared by their routes)
   'metal:power:read': 'viewer',
   'metal:power:operate': 'operator',
-  'metal:bmc:read': 'viewer',
+  // A BMC's URL and username are secrets' metadata (issue 29, finding 11): not a viewer's.
+  'metal:bmc:read': 'operator',
   'metal:bmc:write': 'admin',
   'metal:host-report:submit': 'operator',
+  // issue 31: rollouts of a new master, drift and its reconcile
+  'metal:rollout:read': 'viewer',
+  'metal:rollout:write': 'operator',
+  'metal:drift:read': 'viewer',
+  'metal:drift:reconcile': 'operator',
   // the cluster manager (seed 000, Lens' names)
   'cluster:cluster:read': 'viewer',
   'cluster:cluster:create': 'admin',

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import { AppError } from '../errors';
 import { isUniqueViolation, type NamedMigration, type Store } from '../store';
+import { SYSTEM_ACTOR } from '../actor';
 import { isRole, type Role } from './permissions';
 
 /**
@@ -12,6 +13,21 @@ import { isRole, type Role } from './permissions';
 export const TOKEN_PREFIX = 'ilt_';
 
 export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+/** What ironlens writes by itself records as its actor (the `ironlens token` command, jobs' own entries). */
+export { SYSTEM_ACTOR };
+/** What a request without a token records as its actor. */
+export const ANONYMOUS_ACTOR = 'anonymous';
+
+/**
+ * True for a name that is already an actor of ironlens' own (issue 29, finding 11): `ironlens`,
+ * `anonymous` (in any case) and the environment tokens' `env:…`. A token of that name would
+ * make its holder's writes read as ironlens' own, or as nobody's.
+ */
+export function isReservedActorName(name: string): boolean {
+  const n = name.toLowerCase();
+  return n === SYSTEM_ACTOR || n === ANONYMOUS_ACTOR || n.startsWith('env:');
+}
 
 export interface TokenInfo {
   name: string;
@@ -71,12 +87,20 @@ export function generateToken(): string {
 
 const DURATION = /^(\d+)(s|m|h|d)$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** The longest expiry taken: ten years (`3650d`). */
+export const MAX_EXPIRY_MS = 3650 * UNIT_MS.d;
 
-/** `10s`, `5m`, `12h`, `30d` → milliseconds; anything else is a 400 `token_expiry_invalid`. */
+/**
+ * `10s`, `5m`, `12h`, `30d` → milliseconds; anything else is a 400 `token_expiry_invalid`, and a
+ * duration over ten years ({@link MAX_EXPIRY_MS}) a 400 `token_expiry_out_of_range` (a date
+ * past year 275760 cannot be written at all: it was a 500).
+ */
 export function parseExpiry(v: string): number {
-  const m = DURATION.exec(v.trim());
+  const m = DURATION.exec(typeof v === 'string' ? v.trim() : '');
   if (!m || Number(m[1]) <= 0) throw new AppError('token_expiry_invalid', `expiry ${JSON.stringify(v).slice(0, 40)} is not a duration like 10s, 5m, 12h or 30d`);
-  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  const ms = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  if (!(ms <= MAX_EXPIRY_MS)) throw new AppError('token_expiry_out_of_range', `expiry ${JSON.stringify(v).slice(0, 40)} is longer than ten years (3650d)`, { code: 'token_expiry_out_of_range' });
+  return ms;
 }
 
 function toInfo(r: AuthTokensTable): TokenInfo {
@@ -92,7 +116,10 @@ export class TokensRepository {
   }
 
   async create(input: { name: string; role: string; expires?: string; now?: Date }): Promise<CreatedToken> {
-    if (typeof input.name !== 'string' || !TOKEN_NAME_PATTERN.test(input.name) || input.name.startsWith('env:')) {
+    if (typeof input.name === 'string' && isReservedActorName(input.name)) {
+      throw new AppError('token_name_reserved', `${JSON.stringify(input.name).slice(0, 70)} is an actor of ironlens' own (ironlens, anonymous, env:…): choose another name`, { code: 'token_name_reserved' });
+    }
+    if (typeof input.name !== 'string' || !TOKEN_NAME_PATTERN.test(input.name)) {
       throw new AppError('token_name_invalid', 'a token name is 1-64 letters, digits, ".", "_", "@" or "-", starting with a letter or digit');
     }
     if (!isRole(input.role)) throw new AppError('token_role_invalid', 'role must be viewer, operator or admin');

@@ -77,6 +77,8 @@ export const errorCatalog = {
   token_name_invalid: { status: 400, message: 'invalid token name' },
   token_role_invalid: { status: 400, message: 'role must be viewer, operator or admin' },
   token_expiry_invalid: { status: 400, message: 'expiry must be a duration like 10s, 5m, 12h or 30d' },
+  token_expiry_out_of_range: { status: 400, message: 'expiry must be at most ten years (3650d)' },
+  token_name_reserved: { status: 400, message: 'the token name is an actor of ironlens’ own (ironlens, anonymous, env:…)' },
   token_exists: { status: 409, message: 'a token of that name exists' },
   token_not_found: { status: 404, message: 'no token of that name' },
 
@@ -146,6 +148,12 @@ export const errorCatalog = {
   path_invalid: { status: 400, message: 'file name cannot be resolved (symlink loop, or too long)' },
   import_invalid: { status: 400, message: 'a record of the imported file layout is invalid (the import changed nothing)' },
   path_not_found: { status: 404, message: 'a directory in the file name does not exist' },
+  // ironlens backup / restore (issue 29, finding 2): what restore refuses, by code
+  backup_format_unsupported: { status: 400, message: 'a backup format this version does not restore (format 1 carries no authentication: take a new backup)' },
+  backup_kdf_out_of_range: { status: 400, message: "the backup's key-derivation cost is outside what this version accepts" },
+  backup_passphrase_wrong: { status: 400, message: 'wrong passphrase: the secret key in the backup cannot be opened with it' },
+  backup_tampered: { status: 400, message: "the backup's header or store was altered after it was written" },
+  backup_schema_foreign: { status: 400, message: "the backup's store holds a schema object ironlens' migrations do not create" },
   agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
   agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
   agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
@@ -179,6 +187,15 @@ export const errorCatalog = {
   bootstrap_worker_unreported: { status: 422, message: 'a node names a worker that has not reported (no address or host keys known)' },
   worker_address_invalid: { status: 400, message: 'fixed_address must be a unicast IPv4 address, or null' },
   worker_address_taken: { status: 409, message: 'another worker has that fixed address' },
+
+  // issue 31: rollouts
+  rollout_invalid: { status: 400, message: 'the rollout request is invalid' },
+  rollout_not_found: { status: 404, message: 'rollout not found' },
+  rollout_master_missing: { status: 400, message: "the master is not on the agent of a worker's disk" },
+  rollout_worker_unready: { status: 409, message: 'a worker has no bound device or no system disk' },
+  rollout_worker_busy: { status: 409, message: 'a worker is already in an active rollout' },
+  rollout_nothing_to_do: { status: 409, message: 'no worker to roll out' },
+  rollout_state_invalid: { status: 409, message: 'the rollout is not in a state that allows this' },
 
   // issue 21: power
   bmc_invalid: { status: 400, message: 'invalid BMC settings: driver redfish (url, username, password, verify_tls) or ipmi (host, port, username, password)' },

@@ -3,11 +3,12 @@ import { dirname, join } from 'node:path';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { bearerMatches } from '../auth';
+import { redactQuery } from '../audit/redact';
+import { bearerMatches } from '../auth/bearer';
 import { type AccessControl, installAccessControl } from '../auth/access';
 import { PUBLIC } from '../auth/permissions';
 import { AppError, clipStrings, isAppError } from '../errors';
-import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from '../metrics/http-metrics';
+import { type ListenerMetrics, metricsRoute, recordHttpMetrics } from './http-metrics';
 import { type BrowserGuardOptions, installBrowserGuard } from './browser-guard';
 import { capConnections, DEFAULT_HTTP_LIMITS, type HttpLimits, serverTimeouts } from './limits';
 import { installSecurityHeaders } from './security-headers';
@@ -32,7 +33,7 @@ export interface HttpAppOptions {
   description?: string;
   /** Serve Swagger UI at `/docs`, ReDoc at `/redoc`, the document at `/openapi.json`. Default is `true`. */
   docs?: boolean;
-  /** Fastify logger. Default is `false`. */
+  /** Fastify logger. Default is `false`. Its request lines show query values named like secrets as `[redacted]` ({@link redactQuery}). */
   logger?: FastifyServerOptions['logger'];
   /** Trust X-Forwarded-For for the client address. Default is `false`. */
   trustProxy?: boolean;
@@ -68,6 +69,8 @@ export interface RegisteredRoute {
   permission: string | undefined;
   /** Hidden from the OpenAPI document (pages, assets, docs). */
   hidden: boolean;
+  /** The answer schemas it declares, by status, as declared (before the OpenAPI document's rewriting). */
+  response: Readonly<Record<string, unknown>> | undefined;
 }
 
 const ROUTES = new WeakMap<FastifyInstance, RegisteredRoute[]>();
@@ -154,6 +157,21 @@ function bodyStrictValidators(): ValidatorFactory {
   };
 }
 
+/** Fastify's request serializer, with the URL's secret query values redacted. */
+function requestLogValue(req: FastifyRequest): Record<string, unknown> {
+  return { method: req.method, url: redactQuery(req.url), version: req.headers?.['accept-version'], host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
+}
+
+/**
+ * The logger option with every request line's URL redacted (issue 29, finding 11: a token or
+ * password in a query string reached the request log verbatim). Default: no logger.
+ */
+function redactingLogger(logger: HttpAppOptions['logger']): FastifyServerOptions['logger'] {
+  if (!logger) return false;
+  const base = logger === true ? {} : (logger as Exclude<FastifyServerOptions['logger'], boolean | undefined> & { serializers?: Record<string, unknown> });
+  return { ...base, serializers: { ...base.serializers, req: requestLogValue } } as FastifyServerOptions['logger'];
+}
+
 /**
  * Builds a Fastify instance with the shared behaviour: OpenAPI from route schemas,
  * docs, FastAPI-style validation errors (422), catalog errors rendered per API.
@@ -165,7 +183,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   const app = Fastify({
     requestTimeout: timeouts.requestTimeout,
     http: { headersTimeout: timeouts.headersTimeout, requestTimeout: timeouts.requestTimeout, connectionsCheckingInterval: timeouts.connectionsCheckingInterval },
-    logger: opts.logger ?? false,
+    logger: redactingLogger(opts.logger),
     trustProxy: opts.trustProxy ?? false,
     ajv: { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } },
     // Fastify types a validator as Ajv's function (with its `schema`); a lazy one has only what Fastify calls.
@@ -194,6 +212,7 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
           return typeof p === 'string' ? p : undefined;
         },
         hidden: Boolean((r.schema as { hide?: boolean } | undefined)?.hide),
+        response: (r.schema as { response?: Record<string, unknown> } | undefined)?.response,
       });
     }
   });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { processAlive as alive } from '../exec';
 import { ExecAbortedError, execStreaming } from './exec-streaming';
-import { sleep } from './sleep';
+import { sleep } from '../timing/sleep';
 
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,5 +2,3 @@
 export { ExecAbortedError, type ExecStreamingOptions, execStreaming } from './exec-streaming';
 export { ACTIVE_STATUSES, FINISHED_STATUSES, isFinished, type Job, type JobLease, type JobPatch, type JobStatus, JobsRepository, type JobsTable, type JobsTables, jobsMigrations, type NewJob } from './job.repository';
 export { INTERRUPTED_MESSAGE, JobCancelledError, jobLeaseFromEnv, type JobContext, type JobHandler, type JobObserver, type JobOutcome, JobRunner, type JobRunnerOptions, type StartJob } from './job.runner';
-export { Periodic } from './periodic';
-export { sleep } from './sleep';

@@ -1,5 +1,5 @@
 import { type Generated, type Selectable, sql, type Updateable } from 'kysely';
-import { currentActor } from '../auth/access';
+import { currentActor } from '../actor';
 import { AppError } from '../errors';
 import { autoIncrementId, isUniqueViolation, type NamedMigration, type Store } from '../store';
 

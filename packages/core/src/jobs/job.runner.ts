@@ -3,7 +3,7 @@ import { type Env, envInt } from '../config/env';
 import { AppError } from '../errors';
 import { replicaId, replicaIdFromEnv } from '../store/replica';
 import { isFinished, type Job, type JobsRepository, type JobStatus } from './job.repository';
-import { Periodic } from './periodic';
+import { Periodic } from '../timing/periodic';
 
 /** Thrown (or used as the abort reason) when a job stops because cancellation was asked. */
 export class JobCancelledError extends Error {

@@ -1,3 +1,2 @@
 // Prometheus metrics: one registry per process, `/metrics` on each listener.
-export { type ListenerMetrics, metricsRoute, recordHttpMetrics, UNMATCHED_ROUTE } from './http-metrics';
 export { type Counter, type Gauge, type Histogram, Metrics, type MetricsOptions } from './metrics';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { Periodic } from '../jobs/periodic';
-import { sleep } from '../jobs/sleep';
+import { Periodic } from '../timing/periodic';
+import { sleep } from '../timing/sleep';
 import { pgDriver } from './pg-module';
 import { replicaId } from './replica';
 import type { Store } from './store';

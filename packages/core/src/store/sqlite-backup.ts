@@ -1,10 +1,13 @@
 import Database from 'better-sqlite3';
+import { sql } from 'kysely';
+import { type NamedMigration, Store } from './store';
 
 /**
  * A consistent copy of a live SQLite store through SQLite's online backup API (never a file
  * copy, which could catch the database file and its WAL at different moments). It reads through
  * a connection of its own, so the store's writers go on meanwhile: the copy is the database as
- * one committed state, from a moment during the call. The destination must not exist.
+ * one committed state, from a moment during the call. The destination must not exist, in a
+ * directory only this user can enter (SQLite creates it with the process' umask).
  */
 export async function backupSqlite(source: string, destination: string): Promise<{ pages: number }> {
   const db = new Database(source, { readonly: true, fileMustExist: true });
@@ -17,4 +20,61 @@ export async function backupSqlite(source: string, destination: string): Promise
   } finally {
     db.close();
   }
+}
+
+/** One row of `sqlite_master`: a table, index, trigger or view, with the SQL that created it. */
+export interface SchemaObject {
+  type: string;
+  name: string;
+  tbl_name: string;
+  sql: string | null;
+}
+
+const SCHEMA_QUERY = 'SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name';
+
+/** The schema objects of the SQLite file `file` (which must exist), read without running anything of it. */
+export function sqliteSchema(file: string): SchemaObject[] {
+  const db = new Database(file, { fileMustExist: true });
+  try {
+    return db.prepare(SCHEMA_QUERY).all() as SchemaObject[];
+  } finally {
+    db.close();
+  }
+}
+
+/** The schema objects `migrations` create in an empty SQLite store: what a store of this version holds. */
+export async function migratedSqliteSchema(migrations: NamedMigration[]): Promise<SchemaObject[]> {
+  const store = await Store.open<Record<string, never>>({ file: ':memory:', migrations });
+  try {
+    return (await sql.raw<SchemaObject>(SCHEMA_QUERY).execute(store.db)).rows;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Tables SQLite itself keeps (`AUTOINCREMENT`'s counters, `ANALYZE`'s statistics): no code of anyone's. */
+const SQLITE_OWN = /^sqlite_(sequence|stat[1-4])$/;
+
+/**
+ * How the schema of a store differs from what `expected` (the migrations' own) holds, one line
+ * per object: each trigger, view, table or index the migrations did not create, or created
+ * otherwise. With `partial`, a missing object is fine (a store of an older version, before
+ * its pending migrations ran). Empty when it matches.
+ */
+export function schemaDifferences(actual: SchemaObject[], expected: SchemaObject[], opts: { partial?: boolean } = {}): string[] {
+  const norm = (s: string | null) => (s === null ? null : s.replace(/\s+/g, ' ').trim());
+  const key = (o: SchemaObject) => `${o.type} ${o.name}`;
+  const want = new Map(expected.map((o) => [key(o), o]));
+  const out: string[] = [];
+  for (const o of actual) {
+    if (o.type === 'table' && SQLITE_OWN.test(o.name)) continue;
+    const w = want.get(key(o));
+    if (!w) out.push(`${key(o)} (on ${o.tbl_name}): not created by any migration`);
+    else if (w.tbl_name !== o.tbl_name || norm(w.sql) !== norm(o.sql)) out.push(`${key(o)}: not as the migrations create it`);
+  }
+  if (!opts.partial) {
+    const have = new Set(actual.map(key));
+    for (const o of expected) if (!have.has(key(o)) && !(o.type === 'table' && SQLITE_OWN.test(o.name))) out.push(`${key(o)}: missing`);
+  }
+  return out;
 }

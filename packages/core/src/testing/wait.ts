@@ -1,6 +1,6 @@
 import { connect, createServer } from 'node:net';
 
-import { sleep } from '../jobs/sleep';
+import { sleep } from '../timing/sleep';
 
 /** Test helpers shared by every package: `@ironlens/core/testing`. Production code never imports them. */
 

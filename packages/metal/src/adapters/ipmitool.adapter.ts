@@ -43,7 +43,8 @@ export class IpmitoolBmc implements Bmc {
     const argv = ['ipmitool', '-I', 'lanplus', '-H', this.o.host, '-p', String(this.o.port), '-U', this.o.username, '-E', '-C', String(this.o.cipherSuite), '-N', '1', '-R', '2', '-v', ...args];
     const deadline = AbortSignal.timeout(this.o.timeoutMs);
     const both = signal ? AbortSignal.any([deadline, signal]) : deadline;
-    const what = `ipmitool ${args.join(' ')} (${this.o.host}:${this.o.port})`;
+    // Without the BMC's address: error texts reach viewers (last_power.detail, the operations log).
+    const what = `ipmitool ${args.join(' ')}`;
     try {
       const r = await this.exec(argv, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', IPMI_PASSWORD: this.o.password }, timeoutMs: this.o.timeoutMs + 2_000, signal: both });
       return `${r.stdout}\n${r.stderr}`;

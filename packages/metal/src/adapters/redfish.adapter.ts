@@ -55,7 +55,8 @@ export class RedfishBmc implements Bmc {
       h['content-length'] = String(Buffer.byteLength(payload));
     }
     const https = this.url.protocol === 'https:';
-    const what = `${method} ${this.url.host}${path}`;
+    // Without the BMC's address: error texts reach viewers (last_power.detail, the operations log).
+    const what = `${method} ${path}`;
     return new Promise<Answer>((resolve, reject) => {
       let done = false;
       const finish = (err: Error | null, a?: Answer) => {

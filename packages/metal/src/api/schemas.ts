@@ -30,6 +30,9 @@ import {
 import { AnyObject, OrNull, StringEnum } from '@ironlens/core/typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { Os } from '../domain/identifiers';
+import { driftItemSchema, imageHistoryEntrySchema } from './rollout.schemas';
+
+export * from './rollout.schemas';
 
 export const nullableString = OrNull(Type.String());
 
@@ -111,6 +114,20 @@ export const hardwareSchema = Type.Object({
   accelerators: Type.Array(acceleratorSchema, { maxItems: REPORT_ITEMS }),
 });
 
+/**
+ * The image a booted worker runs (issue 31): what `ironlens master build` wrote into
+ * `/etc/ironlens-master` (the master's file name on the agent, and a hash of that build).
+ */
+export const hostImageSchema = Type.Object({
+  master: Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$' }),
+  build: Type.String({ pattern: '^[0-9a-f]{16,64}$' }),
+});
+export type HostImage = Static<typeof hostImageSchema>;
+
+/** The iSCSI target the worker booted from, as iPXE left it in the iBFT (`target0/target-name`). */
+export const hostBootDiskSchema = Type.Object({ iqn: Type.String({ maxLength: 223, pattern: '^iqn\\.[a-z0-9.:-]{1,219}$' }) });
+export type HostBootDisk = Static<typeof hostBootDiskSchema>;
+
 /** `POST /hosts/report`: what the host reporter in the master image sends (docs/metal.md). */
 export const hostReportBody = Type.Object({
   mac: Type.String({ maxLength: 64 }),
@@ -120,6 +137,9 @@ export const hostReportBody = Type.Object({
   os: hostOsSchema,
   kernel: Type.String({ pattern: '^[A-Za-z0-9._+~-]{1,128}$' }),
   hardware: hardwareSchema,
+  // issue 31 (optional: reporters of older masters send neither)
+  image: Type.Optional(OrNull(hostImageSchema)),
+  boot_disk: Type.Optional(OrNull(hostBootDiskSchema)),
 });
 export type HostReportBody = Static<typeof hostReportBody>;
 
@@ -130,6 +150,8 @@ export const hostSchema = Type.Object({
   os: hostOsSchema,
   kernel: Type.String(),
   hardware: hardwareSchema,
+  image: Type.Optional(OrNull(hostImageSchema)),
+  boot_disk: Type.Optional(OrNull(hostBootDiskSchema)),
   reported_at: Type.String({ description: 'ISO time the control plane accepted the report' }),
 });
 export type HostView = Static<typeof hostSchema>;
@@ -274,6 +296,8 @@ export const workerSchema = Type.Object({
   fixed_address: Type.Optional(OrNull(Type.String({ description: 'the IPv4 address the hosts file gives this worker, when the operator set one' }))),
   cluster_id: Type.Optional(OrNull(Type.String({ description: 'the Kubernetes cluster a bootstrap by worker registered this worker into' }))),
   last_power: Type.Optional(lastPowerSchema),
+  // issue 31: which masters its system disks came from (GET /workers/{id} only), newest first
+  image_history: Type.Optional(Type.Array(imageHistoryEntrySchema)),
 });
 export type WorkerView = Static<typeof workerSchema>;
 export type WorkerState = WorkerView['state'];
@@ -704,7 +728,11 @@ export const workerStatusSchema = Type.Object({
     dnsmasq: OrNull(Type.Object({ hostname: Type.String(), mac: Type.String() })),
     disks: Type.Array(Type.Object({ os: Type.Unsafe<Os>({ type: 'string' }), ...targetCheckFields })),
     cd: OrNull(targetCheckSchema),
+    // issue 31: the disk and image the worker last reported it booted
+    booted_from: Type.Optional(OrNull(Type.String({ description: 'the IQN of the last host report (iBFT), null when it reported none' }))),
+    image: Type.Optional(OrNull(hostImageSchema)),
   }),
+  drift: Type.Optional(Type.Array(driftItemSchema)),
 });
 export type WorkerStatus = Static<typeof workerStatusSchema>;
 

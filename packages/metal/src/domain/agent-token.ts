@@ -34,3 +34,15 @@ export function expandToken(token: string | null | undefined, env: NodeJS.Proces
   checkTokenEnv(token, patterns, whose);
   return token.replace(PLACEHOLDER, (_m, name: string) => env[name] ?? '');
 }
+
+/**
+ * Refuses a request's token that names `${NAME}` when the caller may not register agents (403
+ * `permission_denied`, naming `metal:agent:write`): expanding it would send ironlens' own secret
+ * to whatever URL the request names (issue 29, finding 1). Checked by what the request carries,
+ * beside the route's own permission.
+ */
+export function refuseRequestPlaceholders(token: string | null): void {
+  if (token && tokenEnvNames(token).length > 0) {
+    throw new AppError('permission_denied', `a token that names \${${tokenEnvNames(token)[0]}} is expanded from ironlens' environment only for a token that may register agents (metal:agent:write); give the token itself, or probe a registered agent with agent_id`, { permission: 'metal:agent:write' });
+  }
+}

@@ -56,6 +56,18 @@ describe('agent tokens that name environment variables', () => {
     expect(agent.calls.find((c) => c.path === '/capabilities')?.authorization).toBe('Bearer fake-agent-token');
   });
 
+  it('expands a placeholder of the request only for a caller who may register agents: anyone else is refused, nothing sent (issue 29, finding 1)', async () => {
+    for (const token of [envRef('IPXE_AGENT_FAKE_TOKEN'), `Bearer-${envRef('IPXE_AGENT_FAKE_TOKEN')}`]) {
+      await expect(f.services.agents.probe({ base_url: other.url, token }, { mayWriteAgents: false })).rejects.toMatchObject({ code: 'permission_denied', extra: { permission: 'metal:agent:write' } });
+    }
+    expect(other.calls).toEqual([]);
+    // A literal token, or a registered agent's own by agent_id, is any prober's.
+    expect((await f.services.agents.probe({ base_url: agent.url, token: 'literal' }, { mayWriteAgents: false })).backend).toBe('stgt');
+    expect((await inject('POST', '/agents', { id: 'ag1', base_url: agent.url, token: envRef('IPXE_AGENT_FAKE_TOKEN'), role: { disk: true } })).statusCode).toBe(201);
+    expect((await f.services.agents.probe({ base_url: agent.url, agent_id: 'ag1' }, { mayWriteAgents: false })).backend).toBe('stgt');
+    expect(agent.calls.filter((c) => c.path === '/capabilities').map((c) => c.authorization)).toEqual(['Bearer literal', 'Bearer fake-agent-token']);
+  });
+
   it('follows IPXE_CP_AGENT_TOKEN_ENV when the operator allows other names', async () => {
     await f.close();
     vi.stubEnv('LIO_TOKEN', 'lio-token');

@@ -1,4 +1,4 @@
-import type { NamedMigration } from '@ironlens/core';
+import { autoIncrementId, type NamedMigration } from '@ironlens/core';
 
 /** The metal ledger: workers, their disks, the device pool, agents, settings. */
 export const metalMigrations: NamedMigration[] = [
@@ -145,6 +145,62 @@ export const metalMigrations: NamedMigration[] = [
         .addColumn('deadline_ms', 'bigint')
         .execute();
       await db.schema.createIndex('device_power_result').on('device_power').column('result').execute();
+    },
+  },
+  {
+    // Rollouts (issue 31): one row per rollout, one per worker in it (its phase and what it
+    // made, so a resumed rollout goes on where it stopped), and each worker's image history.
+    name: 'metal-0031-rollouts',
+    async up(db) {
+      await db.schema
+        .createTable('rollouts')
+        .addColumn('seq', 'integer', autoIncrementId(db))
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text')
+        .addColumn('master', 'text', (c) => c.notNull())
+        .addColumn('max_unavailable', 'text', (c) => c.notNull())
+        .addColumn('batch_size', 'integer', (c) => c.notNull())
+        .addColumn('options', 'text', (c) => c.notNull())
+        .addColumn('current_batch', 'integer')
+        // 'pause' or 'abort' while asked and not yet done (read by whichever replica runs it).
+        .addColumn('requested', 'text')
+        .addColumn('job_id', 'text')
+        .addColumn('actor', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .execute();
+      await db.schema
+        .createTable('rollout_workers')
+        .addColumn('rollout_id', 'text', (c) => c.notNull())
+        .addColumn('worker_id', 'text', (c) => c.notNull())
+        .addColumn('batch', 'integer', (c) => c.notNull())
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addColumn('phase', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('steps', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text')
+        .addColumn('finished_at', 'text')
+        .addPrimaryKeyConstraint('rollout_workers_pk', ['rollout_id', 'worker_id'])
+        .execute();
+      await db.schema.createIndex('rollout_workers_worker').on('rollout_workers').columns(['worker_id', 'phase']).execute();
+      await db.schema
+        .createTable('worker_images')
+        .addColumn('id', 'integer', autoIncrementId(db))
+        .addColumn('worker_id', 'text', (c) => c.notNull())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('actor', 'text')
+        .addColumn('master', 'text')
+        .addColumn('os', 'text', (c) => c.notNull())
+        .addColumn('agent', 'text', (c) => c.notNull())
+        .addColumn('iqn', 'text', (c) => c.notNull())
+        .addColumn('rollout_id', 'text')
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('detail', 'text')
+        .execute();
+      await db.schema.createIndex('worker_images_worker').on('worker_images').columns(['worker_id', 'id']).execute();
     },
   },
 ];

@@ -1,5 +1,5 @@
-import { lockInTransaction, type OperationsTables, type Store } from '@ironlens/core';
-import type { Kysely, Transaction } from 'kysely';
+import { type JobsTables, lockInTransaction, type OperationsTables, type Store } from '@ironlens/core';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 export interface WorkersTable {
   worker_id: string;
@@ -97,6 +97,51 @@ export interface DevicePowerTable {
   detail: string | null;
   deadline_ms: number | string | null;
 }
+/** A rollout (issue 31); `options` is JSON (timeouts), `requested` a pause or abort not done yet. */
+export interface RolloutsTable {
+  seq: Generated<number>;
+  id: string;
+  state: string;
+  reason: string | null;
+  master: string;
+  max_unavailable: string;
+  batch_size: number;
+  options: string;
+  current_batch: number | null;
+  requested: string | null;
+  job_id: string | null;
+  actor: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+/** One worker of a rollout: its phase, and what the rollout made for it (`state`, JSON). */
+export interface RolloutWorkersTable {
+  rollout_id: string;
+  worker_id: string;
+  batch: number;
+  position: number;
+  phase: string;
+  reason: string | null;
+  state: string;
+  steps: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+/** A worker's image history (issue 31). */
+export interface WorkerImagesTable {
+  id: Generated<number>;
+  worker_id: string;
+  at: string;
+  actor: string | null;
+  master: string | null;
+  os: string;
+  agent: string;
+  iqn: string;
+  rollout_id: string | null;
+  outcome: string;
+  detail: string | null;
+}
 export interface SettingsTable {
   key: string;
   value: string;
@@ -113,10 +158,13 @@ export interface MetalTables {
   worker_clusters: WorkerClustersTable;
   device_bmc: DeviceBmcTable;
   device_power: DevicePowerTable;
+  rollouts: RolloutsTable;
+  rollout_workers: RolloutWorkersTable;
+  worker_images: WorkerImagesTable;
 }
 
 /** Every table the boot control plane's store holds: its own and the operations log. */
-export type MetalDatabase = MetalTables & OperationsTables;
+export type MetalDatabase = MetalTables & OperationsTables & JobsTables;
 
 /** The store, typed by the metal tables. */
 export type MetalStore = Store<MetalDatabase>;

@@ -115,6 +115,8 @@ export class WorkerRepository {
     await db.deleteFrom('host_reports').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('worker_addresses').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('worker_clusters').where('worker_id', '=', workerId).execute();
+    // Its image history (issue 31): a new worker of that id starts afresh.
+    await db.deleteFrom('worker_images').where('worker_id', '=', workerId).execute();
     await db.deleteFrom('workers').where('worker_id', '=', workerId).execute();
   }
 
@@ -124,6 +126,7 @@ export class WorkerRepository {
     await db.deleteFrom('host_reports').execute();
     await db.deleteFrom('worker_addresses').execute();
     await db.deleteFrom('worker_clusters').execute();
+    await db.deleteFrom('worker_images').execute();
     await db.deleteFrom('workers').execute();
   }
 

@@ -1,3 +1,4 @@
+import { waitUntil } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bmc } from '../adapters/bmc';
 import type { PowerAction, PowerState } from '../domain/power';
@@ -21,6 +22,7 @@ const MAC1 = '52:54:00:19:00:01';
 const MAC2 = '52:54:00:19:00:02';
 const MAC3 = '52:54:00:19:00:03';
 const MASTER = 'debian_tpl_12.img';
+const MASTER2 = 'debian_tpl_13.img';
 
 /** A BMC stand-in: a machine that is on or off, in memory. */
 class StandInBmc implements Bmc {
@@ -45,7 +47,7 @@ const api = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, paylo
 };
 
 beforeAll(async () => {
-  agent = await new FakeAgent({ masters: [MASTER] }).start();
+  agent = await new FakeAgent({ masters: [MASTER, MASTER2] }).start();
   f = await newMetalFixture({ IPXE_CP_TOKEN: TOKEN }, { bmc: () => bmc });
 });
 afterAll(async () => {
@@ -139,6 +141,38 @@ describe('every answer is what the service returned (issue 19)', () => {
     await api('PUT', '/workers/w3/mac', { mac: MAC2 });
     await api('POST', '/devices/bind/batch/preview', { pairs: [{ mac: MAC3, worker_id: 'b-2', serial: 'other' }, { mac: MAC2, worker_id: 'w3' }, { mac: '52:54:00:19:00:99', worker_id: 'x' }] });
     await api('POST', '/devices/bind/batch', { pairs: [{ mac: MAC3, worker_id: 'b-1' }, { mac: 'zz', worker_id: 'b-2' }] });
+    // Rollouts (issue 31): a clone the agent holds, then refuses, so the run pauses, resumes, aborts.
+    let letGo!: () => void;
+    let gate = new Promise<void>((r) => {
+      letGo = r;
+    });
+    agent.handlers.set('POST /luns/disk', async (_call, res) => {
+      await gate;
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ detail: 'no space left on device' }));
+    });
+    const clones = () => agent.calls.filter((c) => c.method === 'POST' && c.path === '/luns/disk' && String((c.body as { master?: string }).master) === MASTER2).length;
+    const ro = (await api('POST', '/rollouts', { workers: ['w1'], master: MASTER2, max_unavailable: '100%', boot_timeout_s: 60 }, 201)).json();
+    await waitUntil('the clone to reach the agent', () => clones() === 1);
+    await api('POST', `/rollouts/${ro.id}/pause`);
+    letGo();
+    expect((await f.services.rollouts.settled(ro.id)).state).toBe('paused');
+    gate = new Promise<void>((r) => {
+      letGo = r;
+    });
+    await api('POST', `/rollouts/${ro.id}/resume`, { retry_failed: true });
+    await waitUntil('the clone to reach the agent again', () => clones() === 2);
+    await api('POST', `/rollouts/${ro.id}/abort`);
+    letGo();
+    expect((await f.services.rollouts.settled(ro.id)).state).toBe('aborted');
+    agent.handlers.delete('POST /luns/disk');
+    await api('GET', '/rollouts');
+    expect((await api('GET', `/rollouts/${ro.id}`)).json().workers[0].steps.length).toBeGreaterThan(3);
+    expect((await api('GET', '/workers/w1')).json().image_history[0]).toMatchObject({ outcome: 'rolled_back', rollout_id: ro.id });
+    // Drift: the fleet, and the reconcile of one worker and of all.
+    await api('GET', '/drift');
+    await api('POST', '/workers/w1/reconcile');
+    await api('POST', '/drift/reconcile');
     await api('GET', '/operations?limit=500');
 
     // Removals.

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { roleAllows } from '@ironlens/core';
 import type { FastifyInstance } from 'fastify';
 import {
   agentLunTargetSchema,
@@ -55,7 +56,8 @@ function agentRoutes(instance: FastifyInstance, s: MetalServices): void {
   app.post(
     '/agents/probe',
     { schema: { tags: agentTags, security, summary: 'Probe an agent (preview, writes nothing)', body: agentProbeBody, response: { 200: agentProbeSchema, ...errorResponses } } },
-    async (req) => ag.probe(req.body),
+    // A `${NAME}` in the body's token is expanded only for a caller who may register agents.
+    async (req) => ag.probe(req.body, { mayWriteAgents: req.principal !== undefined && roleAllows(req.principal.role, 'metal:agent:write') }),
   );
   app.put('/agents/:agent_id', { schema: { params: agentParams, tags: agentTags, security, body: agentBody, response: { 200: agentViewSchema, ...errorResponses } } }, async (req) =>
     ag.update(req.params.agent_id, req.body, { client: req.ip }),
@@ -113,5 +115,5 @@ function workerDiskRoutes(instance: FastifyInstance, s: MetalServices): void {
     { schema: { params: workerDiskParams, tags, security, querystring: diskDeleteQuery, response: { 200: workerSchema, ...errorResponses } } },
     async (req) => st.deleteWorkerDisk(req.params.worker_id, req.params.os, req.query, { client: req.ip }),
   );
-  app.get('/workers/:worker_id/status', { schema: { params: workerParams, tags, security, response: { 200: workerStatusSchema, ...errorResponses } } }, async (req) => st.status(req.params.worker_id));
+  app.get('/workers/:worker_id/status', { schema: { params: workerParams, tags, security, response: { 200: workerStatusSchema, ...errorResponses } } }, async (req) => s.drift.status(req.params.worker_id));
 }

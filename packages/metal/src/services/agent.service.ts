@@ -1,7 +1,7 @@
 import { AppError, type ChangeFeed, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
 import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
 import type { AgentInput, AgentProbe, AgentProbeRequest, AgentView } from '../api/schemas';
-import { checkTokenEnv, expandToken } from '../domain/agent-token';
+import { checkTokenEnv, expandToken, refuseRequestPlaceholders } from '../domain/agent-token';
 import { isValidId } from '../domain/identifiers';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
@@ -54,8 +54,9 @@ export function iscsiServerOf(a: Pick<Agent, 'iscsi_server' | 'base_url'>): stri
 
 /**
  * The agent registry (seed §6) and the way to talk to an agent. Tokens are stored as
- * given (possibly `${NAME}`, for names the token policy allows), expanded only when used,
- * sent only to the agent's own `base_url`, never returned.
+ * given (possibly `${NAME}`, for names the token policy allows: only through the admin's
+ * create and update), expanded only when used, sent only to the agent's own registered
+ * `base_url`, never returned. A request's own placeholder is expanded only for an admin's probe.
  */
 export class AgentService implements DataPlaneLookup {
   private readonly caps = new Map<string, { at: number; caps: Capabilities | null; error?: string }>();
@@ -195,18 +196,24 @@ export class AgentService implements DataPlaneLookup {
   /**
    * §6.2: a preview that writes nothing. 502 when the agent cannot be reached or refuses.
    * With `agent_id` and no token, that agent's stored token is used, and only when
-   * `base_url` is the agent's own (400 `agent_token_misdirected` otherwise).
+   * `base_url` is the agent's own (400 `agent_token_misdirected` otherwise). A token given here
+   * that names `${NAME}` (seed §6.2, §13.3) is expanded only for a caller who may register agents
+   * (`metal:agent:write`, an admin's, `ctx.mayWriteAgents`): anyone else would have ironlens send
+   * its own secret to whatever base_url they name (issue 29, finding 1), and is refused (403
+   * `permission_denied`) before anything is sent. An admin could send it there anyway, by
+   * registering an agent at that URL with the placeholder: the probe gives no admin more.
    */
-  async probe(input: AgentProbeRequest): Promise<AgentProbe> {
+  async probe(input: AgentProbeRequest, ctx: { mayWriteAgents: boolean }): Promise<AgentProbe> {
     const base_url = normalizeBaseUrl(input.base_url);
     const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
     let token: string | null;
     if (given !== null || !input.agent_id) {
+      if (!ctx.mayWriteAgents) refuseRequestPlaceholders(given);
       token = this.expand(given, 'the token');
     } else {
       const stored = await this.require(input.agent_id);
       if (stored.base_url !== base_url) {
-        throw new AppError('agent_token_misdirected', `the stored token of agent ${stored.id} is only sent to its own base_url; give a token to probe ${redactUrlCredentials(base_url)}`);
+        throw new AppError('agent_token_misdirected', `the stored token of agent ${stored.id} is only sent to its own base_url; give a token to probe ${redactUrlCredentials(base_url)}`, { code: 'agent_token_misdirected' });
       }
       token = this.expand(stored.token, `the token of agent ${stored.id}`);
     }

@@ -1,4 +1,4 @@
-import type { OperationsLog } from '@ironlens/core';
+import { lockInTransaction, type OperationsLog } from '@ironlens/core';
 import type { PowerRecord, PowerRepository } from '../repositories/bmc.repository';
 import type { MetalStore } from '../repositories/tables';
 
@@ -30,6 +30,8 @@ export class BootProofService {
   private timer: NodeJS.Timeout | undefined;
   private readonly sweepMs: number;
   private stopped = false;
+  /** Told when a MAC's proof of boot completed (issue 31: a rollout waiting for it wakes). */
+  onBooted?: (mac: string) => void;
 
   constructor(
     private readonly store: MetalStore,
@@ -94,6 +96,10 @@ export class BootProofService {
   /** Writes a sighting; the row becomes `booted` once both came. Exposed for tests of the race with the deadline. */
   async record(mac: string, what: BootSighting, at: string): Promise<PowerRecord | null> {
     const out = await this.store.transaction(async (trx) => {
+      // The device report and /boot-vars come milliseconds apart: on PostgreSQL their two
+      // transactions would each read the row without the other's sighting, and the second write
+      // would lose the first (the proof then never completes). One at a time per MAC.
+      await lockInTransaction(trx, `ironlens.metal.power:${mac}`);
       const r = await this.power.get(trx, mac);
       if (r?.result !== 'pending' || at < r.requested_at) return null;
       const next: PowerRecord = {
@@ -118,6 +124,7 @@ export class BootProofService {
     if (out?.result === 'booted') {
       this.pending.delete(mac);
       this.observer?.confirmed();
+      this.onBooted?.(mac);
     }
     return out;
   }

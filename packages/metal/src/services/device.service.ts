@@ -246,7 +246,12 @@ export class DeviceService {
     // A known device that says what the store already holds, seen recently: one read, no write.
     const known = await this.devices.get(this.db, mac);
     if (known?.state === 'revoked') return { result: 'ignored', script: REPORT_OK_SCRIPT };
-    if (known && !this.reportChanges(known, fp, uuid, at)) return { result: 'updated', script: REPORT_OK_SCRIPT };
+    if (known && !this.reportChanges(known, fp, uuid, at)) {
+      // Still a sighting: a machine that boots again within the last_seen interval (a rollout's
+      // rollback, a quick second cycle) is seen by the proof of boot all the same.
+      this.power?.sighting(mac);
+      return { result: 'updated', script: REPORT_OK_SCRIPT };
+    }
     const autoRegister = await this.settings.getAutoRegister();
     const result = await this.store.transaction(async (trx) => {
       const db = trx;

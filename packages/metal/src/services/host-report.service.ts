@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { AppError, type ErrorCode, isoSeconds, type OperationsLog } from '@ironlens/core';
 import type { BootTimeline, HostReportAnswer, HostReportBody, HostView } from '../api/schemas';
-import { normalizeMac } from '../domain/identifiers';
+import { isIqn, normalizeMac } from '../domain/identifiers';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
@@ -72,6 +72,8 @@ export class HostReportService {
   private readonly tallies = new Map<string, Tally>();
   private readonly now: () => number;
   private readonly logins: LoginLookup | undefined;
+  /** Told when a worker's report was accepted (issue 31: a rollout waiting for it wakes). */
+  onAccepted?: (workerId: string) => void;
 
   constructor(
     private readonly store: MetalStore,
@@ -89,6 +91,11 @@ export class HostReportService {
 
   private get db(): MetalDb {
     return this.store.db;
+  }
+
+  /** When this replica last answered `/boot-vars` to the worker's bound device (epoch ms), if it did. */
+  lastBootVars(workerId: string): number | undefined {
+    return this.bootVarsAt.get(workerId);
   }
 
   /** `/boot-vars` answered the worker's bound device (this replica): the timeline's `boot_vars_at`. */
@@ -153,6 +160,7 @@ export class HostReportService {
     });
     if (outcome === 'replay') return refuse('replay', 'host_report_replayed', 'the timestamp is not newer than the last accepted report');
     this.observer.accepted();
+    this.onAccepted?.(worker.worker_id);
     if (outcome.newBoot && outcome.seconds !== null) this.observer.bootDuration(outcome.seconds);
     return { worker_id: worker.worker_id, accepted: true, changed: outcome.changed };
   }
@@ -259,6 +267,12 @@ function stripTime(h: HostView): Omit<HostView, 'reported_at'> {
   return rest;
 }
 
+/** The booted disk's IQN passes the grammar every IQN of the ledger passes. */
+function checkedIqn(iqn: string): string {
+  if (!isIqn(iqn)) throw new Error(`boot_disk.iqn: ${JSON.stringify(String(iqn).slice(0, 80))} is not an iSCSI name`);
+  return iqn;
+}
+
 const macOrEmpty = (m: string) => (m === '' ? '' : (normalizeMac(m) ?? ''));
 
 function ipOf(family: 4 | 6, a: string, where: string): string {
@@ -290,6 +304,9 @@ export function checkedHost(b: HostReportBody): Omit<HostView, 'reported_at'> {
       nics: b.hardware.nics.map((n) => ({ name: n.name, mac: macOrEmpty(n.mac), speed_mbps: n.speed_mbps ?? null, driver: n.driver ?? '' })),
       accelerators: b.hardware.accelerators.map((x) => ({ vendor: x.vendor, model: x.model, ...(x.pci_id ? { pci_id: x.pci_id } : {}), count: x.count, memory_bytes: x.memory_bytes ?? null })),
     },
+    // issue 31: the image and the disk it booted (reporters of older masters send neither)
+    image: b.image ? { master: b.image.master, build: b.image.build } : null,
+    boot_disk: b.boot_disk ? { iqn: checkedIqn(b.boot_disk.iqn) } : null,
   };
 }
 

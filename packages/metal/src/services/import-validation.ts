@@ -28,8 +28,8 @@ export interface LayoutTexts {
   dhcpHosts: string | null;
 }
 
-/** The files, named as the error messages name them. */
-const FILES = {
+/** The old deployment's files, relative to its root directory (seed 004 §2), as the export writes them and the import's error messages name them. */
+export const LAYOUT = {
   agents: 'config/agents.yml',
   workers: 'state/workers.yml',
   devices: 'state/devices.yml',
@@ -113,8 +113,8 @@ function text(place: Place, field: string, v: unknown, re: RegExp = TEXT): void 
 
 function agentsOf(texts: LayoutTexts): Set<string> {
   const ids = new Set<string>();
-  for (const [key, a] of Object.entries(parseYaml(FILES.agents, texts.agents, 'agents'))) {
-    const place: Place = new Place(FILES.agents, `agent ${echo(key)}`);
+  for (const [key, a] of Object.entries(parseYaml(LAYOUT.agents, texts.agents, 'agents'))) {
+    const place: Place = new Place(LAYOUT.agents, `agent ${echo(key)}`);
     const id = key.toLowerCase();
     if (!isValidId(id)) place.fail('id', `invalid agent id ${echo(key)} (letters, digits, dot, underscore, hyphen)`);
     if (ids.has(id)) place.fail('id', 'duplicate agent id');
@@ -172,8 +172,8 @@ function workersOf(texts: LayoutTexts, agents: Set<string>): Map<string, string>
   const workers = new Map<string, string>();
   /** hostname → worker id. */
   const names = new Map<string, string>();
-  for (const [key, w] of Object.entries(parseYaml(FILES.workers, texts.workers, 'workers'))) {
-    const place: Place = new Place(FILES.workers, `worker ${echo(key)}`);
+  for (const [key, w] of Object.entries(parseYaml(LAYOUT.workers, texts.workers, 'workers'))) {
+    const place: Place = new Place(LAYOUT.workers, `worker ${echo(key)}`);
     const id = place.check('worker_id', () => requireWorkerId(key));
     if (id !== key.toLowerCase()) place.fail('worker_id', `invalid worker id ${echo(key)}`);
     if (workers.has(id)) place.fail('worker_id', 'duplicate worker id');
@@ -208,8 +208,8 @@ function workersOf(texts: LayoutTexts, agents: Set<string>): Map<string, string>
 function devicesOf(texts: LayoutTexts, workers: Map<string, string>): Set<string> {
   const macs = new Set<string>();
   const boundTo = new Map<string, string>();
-  for (const [key, d] of Object.entries(parseYaml(FILES.devices, texts.devices, 'devices'))) {
-    const place: Place = new Place(FILES.devices, `device ${echo(key)}`);
+  for (const [key, d] of Object.entries(parseYaml(LAYOUT.devices, texts.devices, 'devices'))) {
+    const place: Place = new Place(LAYOUT.devices, `device ${echo(key)}`);
     if (!isObject(d)) place.fail('device', 'expected a mapping');
     const mac = place.check('mac', () => requireMac(absent(d.mac) ? key : d.mac));
     if (!absent(d.mac) && normalizeMac(key) !== mac) place.fail('mac', `differs from its key: ${echo(d.mac)}`);
@@ -256,9 +256,9 @@ function settingsOf(texts: LayoutTexts): void {
   try {
     doc = JSON.parse(texts.settings);
   } catch {
-    throw new AppError('import_invalid', `${FILES.settings}: not JSON`, { file: FILES.settings, record: null, field: null });
+    throw new AppError('import_invalid', `${LAYOUT.settings}: not JSON`, { file: LAYOUT.settings, record: null, field: null });
   }
-  const place: Place = new Place(FILES.settings, 'document');
+  const place: Place = new Place(LAYOUT.settings, 'document');
   if (!isObject(doc)) place.fail('settings', 'expected an object');
   for (const [k, v] of Object.entries(doc)) {
     const check = IMPORTABLE_SETTINGS[k];
@@ -271,7 +271,7 @@ function operationsOf(texts: LayoutTexts): void {
   const ids = new Set<number>();
   (texts.operations ?? '').split('\n').forEach((line, i) => {
     if (!line.trim()) return;
-    const place: Place = new Place(FILES.operations, `line ${i + 1}`);
+    const place: Place = new Place(LAYOUT.operations, `line ${i + 1}`);
     let e: unknown;
     try {
       e = JSON.parse(line);
@@ -294,7 +294,7 @@ function dhcpHostsOf(texts: LayoutTexts): void {
   (texts.dhcpHosts ?? '').split('\n').forEach((raw, i) => {
     const line = raw.trim();
     if (!line || line.startsWith('#')) return;
-    const place: Place = new Place(FILES.dhcpHosts, `line ${i + 1}`);
+    const place: Place = new Place(LAYOUT.dhcpHosts, `line ${i + 1}`);
     const fields = line.split(',');
     if (fields.length !== 2) place.fail('line', `expected mac,hostname, got ${echo(line)}`);
     place.check('mac', () => requireMac(fields[0].trim()));

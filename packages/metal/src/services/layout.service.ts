@@ -12,17 +12,8 @@ import type { DeviceRepository } from '../repositories/device.repository';
 import type { SettingsRepository } from '../repositories/settings.repository';
 import { lockLedger, type MetalDb, type MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
-import { type LayoutTexts, validateImportLayout } from './import-validation';
+import { LAYOUT, type LayoutTexts, validateImportLayout } from './import-validation';
 
-/** The old deployment's files, relative to its root directory (seed 004 §2). */
-export const LAYOUT = {
-  agents: 'config/agents.yml',
-  workers: 'state/workers.yml',
-  devices: 'state/devices.yml',
-  settings: 'state/settings.json',
-  operations: 'state/operations.jsonl',
-  dhcpHosts: 'dnsmasq/dhcp-hosts.conf',
-} as const;
 
 export interface ImportSummary {
   agents: number;

@@ -252,6 +252,17 @@ export class PowerService {
     }
   }
 
+  /** Issue 31: whether the device can be powered through a BMC (one with a password, device not revoked). */
+  async canPower(macInput: string): Promise<boolean> {
+    return this.target(requireMac(macInput)).then(
+      () => true,
+      (e) => {
+        if (isAppError(e) && (e.code === 'bmc_not_configured' || e.code === 'power_device_revoked')) return false;
+        throw e;
+      },
+    );
+  }
+
   /** The MAC bound to a worker, for a reboot after its new disk. */
   async boundMac(workerIdInput: string): Promise<string> {
     const workerId = requireWorkerId(workerIdInput);
@@ -272,6 +283,11 @@ export class PowerService {
     return r ? lastPowerOf(r) : null;
   }
 
+  /** The device's last power action as stored, with both sightings of its proof of boot (issue 31). */
+  powerRecord(mac: string): Promise<PowerRecord | null> {
+    return this.power.get(this.store.db, mac);
+  }
+
   async lastPowers(): Promise<Map<string, LastPower>> {
     const all = await this.power.all(this.store.db);
     return new Map([...all].map(([mac, r]) => [mac, lastPowerOf(r)]));
@@ -288,6 +304,7 @@ export class PowerService {
 }
 
 /** What the operations log keeps of a BMC: never the password. */
+/** What the operations log (a viewer's read) says of a BMC: its driver, never its address or user (secrets' metadata). */
 function auditOf(c: BmcCredentials): Record<string, unknown> {
-  return c.driver === 'redfish' ? { driver: 'redfish', bmc: new URL(c.url).host } : { driver: 'ipmi', bmc: `${c.host}:${c.port}` };
+  return { driver: c.driver };
 }

@@ -1,10 +1,11 @@
-import { AppError, type ChapCredential, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
+import { AppError, type ChapCredential, currentActor, isUniqueViolation, type OperationInput, type OperationsLog } from '@ironlens/core';
 import type { AgentTarget, CreatedLun } from '../adapters/storage-agent';
 import type { DirectCdRequest, DirectDiskRequest, DiskBatchRequest, DiskBatchResult, DiskDeleteQuery, DiskRequest, LunDeleted, LunDeleteQuery, MastersListing, ScanResult, WorkerStatus, WorkerView } from '../api/schemas';
 import { type Os, requireOs, requireWorkerId } from '../domain/identifiers';
 import { type Agent, type Cd, type Disk, type WorkerRecord, workerView } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
 import type { ChapRepository } from '../repositories/chap.repository';
+import type { RolloutRepository } from '../repositories/rollout.repository';
 import type { DeviceRepository } from '../repositories/device.repository';
 import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { WorkerRepository } from '../repositories/worker.repository';
@@ -73,6 +74,8 @@ export class StorageService implements WorkerStorage {
     /** Deadline of disk and CD creation (a copy of a whole master can be slow). */
     private readonly diskTimeoutMs: number,
     private readonly chap: ChapPolicy,
+    /** Where a disk made from a master is written to the worker's image history (issue 31). Default: nowhere. */
+    private readonly images?: RolloutRepository,
   ) {}
 
   /** The worker's CHAP account for a new target: made when it has none; `undefined` with CHAP off. */
@@ -278,6 +281,9 @@ export class StorageService implements WorkerStorage {
           { op: 'agent.create_disk', status: 'ok', worker_id: w.worker_id, agent: a.id, iqn: disk.iqn, os, clone: out.clone ?? null, ...(chap ? { chap_user: chap.user } : {}), client: ctx.client },
         ];
         await this.ops.append(audit, trx);
+        if (req.type === 'master') {
+          await this.images?.addImage(trx, w.worker_id, { at: new Date().toISOString(), actor: currentActor(), master: String(req.name), os, agent: a.id, iqn: disk.iqn, rollout_id: null, outcome: 'created', detail: null });
+        }
       });
     } catch (err) {
       const undone = await agent.deleteTarget({ iqn: disk.iqn, deleteFile: true, ignoreMissing: true }).then(
@@ -293,6 +299,62 @@ export class StorageService implements WorkerStorage {
       throw err;
     }
     return disk;
+  }
+
+  // ---- issue 31: a rollout's disks --------------------------------------------------------
+
+  /** The master image names an agent lists (`GET /masters` of that agent). */
+  async mastersOn(agentId: string): Promise<string[]> {
+    const a = await this.agents.require(agentId);
+    return (await this.agents.client(a).masters()).map((m) => m.name);
+  }
+
+  /**
+   * The disk a rollout makes for `w` beside `old`, on the same agent (a reflink clone where the
+   * file system has it), planned before it is made so a retry can remove a half-made one:
+   * IQN `<base_iqn>:<generation>:<hostname>.<os>` (boot.ipxe composes `${base-iqn}:${hostname}.<os>`
+   * with base-iqn `<base_iqn>:<generation>`, which `/boot-vars` derives from the IQN), initiator
+   * `<base_iqn>:<generation>:<hostname>`, file `<worker_id>.<os>.<generation>.img`.
+   */
+  async planBeside(w: WorkerRecord, old: Disk, master: string, generation: string): Promise<Disk> {
+    const a = await this.agents.require(old.agent);
+    const base = `${await this.baseIqn(a)}:${generation}`;
+    return { agent: a.id, iqn: `${base}:${w.hostname}.${old.os}`, filename: `${w.worker_id}.${old.os}.${generation}.img`, backing: '', os: old.os, source: { type: 'master', name: master } };
+  }
+
+  /**
+   * Makes a planned disk on its agent (removing a half-made one of an earlier try first), bound
+   * to the worker's CHAP account when it has one. Answers the disk with its backing file. Not
+   * written to the ledger: the rollout switches the worker's disk itself.
+   */
+  async makePlanned(w: WorkerRecord, d: Disk, ctx: RequestContext): Promise<Disk> {
+    const a = await this.agents.require(d.agent);
+    const agent = this.agents.client(a);
+    await agent.deleteTarget({ iqn: d.iqn, deleteFile: true, ignoreMissing: true });
+    const base = d.iqn.slice(0, d.iqn.lastIndexOf(':'));
+    const chap = await this.chapFor(w.worker_id);
+    const master = d.source.name ?? '';
+    let out: CreatedLun;
+    try {
+      out = await agent.createDisk({ iqn: d.iqn, filename: d.filename, master, initiator: initiatorOf(base, w.hostname), ...(chap ? { chap } : {}), timeoutMs: this.diskTimeoutMs });
+    } catch (raw) {
+      const err = withoutSecret(raw, chap);
+      await this.ops.append({ op: 'agent.create_disk', status: 'failed', worker_id: w.worker_id, agent: a.id, iqn: d.iqn, via: 'rollout', error: (err as Error).message, client: ctx.client });
+      throw err;
+    }
+    if (chap && out.chap_user !== chap.user) {
+      await agent.deleteTarget({ iqn: out.iqn, deleteFile: true, ignoreMissing: true }).catch(() => {});
+      requireChapBound(a.id, out, chap);
+    }
+    await this.ops.append({ op: 'agent.create_disk', status: 'ok', worker_id: w.worker_id, agent: a.id, iqn: out.iqn, os: d.os, master, via: 'rollout', clone: out.clone ?? null, client: ctx.client });
+    return { ...d, iqn: out.iqn, filename: out.filename, backing: out.backing };
+  }
+
+  /** Removes a disk's target and its file (a rollout's old disk after success, or its new one after a rollback). */
+  async dropDisk(workerId: string, d: Disk, ctx: RequestContext): Promise<'deleted' | 'missing'> {
+    const outcome = await this.deleteTarget(d.agent, d.iqn, true, true);
+    await this.ops.append({ op: 'agent.delete_disk', worker_id: workerId, agent: d.agent, iqn: d.iqn, os: d.os, delete_file: true, target: outcome, via: 'rollout', client: ctx.client });
+    return outcome;
   }
 
   async createWorkerDisk(workerIdInput: string, req: DiskRequest, ctx: RequestContext): Promise<WorkerView> {

@@ -6,6 +6,7 @@ import type { DeviceRepository } from '../repositories/device.repository';
 import { isFixedIpv4 } from '../adapters/dnsmasq.adapter';
 import type { MetalDb, MetalStore } from '../repositories/tables';
 import type { HostReportRecord, HostReportRepository } from '../repositories/host-report.repository';
+import type { RolloutRepository } from '../repositories/rollout.repository';
 import type { WorkerRepository } from '../repositories/worker.repository';
 import { primaryAddress } from './host-report.service';
 import type { DeviceService } from './device.service';
@@ -60,6 +61,8 @@ export class WorkerService {
     private readonly defaultArch: string,
     /** Booted workers' reports and fixed addresses (issue 24). Default: none (views carry `host: null`). */
     private readonly hosts?: HostReportRepository,
+    /** Workers' image history (issue 31), on `GET /workers/{id}`. Default: none. */
+    private readonly images?: RolloutRepository,
   ) {}
 
   private get db(): MetalDb {
@@ -89,7 +92,9 @@ export class WorkerService {
   }
 
   async get(workerIdInput: string): Promise<WorkerView> {
-    return this.view(this.db, requireWorkerId(workerIdInput));
+    const v = await this.view(this.db, requireWorkerId(workerIdInput));
+    if (this.images) v.image_history = await this.images.images(this.db, v.worker_id);
+    return v;
   }
 
   private validateBoot(boot: Boot | null | undefined): Boot {

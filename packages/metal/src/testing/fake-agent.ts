@@ -1,5 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
+/** A target a {@link FakeAgent} holds (`master`: the master its disk was cloned from). */
+export interface FakeTarget {
+  backing: string;
+  filename: string;
+  master?: string;
+  initiator?: string;
+  chap_user?: string;
+}
+
 export interface FakeAgentCall {
   method: string;
   path: string;
@@ -17,6 +26,8 @@ export interface FakeAgentOptions {
   masters?: string[];
   /** Default is `iqn.2026-07.com.controller`. */
   baseIqn?: string;
+  /** Delay of every answer, ms (the rollout benchmark's stand-in latency). Default is `0`. */
+  latencyMs?: number | ((call: FakeAgentCall) => number);
 }
 
 /**
@@ -35,7 +46,9 @@ export class FakeAgent {
   /** Per `METHOD /path` override. */
   readonly handlers = new Map<string, Handler>();
   /** The targets it holds, by IQN. */
-  readonly targets = new Map<string, { backing: string; filename: string; initiator?: string; chap_user?: string }>();
+  readonly targets = new Map<string, FakeTarget>();
+  /** Targets removed with their file kept (what the real agent's index remembers): a scan makes them again. */
+  readonly kept = new Map<string, FakeTarget>();
 
   constructor(private readonly opts: FakeAgentOptions = {}) {}
 
@@ -54,6 +67,8 @@ export class FakeAgent {
     const text = Buffer.concat(chunks).toString();
     const call: FakeAgentCall = { method: req.method ?? 'GET', path: u.pathname, query: Object.fromEntries(u.searchParams), body: text ? JSON.parse(text) : null, authorization: req.headers.authorization };
     this.calls.push(call);
+    const delay = typeof this.opts.latencyMs === 'function' ? this.opts.latencyMs(call) : (this.opts.latencyMs ?? 0);
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     const h = this.handlers.get(`${call.method} ${call.path}`);
     if (h) return h(call, res);
     const json = (status: number, body: unknown) => {
@@ -77,22 +92,45 @@ export class FakeAgent {
       return { status: 200, body };
     }
     if (route === 'POST /luns/disk' || route === 'POST /luns/cd') {
-      const b = call.body as { iqn?: string; filename?: string; iso?: string; initiator?: string; chap?: { user: string } };
+      const b = call.body as { iqn?: string; filename?: string; iso?: string; master?: string; initiator?: string; chap?: { user: string } };
       const filename = route === 'POST /luns/cd' ? String(b.iso) : (b.filename ?? `${String(b.iqn).split(':').pop()}.img`);
       const iqn = b.iqn ?? `${baseIqn}:${filename.toLowerCase()}`;
       if (this.targets.has(iqn)) return { status: 409, body: { detail: `iqn already exists: ${iqn}` } };
-      const t = { backing: `/images/${filename}`, filename };
+      if (b.master !== undefined && !(this.opts.masters ?? []).includes(b.master)) return { status: 404, body: { detail: `master not found: ${b.master}` } };
+      const t = { backing: `/images/${filename}`, filename, ...(b.master !== undefined ? { master: b.master } : {}) };
       // Like the real agent: the initiator and the CHAP user are answered, the secret never.
       const access = { ...(b.initiator ? { initiator: b.initiator } : {}), ...(b.chap ? { chap_user: b.chap.user } : {}) };
       this.targets.set(iqn, { ...t, ...access });
-      return { status: 200, body: { iqn, ...t, ...(route === 'POST /luns/disk' ? { clone: null } : {}), ...access } };
+      this.kept.delete(iqn);
+      return { status: 200, body: { iqn, backing: t.backing, filename: t.filename, ...(route === 'POST /luns/disk' ? { clone: null } : {}), ...access } };
     }
     if (route === 'DELETE /luns') {
-      if (!this.targets.delete(call.query.iqn)) return { status: 404, body: { detail: 'iqn not found' } };
-      return { status: 200, body: { deleted: call.query.iqn, delete_file: call.query.delete_file === 'true' } };
+      const deleteFile = call.query.delete_file === 'true';
+      const t = this.targets.get(call.query.iqn);
+      if (!t) {
+        if (deleteFile) this.kept.delete(call.query.iqn);
+        if (call.query.ignore_missing === 'true') return { status: 200, body: { deleted: call.query.iqn, delete_file: deleteFile, ignored_missing: true } };
+        return { status: 404, body: { detail: 'iqn not found' } };
+      }
+      this.targets.delete(call.query.iqn);
+      if (!deleteFile) this.kept.set(call.query.iqn, t);
+      return { status: 200, body: { deleted: call.query.iqn, delete_file: deleteFile } };
     }
-    if (route === 'POST /luns/scan') return { status: 200, body: { created: [], skipped: [] } };
+    if (route === 'POST /luns/scan') {
+      const created = [...this.kept].map(([iqn, t]) => ({ iqn, cd: false, filename: t.filename }));
+      for (const [iqn, t] of this.kept) this.targets.set(iqn, t);
+      this.kept.clear();
+      return { status: 200, body: { created, skipped: [] } };
+    }
     return { status: 404, body: { detail: 'Not Found' } };
+  }
+
+  /** The target is lost while its file stays (a tgtd restart, a `tgtadm --op delete` by hand): the next scan makes it again. */
+  dropTarget(iqn: string): void {
+    const t = this.targets.get(iqn);
+    if (!t) return;
+    this.targets.delete(iqn);
+    this.kept.set(iqn, t);
   }
 
   async stop(): Promise<void> {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { operationsMigrations, Store } from '@ironlens/core';
+import { jobsMigrations, operationsMigrations, Store } from '@ironlens/core';
 import { type AnswerCheck, answerCheck, testStoreTarget } from '@ironlens/core/testing';
 import type { FastifyInstance } from 'fastify';
 import type { DnsmasqReloader } from '../adapters/dnsmasq.adapter';
@@ -41,7 +41,7 @@ export interface MetalFixture {
  */
 export async function newMetalFixture(env: Record<string, string> = {}, deps: Partial<MetalDeps> = {}): Promise<MetalFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'ironlens-metal-'));
-  const store = await Store.open<MetalDatabase>({ ...(await testStoreTarget(join(dir, 'ironlens.db'))), migrations: [...operationsMigrations, ...metalMigrations] });
+  const store = await Store.open<MetalDatabase>({ ...(await testStoreTarget(join(dir, 'ironlens.db'))), migrations: [...operationsMigrations, ...jobsMigrations, ...metalMigrations] });
   const config = metalConfigFromEnv({ IPXE_CP_DNSMASQ_RELOAD: 'true', ...env }, dir);
   const reloader = new CountingReloader();
   const services = createMetalServices({ store, config, reloader, ...deps });

@@ -1,2 +1,4 @@
 export { FakeAgent, type FakeAgentCall, type FakeAgentOptions } from './fake-agent';
 export { CountingReloader, type MetalFixture, newMetalFixture } from './fixture';
+export { FakeClusterNodes, type FakeNode } from './fake-cluster-nodes';
+export { FakeFleet, type FakeFleetOptions, type FleetMachine, fakeBuildOf } from './fake-fleet';

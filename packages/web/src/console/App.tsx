@@ -12,6 +12,7 @@ import { ClustersPage } from './pages/clusters/ClustersPage';
 import { LocalClustersPage } from './pages/LocalClustersPage';
 import { DevicesPage } from './pages/machines/DevicesPage';
 import { OperationsPage } from './pages/machines/OperationsPage';
+import { RolloutPage, RolloutsPage } from './pages/machines/RolloutsPage';
 import { StoragePage } from './pages/machines/StoragePage';
 import { WorkerPage } from './pages/machines/WorkerPage';
 import { WorkersPage } from './pages/machines/WorkersPage';
@@ -31,6 +32,7 @@ const NAV: Array<{ group: string; items: NavItem[] }> = [
       { to: '/machines/devices', label: 'Devices', pages: ['devices'] },
       { to: '/machines/workers', label: 'Workers', pages: ['workers', 'worker'] },
       { to: '/machines/storage', label: 'Storage', pages: ['storage'] },
+      { to: '/machines/rollouts', label: 'Rollouts', pages: ['rollouts', 'rollout'] },
       { to: '/machines/operations', label: 'Operations log', pages: ['operations'] },
     ],
   },
@@ -55,6 +57,8 @@ const TITLES: Record<Route['page'], string> = {
   worker: 'Worker',
   storage: 'Storage',
   operations: 'Operations log',
+  rollouts: 'Rollouts',
+  rollout: 'Rollout',
   clusters: 'Clusters',
   'cluster-new': 'Register a cluster',
   cluster: 'Cluster',
@@ -77,6 +81,10 @@ function page(route: Route): ReactNode {
       return <StoragePage />;
     case 'operations':
       return <OperationsPage />;
+    case 'rollouts':
+      return <RolloutsPage />;
+    case 'rollout':
+      return <RolloutPage id={route.id} />;
     case 'clusters':
       return <ClustersPage />;
     case 'cluster-new':

@@ -46,6 +46,8 @@ describe('routes', () => {
     expect(routeOf('/machines/workers/worker%2001')).toEqual({ page: 'worker', id: 'worker 01' });
     expect(routeOf('/machines/storage')).toEqual({ page: 'storage' });
     expect(routeOf('/machines/operations')).toEqual({ page: 'operations' });
+    expect(routeOf('/machines/rollouts')).toEqual({ page: 'rollouts' });
+    expect(routeOf('/machines/rollouts/ro-0123456789ab')).toEqual({ page: 'rollout', id: 'ro-0123456789ab' });
     expect(routeOf('/clusters')).toEqual({ page: 'clusters' });
     expect(routeOf('/clusters/new')).toEqual({ page: 'cluster-new' });
     expect(routeOf('/clusters/abcd1234')).toEqual({ page: 'cluster', id: 'abcd1234' });

@@ -28,6 +28,12 @@ import type {
   PowerAction,
   PowerAnswer,
   PowerStateView,
+  ReconcileResult,
+  RolloutCreateRequest,
+  RolloutList,
+  RolloutView,
+  RolloutWorkerView,
+  FleetDrift,
   WorkerDeleted,
   WorkerStatus,
   WorkerView,
@@ -53,6 +59,10 @@ export type {
   PowerAction,
   PowerAnswer,
   PowerStateView,
+  ReconcileResult,
+  RolloutView,
+  RolloutWorkerView,
+  FleetDrift,
   WorkerStatus,
   WorkerView,
 };
@@ -113,6 +123,17 @@ export function createMetalApi(http: Http) {
     powerState: (mac: string) => c<PowerStateView>('GET', `/devices/${enc(mac)}/power`),
     power: (mac: string, action: PowerAction, network: boolean) => c<PowerAnswer>('POST', `/devices/${enc(mac)}/power`, { action, boot: network ? 'network' : null }),
     powerBatch: (macs: string[], action: PowerAction, network: boolean) => c<BatchPowerResult>('POST', '/devices/power', { macs, action, boot: network ? 'network' : null }),
+
+    // rollouts and drift (issue 31)
+    rollouts: () => c<RolloutList>('GET', '/rollouts'),
+    rollout: (id: string) => c<RolloutView>('GET', `/rollouts/${enc(id)}`),
+    createRollout: (req: RolloutCreateRequest) => c<RolloutView>('POST', '/rollouts', req),
+    pauseRollout: (id: string) => c<RolloutView>('POST', `/rollouts/${enc(id)}/pause`),
+    resumeRollout: (id: string) => c<RolloutView>('POST', `/rollouts/${enc(id)}/resume`, {}),
+    abortRollout: (id: string) => c<RolloutView>('POST', `/rollouts/${enc(id)}/abort`),
+    drift: () => c<FleetDrift>('GET', '/drift'),
+    reconcileWorker: (id: string) => c<ReconcileResult>('POST', `/workers/${enc(id)}/reconcile`),
+    reconcileAll: () => c<ReconcileResult>('POST', '/drift/reconcile'),
   };
 }
 

@@ -46,6 +46,8 @@ export type Route =
   | { page: 'worker'; id: string }
   | { page: 'storage' }
   | { page: 'operations' }
+  | { page: 'rollouts' }
+  | { page: 'rollout'; id: string }
   | { page: 'clusters' }
   | { page: 'cluster-new' }
   | { page: 'cluster'; id: string }
@@ -66,6 +68,8 @@ export function routeOf(path: string): Route {
     if (b === 'workers' && c && !d) return { page: 'worker', id: c };
     if (b === 'storage' && !c) return { page: 'storage' };
     if (b === 'operations' && !c) return { page: 'operations' };
+    if (b === 'rollouts' && !c) return { page: 'rollouts' };
+    if (b === 'rollouts' && c && !d) return { page: 'rollout', id: c };
   }
   if (a === 'clusters') {
     if (!b) return { page: 'clusters' };

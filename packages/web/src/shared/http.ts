@@ -1,43 +1,16 @@
-/** The HTTP client of the console and the kind page: bearer token from `ConsoleToken`, every API error turned into its message. */
+/**
+ * The HTTP client of the console and the kind page: bearer token from `ConsoleToken`, every API
+ * error turned into its message. Reading answers and errors is `@ironlens/core/http-client`, which
+ * the `ironlens` command's client shares (isomorphic, no server code).
+ */
+import { readAnswer, unreachable } from '@ironlens/core/http-client';
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    /** The API's stable code when it sends one (seed 000's `code`). */
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
+export { ApiError, errorText, query } from '@ironlens/core/http-client';
 
 /** How the client authenticates: the token to send, and where a 401 is reported. */
 export interface ApiAuth {
   get(): string | null;
   unauthorized(sent: string | null): void;
-}
-
-/**
- * The message of an error body, in each API's own shape: FastAPI's `detail` (a string or
- * `[{loc, msg}]`), seed 004's `{"agent", "error"}`, seed 000's `{code, message}` or a problem
- * document (`title`, `detail`).
- */
-export function errorText(body: unknown, status: number): string {
-  if (!body || typeof body !== 'object') return typeof body === 'string' && body.trim() ? body.trim().slice(0, 500) : `HTTP ${status}`;
-  const b = body as Record<string, unknown>;
-  // 403 permission_denied (issue 20), in either shape: who the token is and what it may not do.
-  if (status === 403 && typeof b.permission === 'string' && typeof b.actor === 'string' && typeof b.role === 'string') return `your token (${b.actor}, ${b.role}) may not ${b.permission}`;
-  if (typeof b.agent === 'string' && b.error !== undefined) return `agent ${b.agent}: ${typeof b.error === 'string' ? b.error : JSON.stringify(b.error)}`;
-  const d = b.detail;
-  if (typeof d === 'string') return d;
-  if (Array.isArray(d))
-    return d
-      .map((e: { loc?: unknown[]; msg?: string }) => `${(Array.isArray(e?.loc) ? e.loc : []).slice(1).join('.') || 'body'}: ${e?.msg ?? 'invalid'}`)
-      .join('; ');
-  if (typeof b.message === 'string') return b.message;
-  if (typeof b.title === 'string') return b.title;
-  if (typeof b.error === 'string') return b.error;
-  return `HTTP ${status}`;
 }
 
 export interface Http {
@@ -71,32 +44,13 @@ export function createHttp(base: string, auth: ApiAuth = NO_AUTH, opts: HttpClie
     try {
       res = await fetch(`${root}${path}`, { method, headers, body: body === undefined ? undefined : isForm ? body : JSON.stringify(body), cache: 'no-store' });
     } catch (err) {
-      throw new ApiError(0, `${what} cannot be reached: ${(err as Error).message}`);
+      throw unreachable(`${what} cannot be reached`, err);
     }
     if (res.status === 401) auth.unauthorized(token);
     return res;
   }
-  async function failure(res: Response): Promise<ApiError> {
-    const text = await res.text().catch(() => '');
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      // not JSON: the text itself is the message
-    }
-    const code = parsed && typeof parsed === 'object' && typeof (parsed as { code?: unknown }).code === 'string' ? (parsed as { code: string }).code : undefined;
-    return new ApiError(res.status, errorText(parsed, res.status), code);
-  }
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await send(method, path, body);
-    if (!res.ok) throw await failure(res);
-    const text = await res.text();
-    if (!text) return null as T;
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      return text as T;
-    }
+    return (await readAnswer(await send(method, path, body))) as T;
   }
   return {
     base: root,
@@ -104,7 +58,7 @@ export function createHttp(base: string, auth: ApiAuth = NO_AUTH, opts: HttpClie
     form: <T,>(method: string, path: string, body: FormData) => call<T>(method, path, body),
     async blob(method: string, path: string, body?: unknown): Promise<Blob> {
       const res = await send(method, path, body);
-      if (!res.ok) throw await failure(res);
+      if (!res.ok) await readAnswer(res); // throws its ApiError
       return res.blob();
     },
   };
@@ -121,12 +75,4 @@ export function saveBlob(blob: Blob, filename: string): void {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
-/** `?a=1&b=x` from the defined entries. */
-export function query(params: Record<string, string | number | boolean | null | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
-  const s = q.toString();
-  return s ? `?${s}` : '';
 }

@@ -78,6 +78,14 @@ inventory_ignore_extensions = ~, .orig, .bak, .ini, .cfg, .retry, .pyc, .pyo, .c
     - name: A task that prints the sudo password (the log must not)
       ansible.builtin.debug:
         msg: "sudo password is {{ ansible_become_password | default('unset') }}"
+    # Issue 29, finding 14: the password shell-quoted inside Ansible's JSON, in both of the
+    # shell's spellings of a quote (shlex.quote's, and the other one).
+    - name: A task that prints the sudo password shell-quoted (the log must not)
+      ansible.builtin.debug:
+        msg: "{{ ansible_become_password | default('unset') | quote }}"
+    - name: A task that prints the sudo password shell-quoted the other way (the log must not)
+      ansible.builtin.debug:
+        msg: '{{ "''" ~ (ansible_become_password | default("unset") | replace("''", "''\\''''")) ~ "''" }}'
 
 - name: Key swap point
   hosts: localhost

@@ -1,10 +1,10 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { DataTable } from '../../components/tables';
-import { Badge, ErrorNote, Options, PageHeader, ScrollBox, toneOf } from '../../components/ui';
+import { Badge, ErrorNote, Options, PageHeader, ScrollBox, toneOf, when } from '../../components/ui';
 import { gate, useAccess } from '../../access';
 import { useConsole } from '../../context';
-import { MENU_ITEMS, OS_CHOICES } from '../../metal-api';
+import { MENU_ITEMS, OS_CHOICES, type ReconcileResult, type WorkerStatus, type WorkerView } from '../../metal-api';
 import { Link, navigate } from '../../router';
 import { FixedAddressForm, HostReport } from './HostReport';
 import { PowerPanel } from './PowerPanel';
@@ -67,9 +67,15 @@ export function WorkerPage({ id }: { id: string }) {
                   </li>
                 ))}
                 {status.data.actual.cd && <li>CD: {status.data.actual.cd.exists ? 'target present' : 'target missing'}</li>}
+                <li>
+                  booted from: <span className="mono">{status.data.actual.booted_from ?? '—'}</span>
+                  {status.data.actual.image ? ` (${status.data.actual.image.master}, build ${status.data.actual.image.build})` : ''}
+                </li>
               </ul>
             )}
+            <Drift id={id} items={status.data?.drift ?? []} onDone={() => void Promise.all([worker.refresh(), status.refresh()])} />
           </section>
+          <ImageHistory entries={w.image_history ?? []} />
           <DeleteWorker id={id} />
         </>
       )}
@@ -324,4 +330,85 @@ function WorkerPower({ mac }: { mac: string }) {
   const { metal } = useConsole();
   const device = usePoll(() => metal.device(mac), 5000, [mac]);
   return <PowerPanel mac={mac} last={device.data?.last_power} onDone={() => void device.refresh()} />;
+}
+
+/** What is out of step (issue 31), and the reconcile of what ironlens owns. */
+function Drift({ id, items, onDone }: { id: string; items: NonNullable<WorkerStatus['drift']>; onDone: () => void }) {
+  const { metal } = useConsole();
+  const access = useAccess();
+  const act = useAction();
+  const [done, setDone] = useState<ReconcileResult | null>(null);
+  const summary = done ? (done.actions.length ? done.actions.map((a) => `${a.action} ${a.target}: ${a.ok ? 'ok' : a.detail}`).join('; ') : 'nothing to do') : null;
+  if (!items.length) {
+    return (
+      <p className="muted small" data-testid="worker-drift-none">
+        Nothing out of step.{summary ? ` Reconciled: ${summary}.` : ''}
+      </p>
+    );
+  }
+  const reconcile = async () => {
+    const r = await act.run(() => metal.reconcileWorker(id));
+    if (r) {
+      setDone(r);
+      onDone();
+    }
+  };
+  return (
+    <div data-testid="worker-drift">
+      <h3>Out of step</h3>
+      <ul className="plain">
+        {items.map((d) => (
+          <li key={`${d.kind}-${d.expected}`} data-kind={d.kind}>
+            <Badge tone={d.fixable ? 'warn' : 'bad'}>{d.kind}</Badge> {d.detail}
+          </li>
+        ))}
+      </ul>
+      {items.some((d) => d.fixable) && (
+        <button type="button" className="btn" {...gate(access, 'metal:drift:reconcile', act.pending)} onClick={() => void reconcile()} data-testid="worker-reconcile">
+          Reconcile
+        </button>
+      )}
+      {summary && <p className="muted small">Reconciled: {summary}.</p>}
+      <ErrorNote error={act.error} />
+    </div>
+  );
+}
+
+/** Which masters the worker's system disk came from, newest first (issue 31). */
+function ImageHistory({ entries }: { entries: NonNullable<WorkerView['image_history']> }) {
+  return (
+    <section className="card" aria-labelledby="img-title">
+      <h2 id="img-title">Image history</h2>
+      <ScrollBox label="Scrollable table">
+        <DataTable
+          caption="Image history"
+          columns={['When', 'Master', 'Disk', 'Outcome', 'By', 'Rollout', 'Detail']}
+          testId="worker-image-history"
+          empty="No disk made from a master yet."
+          rows={entries.map((e, i) => ({
+            key: `${e.at}-${i}`,
+            data: { outcome: e.outcome },
+            cellClass: [undefined, 'mono', 'mono'],
+            cells: [
+              when(e.at),
+              e.master ?? '—',
+              e.iqn,
+              <Badge key="o" tone={e.outcome === 'rolled_out' || e.outcome === 'created' ? 'good' : 'bad'}>
+                {e.outcome}
+              </Badge>,
+              e.actor ?? '—',
+              e.rollout_id ? (
+                <Link key="r" to={`/machines/rollouts/${encodeURIComponent(e.rollout_id)}`}>
+                  {e.rollout_id}
+                </Link>
+              ) : (
+                '—'
+              ),
+              e.detail ?? '',
+            ],
+          }))}
+        />
+      </ScrollBox>
+    </section>
+  );
 }

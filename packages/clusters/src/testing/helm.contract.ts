@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import type { Helm } from '../adapters/helm.adapter';
+
+/** What the contract suite runs on: a Helm adapter, a cluster, and a chart its mirror holds. */
+export interface HelmContractTarget {
+  helm: Helm;
+  /** The same adapter with no chart mirror configured. */
+  helmWithoutMirror: Helm;
+  kubeconfig: string;
+  /** A namespace of the cluster's the suite may use (created by the first install). */
+  namespace: string;
+  /** A chart the mirror holds: its name, a version as the gateway asks for it, and as `get` reports it. */
+  chart: { name: string; version: string; reported: string };
+  /** Values the chart accepts, and other values it accepts. */
+  values: Record<string, unknown>;
+  otherValues: Record<string, unknown>;
+}
+
+/**
+ * The Helm adapter's contract, as the gateway's reconcile relies on it: one suite, run against
+ * the real `HelmCli` (the kube-harness and the chart mirror, in `gateway.kube.test.ts`) and the
+ * `FakeHelm` (`fake-helm.test.ts`), so the fake cannot drift from the real one. `target` is
+ * called once the suite runs (after the caller's `beforeAll`).
+ */
+export function helmContract(name: string, target: () => HelmContractTarget): void {
+  describe(`the Helm adapter's contract (${name})`, () => {
+    it('get answers null for a release never installed', async () => {
+      const t = target();
+      expect(await t.helm.get(t.kubeconfig, 'contract-none', t.namespace)).toBeNull();
+    });
+
+    it('installs a release: get reports it deployed, at the chart version the mirror holds, with exactly the values given', async () => {
+      const t = target();
+      const lines: string[] = [];
+      await t.helm.upgradeInstall(t.kubeconfig, { release: 'contract-a', namespace: t.namespace, chart: t.chart.name, version: t.chart.version, values: t.values }, { onLine: (l) => lines.push(l) });
+      expect(await t.helm.get(t.kubeconfig, 'contract-a', t.namespace)).toEqual({ chart: `${t.chart.name}-${t.chart.reported}`, status: 'deployed', values: t.values });
+      expect(lines.length).toBeGreaterThan(0);
+    });
+
+    it('an upgrade with other values: get reports the new values, still deployed', async () => {
+      const t = target();
+      await t.helm.upgradeInstall(t.kubeconfig, { release: 'contract-a', namespace: t.namespace, chart: t.chart.name, version: t.chart.version, values: t.otherValues });
+      expect(await t.helm.get(t.kubeconfig, 'contract-a', t.namespace)).toEqual({ chart: `${t.chart.name}-${t.chart.reported}`, status: 'deployed', values: t.otherValues });
+    });
+
+    it('no values given: get reports {}', async () => {
+      const t = target();
+      await t.helm.upgradeInstall(t.kubeconfig, { release: 'contract-b', namespace: t.namespace, chart: t.chart.name, version: t.chart.version, values: {} });
+      expect(await t.helm.get(t.kubeconfig, 'contract-b', t.namespace)).toEqual({ chart: `${t.chart.name}-${t.chart.reported}`, status: 'deployed', values: {} });
+    });
+
+    it('a release is per namespace: the same name elsewhere is not there', async () => {
+      const t = target();
+      expect(await t.helm.get(t.kubeconfig, 'contract-a', `${t.namespace}-other`)).toBeNull();
+    });
+
+    it('a version the mirror does not hold fails and installs nothing', async () => {
+      const t = target();
+      await expect(t.helm.upgradeInstall(t.kubeconfig, { release: 'contract-c', namespace: t.namespace, chart: t.chart.name, version: '99.0.0', values: {} })).rejects.toThrow(/not found|99\.0\.0/);
+      expect(await t.helm.get(t.kubeconfig, 'contract-c', t.namespace)).toBeNull();
+    });
+
+    it('refuses names that are not DNS labels and versions that are not versions, before anything runs', async () => {
+      const t = target();
+      const ok = { release: 'contract-d', namespace: t.namespace, chart: t.chart.name, version: t.chart.version, values: {} };
+      await expect(t.helm.upgradeInstall(t.kubeconfig, { ...ok, release: '--set=x' })).rejects.toThrow(/DNS labels/);
+      await expect(t.helm.upgradeInstall(t.kubeconfig, { ...ok, namespace: 'Kube System' })).rejects.toThrow(/DNS labels/);
+      await expect(t.helm.upgradeInstall(t.kubeconfig, { ...ok, version: '>=0.0.0' })).rejects.toThrow(/is not a version/);
+      await expect(t.helm.get(t.kubeconfig, 'contract-d;rm', t.namespace)).rejects.toThrow(/DNS labels/);
+      expect(await t.helm.get(t.kubeconfig, 'contract-d', t.namespace)).toBeNull();
+    });
+
+    it('without a chart mirror, an install is refused saying so', async () => {
+      const t = target();
+      await expect(t.helmWithoutMirror.upgradeInstall(t.kubeconfig, { release: 'contract-e', namespace: t.namespace, chart: t.chart.name, version: t.chart.version, values: {} })).rejects.toThrow(
+        /IRONLENS_CHART_MIRROR is not set/,
+      );
+    });
+  });
+}

@@ -1,0 +1,1 @@
+export { currentActor, runAsActor, SYSTEM_ACTOR } from './actor';

@@ -1,0 +1,55 @@
+import { chmodSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+
+/** A lock held by this process until {@link FileLock.release}, or until the process ends, however it ends. */
+export interface FileLock {
+  release(): void;
+}
+
+/**
+ * Takes an exclusive lock on `file` (created when missing, mode 0600), or answers null at once
+ * when another holder has it, in this process or any other. The lock is SQLite's own (a POSIX
+ * `fcntl` lock on a small database of its own, held by an open connection in exclusive locking
+ * mode): the kernel drops it the moment the process dies, `kill -9` included, so nothing stale
+ * is ever left to take over, and no pid is ever guessed at (issue 29, finding 15: a pid check
+ * refused a restart while the killed predecessor was still a zombie).
+ *
+ * POSIX locks belong to the process and vanish when it closes any descriptor of the file: the
+ * file must never be opened other than through this function (SQLite itself defers such closes).
+ */
+export function tryLockFile(file: string, retry = true): FileLock | null {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file);
+    chmodSync(file, 0o600);
+    db.pragma('busy_timeout = 0');
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = MEMORY');
+    // The first write takes the exclusive lock; in exclusive locking mode it is kept after COMMIT.
+    db.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS lock (taken_at TEXT); DELETE FROM lock; COMMIT');
+    db.prepare('INSERT INTO lock VALUES (?)').run(new Date().toISOString());
+  } catch (err) {
+    try {
+      db?.close();
+    } catch {
+      // closing a connection that never locked anything
+    }
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return null;
+    // Not a lock of ours (an older version's pid file under this name): nobody can hold a lock on it.
+    if (code === 'SQLITE_NOTADB' && retry) {
+      rmSync(file, { force: true });
+      return tryLockFile(file, false);
+    }
+    throw err;
+  }
+  const held = db;
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      held.close();
+    },
+  };
+}
