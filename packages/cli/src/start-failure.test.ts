@@ -64,7 +64,7 @@ describe('a failed start', () => {
 });
 
 describe('a start with boot services (IRONLENS_BOOT_SERVICES) that cannot run them', () => {
-  const boot = (extra: Record<string, string>) => ({ IPXE_CP_DNSMASQ_RELOAD: 'false', IRONLENS_BOOT_SERVICES: 'dhcp', IRONLENS_BOOT_INTERFACE: 'lo', IRONLENS_BOOT_DHCP_RANGE: '10.9.0.100,10.9.0.200', ...extra });
+  const boot = (extra: Record<string, string>) => ({ IRONLENS_BOOT_SERVICES: 'dhcp', IRONLENS_BOOT_INTERFACE: 'lo', IRONLENS_BOOT_DHCP_RANGE: '10.9.0.100,10.9.0.200', ...extra });
 
   it("exits 1 naming Debian's ipxe package when the iPXE binaries are missing, before it opens anything", async () => {
     const empty = join(dir, 'no-ipxe');

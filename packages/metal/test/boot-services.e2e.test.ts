@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +23,10 @@ import { Daemon, flatConsole, type MachineFirmware, type MachineSpec, markerBoot
  *    `ipxe` package, which chains `boot.ipxe` and reports `efi`;
  * 6. `proxy` mode beside a separate DHCP server the test runs (addresses only, in a second
  *    namespace on the same bridge): a UEFI machine still gets ironlens' boot file (`ipxe.efi`,
- *    then `boot.ipxe`, whose control plane is ironlens, not the DHCP server).
+ *    then `boot.ipxe`, whose control plane is ironlens, not the DHCP server). The `dhcp` serve
+ *    before it is killed with SIGKILL, leaving its dnsmasq behind: the `proxy` serve ends that
+ *    one (its pid file) before it starts its own;
+ * 7. SIGTERM to serve alone: its dnsmasq ends with it.
  *
  * Each boot stops at the end of its path (the reboot loop of a pooled machine ends qemu, the
  * marker ends it with code 33). What a missing `ipxe` package does is checked without a
@@ -53,12 +55,10 @@ const say = (msg: string) => console.log(`[boot-services ${((Date.now() - t0) / 
 describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS and UEFI machines", () => {
   let work: string;
   let site: BootSite | undefined;
-  let siteCreated = false;
   let failed = false;
   const times: Record<string, number> = {};
   const onExit = () => {
     site?.stopSync();
-    if (siteCreated) spawnSync('ip', ['netns', 'del', SITE_NS]);
   };
   const api = (method: string, path: string, body?: unknown) => site!.api(method, path, body);
   const health = () => site!.health();
@@ -128,7 +128,6 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
 
   afterAll(async () => {
     await site?.stop();
-    if (siteCreated) await exec(['ip', 'netns', 'del', SITE_NS], { allowFailure: true });
     process.removeListener('exit', onExit);
     const kept = work && failed ? logsDir() : undefined;
     if (kept) cpSync(work, kept, { recursive: true, filter: (src) => statSync(src).isDirectory() || src.endsWith('.log') || src.endsWith('.conf') || src.endsWith('.leases') });
@@ -215,44 +214,33 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
       // A DHCP client that says what a BIOS PXE ROM says (vendor class, client architecture 0,
       // no iPXE user class), in a namespace of its own on the bridge; then a TFTP read.
       const client = `ironlens-bs-cl-${process.pid}`;
-      await exec(['ip', 'netns', 'add', client]);
-      try {
-        const ipn = (ns: string, ...a: string[]) => exec(['ip', '-n', ns, ...a]);
-        await ipn(client, 'link', 'set', 'lo', 'up');
-        await ipn(NS, 'link', 'add', 'vclient', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', client);
-        await ipn(NS, 'link', 'set', 'vclient', 'master', 'br0');
-        await ipn(NS, 'link', 'set', 'vclient', 'up');
-        await ipn(client, 'link', 'set', 'eth0', 'address', '52:54:00:b5:00:04', 'up');
+      await site!.netns!.attachPeer(client, 'vclient', { mac: '52:54:00:b5:00:04' });
+      {
         const script = join(work, 'udhcpc.sh');
         const out = join(work, 'udhcpc.out');
         writeFileSync(script, `#!/bin/sh\n[ "$1" = bound ] && echo "boot_file=$boot_file siaddr=$siaddr" >>${out}\nexit 0\n`, { mode: 0o755 });
         await exec(['ip', 'netns', 'exec', client, 'busybox', 'udhcpc', '-i', 'eth0', '-f', '-q', '-n', '-t', '5', '-T', '2', '-s', script, '-V', 'PXEClient:Arch:00000:UNDI:002001', '-x', '0x5d:0000'], { timeoutMs: 60_000 });
         expect(readFileSync(out, 'utf8')).toBe(`boot_file=undionly.kpxe siaddr=${SRV}\n`);
         // The client configures no address itself (its script only notes the answer): one outside the range.
-        await ipn(client, 'addr', 'add', '192.168.215.99/24', 'dev', 'eth0');
+        await exec(['ip', '-n', client, 'addr', 'add', '192.168.215.99/24', 'dev', 'eth0']);
         const got = join(work, 'undionly.kpxe');
         await exec(['ip', 'netns', 'exec', client, 'curl', '-sS', '--max-time', '30', '-o', got, `tftp://${SRV}/undionly.kpxe`], { timeoutMs: 60_000 });
         expect(readFileSync(got).equals(readFileSync('/usr/lib/ipxe/undionly.kpxe')), 'the same bytes as Debian ships').toBe(true);
-      } finally {
-        await exec(['ip', 'netns', 'del', client], { allowFailure: true });
       }
     });
   }, 120_000);
 
   it("proxy: beside the site's DHCP server, a UEFI machine gets its address from that server and ironlens' boot file (ipxe.efi, then boot.ipxe)", async () => {
     await step('proxy boot', async () => {
-      await site!.serve!.stop();
+      // serve (dhcp) dies without a word (SIGKILL to it alone): its dnsmasq is left running, holding
+      // the DHCP and TFTP ports; the next serve ends it before it starts its own.
+      const left = (await health()).boot_services!.pid!;
+      const killed = site!.serve!;
+      process.kill(killed.pid, 'SIGKILL');
+      expect(await killed.waitExit(10_000)).toBe(true);
+      expect(() => process.kill(left, 0), 'the killed serve left its dnsmasq running').not.toThrow();
       // The site's network: a DHCP server handing out addresses only, in its own namespace on the bridge.
-      await exec(['ip', 'netns', 'add', SITE_NS]);
-      siteCreated = true;
-      const ipn = (ns: string, ...a: string[]) => exec(['ip', '-n', ns, ...a]);
-      await ipn(SITE_NS, 'link', 'set', 'lo', 'up');
-      await ipn(NS, 'link', 'add', 'vsite', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', SITE_NS);
-      await ipn(NS, 'link', 'set', 'vsite', 'master', 'br0');
-      await ipn(NS, 'link', 'set', 'vsite', 'up');
-      await ipn(SITE_NS, 'addr', 'add', `${SITE}/24`, 'dev', 'eth0');
-      await ipn(SITE_NS, 'addr', 'add', 'fd00:215::2/64', 'dev', 'eth0', 'nodad');
-      await ipn(SITE_NS, 'link', 'set', 'eth0', 'up');
+      await site!.netns!.attachPeer(SITE_NS, 'vsite', { addresses: [`${SITE}/24`, 'fd00:215::2/64'] });
       const siteLog = join(work, 'site-dhcp.log');
       const siteDhcp = Daemon.start(
         'site-dhcp',
@@ -267,7 +255,9 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
       site!.daemons.push(siteDhcp);
       await waitFor('the site DHCP server', () => (existsSync(siteLog) ? readFileSync(siteLog, 'utf8') : ''), (l) => l.includes('DHCP, IP range') || !siteDhcp.running, 20_000, 100);
       await site!.startServe('proxy', { IRONLENS_BOOT_EFI_FILE: 'ipxe.efi' });
-      expect((await health()).boot_services).toMatchObject({ mode: 'proxy', state: 'running', url: CP_URL });
+      expect((await health()).boot_services).toMatchObject({ mode: 'proxy', state: 'running', url: CP_URL, restarts: 0 });
+      expect(serveLog()).toContain(`dnsmasq: stopping pid ${left}, left running by an earlier ironlens (it reads ${site!.paths.hosts})`);
+      expect(() => process.kill(left, 0), 'the leftover dnsmasq ended').toThrow();
       const qemu = powerOn('proxied', PROXIED);
       expect(await qemu.waitExit(180_000), 'the pooled machine reboots (qemu ends)').toBe(true);
       const shown = serial('proxied');
@@ -287,4 +277,15 @@ describe("boot services: ironlens serve's own DHCP/proxy-DHCP and TFTP boot BIOS
       say(`proxy boot: address ${ack![1]} from the site server, ipxe.efi and boot.ipxe from ironlens`);
     });
   }, 300_000);
+
+  it('stops its dnsmasq when it stops (SIGTERM to serve alone)', async () => {
+    await step('serve stops', async () => {
+      const pid = (await health()).boot_services!.pid!;
+      const serve = site!.serve!;
+      process.kill(serve.pid, 'SIGTERM');
+      expect(await serve.waitExit(20_000), 'serve ends on SIGTERM').toBe(true);
+      expect(serve.code).toBe(0);
+      expect(() => process.kill(pid, 0), 'its dnsmasq ended with it').toThrow();
+    });
+  }, 60_000);
 });

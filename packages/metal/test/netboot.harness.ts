@@ -302,6 +302,7 @@ export class Netns {
  */
 export class BridgedNetns {
   private created = false;
+  private readonly peers: string[] = [];
   readonly taps: string[];
   constructor(
     readonly name: string,
@@ -333,13 +334,34 @@ export class BridgedNetns {
     }
   }
 
+  /**
+   * Another host on the bridge: a namespace of its own (`peer`, lo up) whose `eth0` is one end of a
+   * veth pair, the other end (`link`) enslaved to br0; `eth0` takes `mac` and `addresses` (CIDR)
+   * when given, and comes up. Deleted with this namespace.
+   */
+  async attachPeer(peer: string, link: string, opts: { mac?: string; addresses?: string[] } = {}): Promise<void> {
+    await exec(['ip', 'netns', 'del', peer], { allowFailure: true });
+    await exec(['ip', 'netns', 'add', peer]);
+    this.peers.push(peer);
+    const ipn = (ns: string, ...args: string[]) => exec(['ip', '-n', ns, ...args]);
+    await ipn(peer, 'link', 'set', 'lo', 'up');
+    await ipn(this.name, 'link', 'add', link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', peer);
+    await ipn(this.name, 'link', 'set', link, 'master', 'br0');
+    await ipn(this.name, 'link', 'set', link, 'up');
+    if (opts.mac) await ipn(peer, 'link', 'set', 'eth0', 'address', opts.mac);
+    for (const a of opts.addresses ?? []) await ipn(peer, 'addr', 'add', a, 'dev', 'eth0', ...(a.includes(':') ? ['nodad'] : []));
+    await ipn(peer, 'link', 'set', 'eth0', 'up');
+  }
+
   async destroy(): Promise<void> {
+    for (const p of this.peers.splice(0)) await exec(['ip', 'netns', 'del', p], { allowFailure: true });
     if (!this.created) return;
     await exec(['ip', 'netns', 'del', this.name], { allowFailure: true });
     this.created = false;
   }
 
   destroySync(): void {
+    for (const p of this.peers.splice(0)) spawnSync('ip', ['netns', 'del', p]);
     if (this.created) spawnSync('ip', ['netns', 'del', this.name]);
     this.created = false;
   }

@@ -55,6 +55,10 @@ describe('IRONLENS_BOOT_SERVICES settings', () => {
       [{ IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_EFI_FILE: '../../etc/shadow' }, /IRONLENS_BOOT_EFI_FILE must be snponly\.efi or ipxe\.efi/],
       [{ IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_IPXE_DIR: '/srv/ipxe,br1' }, /IRONLENS_BOOT_IPXE_DIR.*no comma/],
       [{ IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_IPXE_DIR: 'ipxe' }, /IRONLENS_BOOT_IPXE_DIR/],
+      [{ IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_IPXE_DIR: '/srv/../etc' }, /IRONLENS_BOOT_IPXE_DIR/],
+      [{ IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: '..' }, /IRONLENS_BOOT_INTERFACE must be an interface name/],
+      [{ IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_DHCP_ROUTER: '10.0.0.1' }, /IRONLENS_BOOT_DHCP_ROUTER is for IRONLENS_BOOT_SERVICES=dhcp/],
+      [{ IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_DHCP_DNS: '10.0.0.1' }, /IRONLENS_BOOT_DHCP_DNS is for IRONLENS_BOOT_SERVICES=dhcp/],
       [{ IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_DNSMASQ: '/usr/sbin/dnsmasq --user=root' }, /IRONLENS_BOOT_DNSMASQ/],
     ];
     for (const [e, msg] of bad) expect(() => bootServicesConfigFromEnv(env(e), HOSTS), JSON.stringify(e)).toThrow(msg);
@@ -135,6 +139,16 @@ describe("ironlens' dnsmasq command line", () => {
     expect(() => dnsmasqArgv({ ...cfg, efiFile: 'x.efi' as never }, { url: 'http://10.0.0.5', network: '10.0.0.0' })).toThrow(/not an iPXE EFI binary/);
     const dhcp = bootServicesConfigFromEnv(env({ ...base, IRONLENS_BOOT_SERVICES: 'dhcp', IRONLENS_BOOT_DHCP_RANGE: '10.9.0.100,10.9.0.200' }), HOSTS)!;
     expect(() => dnsmasqArgv({ ...dhcp, router: '10.9.0.1,tag:x' }, { url: 'http://10.0.0.5' })).toThrow(/router/);
+    const at = { url: 'http://10.0.0.5' };
+    expect(() => dnsmasqArgv({ ...dhcp, range: { start: '10.9.0.100,proxy', end: '10.9.0.200' } }, at)).toThrow(/range/);
+    expect(() => dnsmasqArgv({ ...dhcp, range: { start: '10.9.0.100', end: '10.9.0.200', netmask: '255.255.255.0,tag:x' } }, at)).toThrow(/not a netmask/);
+    expect(() => dnsmasqArgv({ ...dhcp, leaseTime: '1h,tag:x' }, at)).toThrow(/lease/);
+    expect(() => dnsmasqArgv({ ...dhcp, dns: ['10.9.0.2,tag:x'] }, at)).toThrow(/dns/);
+    expect(() => dnsmasqArgv({ ...dhcp, dnsmasq: '/usr/sbin/dnsmasq --user=root' }, at)).toThrow(/IRONLENS_BOOT_DNSMASQ/);
+    expect(() => dnsmasqArgv({ ...dhcp, ipxeDir: '/usr/lib/ipxe,br1' }, at)).toThrow(/IRONLENS_BOOT_IPXE_DIR/);
+    expect(() => dnsmasqArgv({ ...dhcp, ipxeDir: '/usr/lib/../../etc' }, at)).toThrow(/IRONLENS_BOOT_IPXE_DIR/);
+    expect(() => dnsmasqArgv({ ...dhcp, leaseFile: '/x y' }, at)).toThrow(/lease file/);
+    expect(() => dnsmasqArgv({ ...dhcp, pidFile: '/x,y' }, at)).toThrow(/pid file/);
   });
 });
 
@@ -155,6 +169,10 @@ describe('GET /boot.ipxe: the shipped script with the control plane filled in', 
       expect(() => s.useUrl(bad), JSON.stringify(bad)).toThrow(/IRONLENS_BOOT_URL must be http\(s\):\/\/host\[:port\]/);
     expect(checkBootUrl('http://boot.example.org:4839')).toBe('http://boot.example.org:4839');
     expect(() => new BootScriptService('#!ipxe\necho no fallback line\n')).toThrow(/exactly once/);
+    // Checked again where it is written: a URL that reached the service some other way is not rendered.
+    const bypassed = new BootScriptService(template);
+    Object.assign(bypassed, { url: 'http://10.9.0.5:4839\nshell' });
+    expect(() => bypassed.render()).toThrow(/IRONLENS_BOOT_URL/);
   });
 
   it('keeps the shipped script’s fallback line (what the rendering replaces)', () => {

@@ -78,6 +78,16 @@ export function checkDnsmasqPath(path: string, setting: string): string {
 
 const NETMASK_RE = /^(255\.){0,3}(255|254|252|248|240|224|192|128|0)(\.0){0,3}$/;
 
+export function checkNetmask(value: string, setting: string): string {
+  if (!NETMASK_RE.test(value) || value.split('.').length !== 4) throw new BootServicesConfigError(`${setting}: ${JSON.stringify(String(value).slice(0, 40))} is not a netmask`);
+  return value;
+}
+
+export function checkLeaseTime(value: string, setting: string): string {
+  if (!LEASE_RE.test(value)) throw new BootServicesConfigError(`${setting} must be seconds, or a number with s, m, h, d or w, or infinite; got ${JSON.stringify(String(value).slice(0, 40))}`);
+  return value;
+}
+
 function parseRange(text: string): BootServicesConfig['range'] {
   const parts = text.split(',').map((p) => p.trim());
   if (parts.length < 2 || parts.length > 3) throw new BootServicesConfigError(`IRONLENS_BOOT_DHCP_RANGE must be start,end[,netmask], got ${JSON.stringify(text.slice(0, 80))}`);
@@ -85,7 +95,7 @@ function parseRange(text: string): BootServicesConfig['range'] {
   checkIpv4(start, 'IRONLENS_BOOT_DHCP_RANGE');
   checkIpv4(end, 'IRONLENS_BOOT_DHCP_RANGE');
   if (ipv4ToInt(start) > ipv4ToInt(end)) throw new BootServicesConfigError(`IRONLENS_BOOT_DHCP_RANGE: ${start} comes after ${end}`);
-  if (netmask !== undefined && (!NETMASK_RE.test(netmask) || netmask.split('.').length !== 4)) throw new BootServicesConfigError(`IRONLENS_BOOT_DHCP_RANGE: ${JSON.stringify(netmask.slice(0, 40))} is not a netmask`);
+  if (netmask !== undefined) checkNetmask(netmask, 'IRONLENS_BOOT_DHCP_RANGE');
   return { start, end, ...(netmask ? { netmask } : {}) };
 }
 
@@ -131,8 +141,7 @@ export function bootServicesConfigFromEnv(env: Env, hostsFile: string): BootServ
     .map((s) => s.trim())
     .filter(Boolean)
     .map((s) => checkIpv4(s, 'IRONLENS_BOOT_DHCP_DNS'));
-  const leaseTime = envString(env, 'IRONLENS_BOOT_DHCP_LEASE', '1h');
-  if (!LEASE_RE.test(leaseTime)) throw new BootServicesConfigError(`IRONLENS_BOOT_DHCP_LEASE must be seconds, or a number with s, m, h, d or w, or infinite; got ${JSON.stringify(leaseTime.slice(0, 40))}`);
+  const leaseTime = checkLeaseTime(envString(env, 'IRONLENS_BOOT_DHCP_LEASE', '1h'), 'IRONLENS_BOOT_DHCP_LEASE');
   const efiFile = envString(env, 'IRONLENS_BOOT_EFI_FILE', 'snponly.efi');
   if (!(EFI_FILES as readonly string[]).includes(efiFile)) throw new BootServicesConfigError(`IRONLENS_BOOT_EFI_FILE must be ${EFI_FILES.join(' or ')}, got ${JSON.stringify(efiFile.slice(0, 40))}`);
   const dnsmasqSetting = envOptional(env, 'IRONLENS_BOOT_DNSMASQ');

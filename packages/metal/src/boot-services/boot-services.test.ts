@@ -6,43 +6,22 @@
  * its state, `GET /boot.ipxe` carries the control plane's URL. The real dnsmasq booting real
  * machines is boot-services.e2e.test.ts's.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Exec, Metrics } from '@ironlens/core';
 import { parsePrometheusText, sampleValue, waitFor } from '@ironlens/core/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ipAddrExec, standInArgs, writeDnsmasqStandIn, writeIpxeDir } from '../testing/dnsmasq-stand-in';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 import { BootServices } from './boot-services';
 import { interfaceIpv4Now } from './boot-services.config';
 
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-boot-services-'));
-const ipxe = join(dir, 'ipxe');
-mkdirSync(ipxe);
-for (const f of ['undionly.kpxe', 'snponly.efi']) writeFileSync(join(ipxe, f), 'x');
-const ARGS = join(dir, 'args');
-/** Prints its arguments to a file, and `read <hosts file>` at start and on SIGHUP, as dnsmasq does. */
-const STAND_IN = join(dir, 'dnsmasq-stand-in');
-writeFileSync(
-  STAND_IN,
-  `#!${process.execPath}
-const fs = require('node:fs');
-const hosts = process.argv.find((a) => a.startsWith('--dhcp-hostsfile=')).slice('--dhcp-hostsfile='.length);
-fs.writeFileSync(${JSON.stringify(ARGS)}, process.argv.slice(2).join('\\n'));
-const read = () => console.error('dnsmasq-dhcp[' + process.pid + ']: read ' + hosts);
-process.on('SIGHUP', read);
-process.on('SIGTERM', () => process.exit(0));
-read();
-setInterval(() => {}, 1000);
-`,
-  { mode: 0o755 },
-);
+const ipxe = writeIpxeDir(join(dir, 'ipxe'));
+const STAND_IN = writeDnsmasqStandIn(dir);
 /** What `ip -j -4 addr show dev br0` prints for 10.9.0.5/20. */
-const ipJson = JSON.stringify([{ ifname: 'br0', addr_info: [{ family: 'inet', local: '10.9.0.5', prefixlen: 20, scope: 'global' }] }]);
-const fakeIp: Exec = async (argv) => {
-  expect(argv).toEqual(['ip', '-j', '-4', 'addr', 'show', 'dev', 'br0']);
-  return { code: 0, stdout: ipJson, stderr: '' };
-};
+const fakeIp = ipAddrExec('br0', '10.9.0.5', 20);
 
 let f: MetalFixture | undefined;
 let boot: BootServices | null = null;
@@ -86,7 +65,7 @@ describe('boot services in the provisioning API', () => {
   });
 
   it('fills the interface address and the listener port into GET /boot.ipxe and into dnsmasq’s boot file', async () => {
-    const { boot, f } = await setUp('proxy');
+    const { boot, f, hosts } = await setUp('proxy');
     expect((await f.app.inject({ url: '/boot.ipxe' })).body).toContain('isset ${cp-url} || set cp-url http://${next-server}:4839\n');
     boot.attach({ dhcp: f.services.dhcp, bootScript: f.services.bootScript, port: 4839 });
     await waitFor('running', () => boot.status().state, (s) => s === 'running');
@@ -97,7 +76,7 @@ describe('boot services in the provisioning API', () => {
     expect(r.body).toContain('\nisset ${cp-url} || set cp-url http://10.9.0.5:4839\n');
     expect(r.body).not.toContain('${next-server}:4839');
     // the proxy's network from the interface's /20
-    const args = readFileSync(ARGS, 'utf8').split('\n');
+    const args = standInArgs(hosts);
     expect(args).toContain('--dhcp-range=10.9.0.0,proxy');
     expect(args).toContain('--pxe-service=tag:ipxe,x86-64_EFI,ironlens,http://10.9.0.5:4839/boot.ipxe');
   });
@@ -122,6 +101,16 @@ describe('boot services in the provisioning API', () => {
     expect((await f.app.inject({ method: 'POST', url: '/workers', payload: { worker_id: 'w1', mac: '52:54:00:00:00:01' } })).statusCode).toBe(200);
     await waitFor('dnsmasq to read the hosts file again', reads, (n) => n === 2);
     expect(readFileSync(hosts, 'utf8')).toBe('52:54:00:00:00:01,w1,infinite\n');
+  });
+
+  it('says which reload settings it leaves unused (they would reload some other dnsmasq), and nothing when none is set', () => {
+    const env = { IRONLENS_BOOT_SERVICES: 'proxy', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_DNSMASQ: STAND_IN };
+    const quiet: string[] = [];
+    BootServices.fromEnv(env, join(dir, 'h', 'dhcp-hosts.conf'), (l) => quiet.push(l));
+    expect(quiet).toEqual([]);
+    const told: string[] = [];
+    BootServices.fromEnv({ ...env, IPXE_CP_DNSMASQ_PID_FILE: '/run/dnsmasq.pid', IPXE_CP_DNSMASQ_RELOAD: 'true' }, join(dir, 'h', 'dhcp-hosts.conf'), (l) => told.push(l));
+    expect(told).toEqual(["warning: IPXE_CP_DNSMASQ_PID_FILE, IPXE_CP_DNSMASQ_RELOAD not used: with IRONLENS_BOOT_SERVICES on, reloads go to ironlens' own dnsmasq"]);
   });
 
   it('is absent from /healthz when off, and serves the shipped script unchanged', async () => {

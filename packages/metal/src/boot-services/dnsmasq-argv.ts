@@ -1,5 +1,5 @@
 import { checkBootUrl } from '../services/boot-script.service';
-import { BIOS_FILE, type BootServicesConfig, checkDnsmasqPath, checkInterfaceName, checkIpv4, EFI_FILES } from './boot-services.config';
+import { BIOS_FILE, type BootServicesConfig, checkDnsmasqPath, checkInterfaceName, checkIpv4, checkLeaseTime, checkNetmask, EFI_FILES } from './boot-services.config';
 
 /**
  * dnsmasq's argument array for ironlens' boot services: no configuration file, no DNS
@@ -39,7 +39,7 @@ export function dnsmasqArgv(cfg: BootServicesConfig, at: { url: string; network?
   if (cfg.mode === 'dhcp') {
     const r = cfg.range;
     if (!r) throw new Error('dhcp mode without a range');
-    argv.push(`--dhcp-range=${[checkIpv4(r.start, 'range'), checkIpv4(r.end, 'range'), ...(r.netmask ? [r.netmask] : []), cfg.leaseTime].join(',')}`);
+    argv.push(`--dhcp-range=${[checkIpv4(r.start, 'range'), checkIpv4(r.end, 'range'), ...(r.netmask ? [checkNetmask(r.netmask, 'range')] : []), checkLeaseTime(cfg.leaseTime, 'lease')].join(',')}`);
     if (cfg.router === 'none') argv.push('--dhcp-option=option:router');
     else if (cfg.router) argv.push(`--dhcp-option=option:router,${checkIpv4(cfg.router, 'router')}`);
     if (cfg.dns.length) argv.push(`--dhcp-option=option:dns-server,${cfg.dns.map((d) => checkIpv4(d, 'dns')).join(',')}`);

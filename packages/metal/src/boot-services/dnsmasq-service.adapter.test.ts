@@ -3,7 +3,9 @@
  * does where the supervisor looks (it prints `read <hosts file>` when it reads the file: at
  * start and on every SIGHUP). The real dnsmasq under it is the boot-services end-to-end test's.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@ironlens/core/testing';
@@ -109,6 +111,48 @@ describe("ironlens' dnsmasq supervisor", () => {
     await s.reload(); // nothing to signal, no error
     s.start(argv());
     await waitFor('running again', () => s.status().state, (x) => x === 'running');
+  });
+
+  it('ends a dnsmasq an earlier ironlens left running (its pid file, our hosts file) before it starts its own, and leaves any other alone', async () => {
+    // Named dnsmasq (a script's process takes its file's name), started as a killed ironlens leaves it: alone, in its own session.
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    const fake = join(dir, 'bin', 'dnsmasq');
+    writeFileSync(fake, `#!${process.execPath}\nprocess.on('SIGTERM', () => process.exit(0));\nsetInterval(() => {}, 1000);\n`, { mode: 0o755 });
+    const leave = async (hosts: string) => {
+      const p = spawn(fake, [`--dhcp-hostsfile=${hosts}`], { detached: true, stdio: 'ignore' });
+      await waitFor('the leftover named dnsmasq', () => (existsSync(`/proc/${p.pid}/comm`) ? readFileSync(`/proc/${p.pid}/comm`, 'utf8').trim() : ''), (c) => c === 'dnsmasq');
+      return p;
+    };
+    const pidFile = join(dir, 'dnsmasq.pid');
+    const other = await leave(join(dir, 'another-hosts-file'));
+    const ours = await leave(HOSTS);
+    const notDnsmasq = spawn('sleep', ['600'], { stdio: 'ignore' });
+    try {
+      const oursEnded = once(ours, 'exit');
+      writeFileSync(pidFile, `${ours.pid}\n`);
+      const log: string[] = [];
+      svc = new DnsmasqService({ hostsFile: HOSTS, pidFile, log: (l) => log.push(l), backoffMs: 50 });
+      svc.start(argv());
+      await oursEnded;
+      const running = await waitFor('running', () => svc!.status(), (x) => x.state === 'running');
+      expect(running.restarts).toBe(0);
+      expect(log[0]).toBe(`dnsmasq: stopping pid ${ours.pid}, left running by an earlier ironlens (it reads ${HOSTS})`);
+      await svc.stop();
+
+      // A pid file that names a dnsmasq of some other hosts file (or no dnsmasq at all): not ours, left alone.
+      for (const pid of [other.pid, notDnsmasq.pid]) {
+        writeFileSync(pidFile, `${pid}\n`);
+        svc = new DnsmasqService({ hostsFile: HOSTS, pidFile, log: () => {}, backoffMs: 50 });
+        svc.start(argv());
+        await waitFor('running', () => svc!.status(), (x) => x.state === 'running');
+        await svc.stop();
+      }
+      expect(() => process.kill(other.pid!, 0), 'the other dnsmasq still runs').not.toThrow();
+      expect(notDnsmasq.exitCode ?? notDnsmasq.signalCode, 'the process that is no dnsmasq still runs').toBeNull();
+    } finally {
+      for (const p of [other, ours, notDnsmasq]) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+      rmSync(pidFile, { force: true });
+    }
   });
 
   it('logs dnsmasq lines as printable text of bounded length', () => {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isoSeconds } from '@ironlens/core';
 import type { DnsmasqReloader } from '../adapters/dnsmasq.adapter';
@@ -68,6 +68,7 @@ export class DnsmasqService implements DnsmasqReloader {
   private exited: Promise<void> = Promise.resolve();
   private argv: string[] = [];
   private readonly now: () => number;
+  private leftover: Promise<void> | null = null;
 
   constructor(private readonly opts: DnsmasqServiceOptions) {
     this.now = opts.now ?? Date.now;
@@ -85,8 +86,16 @@ export class DnsmasqService implements DnsmasqReloader {
     if (argv.length === 0) throw new Error('dnsmasq: no command');
     this.argv = argv;
     this.wanted = true;
-    this.stopLeftover();
-    this.spawnNow();
+    const leftover = this.leftoverPid();
+    if (leftover === undefined) {
+      this.spawnNow();
+      return;
+    }
+    // It holds the DHCP and TFTP ports: this one starts once it has ended.
+    this.leftover = this.endLeftover(leftover).then(() => {
+      this.leftover = null;
+      if (this.wanted && !this.child && !this.timer) this.spawnNow();
+    });
   }
 
   /**
@@ -97,6 +106,7 @@ export class DnsmasqService implements DnsmasqReloader {
     this.wanted = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.leftover) await this.leftover;
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -126,24 +136,38 @@ export class DnsmasqService implements DnsmasqReloader {
     this.opts.onChange?.(this.status());
   }
 
-  /** A dnsmasq a killed ironlens left running (its pid file, a live dnsmasq naming our hosts file): it would hold port 67. */
-  private stopLeftover(): void {
-    if (!this.opts.pidFile) return;
-    let pid: number;
+  /** A dnsmasq a killed ironlens left running (its pid file names a live dnsmasq reading our hosts file): it would hold port 67. */
+  private leftoverPid(): number | undefined {
+    if (!this.opts.pidFile) return undefined;
     try {
-      pid = Number(readFileSync(this.opts.pidFile, 'utf8').trim());
+      const pid = Number(readFileSync(this.opts.pidFile, 'utf8').trim());
+      if (!Number.isInteger(pid) || pid <= 1 || pid === this.child?.pid) return undefined;
+      const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      return comm === 'dnsmasq' && cmdline.includes(`--dhcp-hostsfile=${this.opts.hostsFile}`) ? pid : undefined;
+    } catch {
+      return undefined; // no pid file, gone, or not ours
+    }
+  }
+
+  /** SIGTERM to the leftover, SIGKILL after 5 s; resolves once it is gone. */
+  private async endLeftover(pid: number): Promise<void> {
+    const alive = () => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+    try {
+      process.kill(pid, 'SIGTERM');
     } catch {
       return;
     }
-    if (!Number.isInteger(pid) || pid <= 1) return;
-    try {
-      const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (comm !== 'dnsmasq' || !cmdline.includes(`--dhcp-hostsfile=${this.opts.hostsFile}`)) return;
-      process.kill(pid, 'SIGTERM');
-      this.opts.log(`dnsmasq: stopped pid ${pid}, left running by an earlier ironlens (it named ${this.opts.hostsFile})`);
-    } catch {
-      // gone, or not ours
+    this.opts.log(`dnsmasq: stopping pid ${pid}, left running by an earlier ironlens (it reads ${this.opts.hostsFile})`);
+    for (let waited = 0; alive(); waited += 50) {
+      if (waited === 5000) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          return;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 50));
     }
   }
 
