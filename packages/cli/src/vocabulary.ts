@@ -30,7 +30,7 @@ day-to-day work against a running ironlens, through its API (--url, IRONLENS_TOK
   logout                  forget them
   completion              a bash or zsh completion script
   migrate [--status]      create or upgrade the store, then exit (--status: say what would run)
-  install-service [serve|agent] [--dry-run]
+  install-service [serve|agent] [--boot-services] [--dry-run]
                           a hardened systemd unit and an environment file
   backup FILE             a consistent copy of the SQLite store and its sealed secret key
   restore FILE            put a backup back into the data dir (not while serve runs)
@@ -248,7 +248,7 @@ the same IRONLENS_SECRET_KEY can import them), in a state/devices.yml of mode 06
 `,
   token: TOKEN_USAGE_TEXT,
   'install-service': `usage: ironlens install-service [serve|agent] [--user USER] [--data-dir DIR]
-                        [--disk-dir DIR] [--unit-dir DIR] [--env-dir DIR] [--dry-run]
+                        [--disk-dir DIR] [--unit-dir DIR] [--env-dir DIR] [--boot-services] [--dry-run]
 
 Writes a hardened systemd unit (ironlens.service for serve, ironlens-agent.service for the agent)
 into --unit-dir (default /etc/systemd/system) and an environment file <env-dir>/<serve|agent>.env
@@ -258,6 +258,8 @@ then says what to run next. --dry-run prints both instead of writing them.
   --user USER      the user serve runs as (default ironlens; created by you, as printed)
   --data-dir DIR   serve's data dir (default /var/lib/ironlens, the unit's StateDirectory)
   --disk-dir DIR   the agent's DISK_DIR (default /home/iscsi_img)
+  --boot-services  serve runs its own dnsmasq (IRONLENS_BOOT_SERVICES): the unit grants it
+                   CAP_NET_BIND_SERVICE, CAP_NET_ADMIN and CAP_NET_RAW, passed on to dnsmasq
 `,
   backup: `usage: ironlens backup FILE [--key-file FILE] [--data-dir DIR]
 

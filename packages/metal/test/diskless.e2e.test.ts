@@ -12,7 +12,7 @@ import { exec } from '@ironlens/core';
 import { artifactPath, sleep, waitFor } from '@ironlens/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { kubesprayStandInFiles } from '../../clusters/src/bootstrap/testing/kubespray-standin';
-import { BridgedNetns, bootPhases, Daemon, FORWARDER_JS, httpOverSocket, killAllSync, type MachineFirmware, markerBootSector, phaseTable, qemuArgv, requireNetbootTools, stampedArgv, TCP_TO_SOCKET_JS, timedLines } from './netboot.harness';
+import { BridgedNetns, bootPhases, Daemon, FORWARDER_JS, httpOverSocket, killAllSync, type MachineFirmware, markerBootSector, phaseTable, qemuArgv, requireNetbootTools, stampedArgv, stepper, TCP_TO_SOCKET_JS, timedLines } from './netboot.harness';
 
 /**
  * Issue 24 end to end: power on → diskless Debian → Kubernetes node, with nothing typed.
@@ -98,24 +98,13 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
   let keptLogs: string | undefined;
   const logsDir = () => (keptLogs ??= artifactPath('diskless-e2e-logs'));
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    const start = Date.now();
-    say(`${name}: start`);
-    try {
-      const v = await fn();
-      say(`${name}: done in ${((Date.now() - start) / 1000).toFixed(1)} s`);
-      return v;
-    } catch (err) {
-      failed = true;
-      const e = err as Error;
-      const tail = (n: string, text: string) => `\n--- ${n} (tail) ---\n${text.slice(-3000)}`;
-      e.message += `\nlogs kept in: ${logsDir()}`;
-      for (const vm of [CP, WK]) e.message += tail(`${vm.id} serial`, timedLines(join(work, `${vm.id}.serial.log`)).map((l) => l.text).join('\n'));
-      e.message += tail('dnsmasq', dnsmasqLog());
-      e.message += tail('serve', serveLog());
-      throw e;
-    }
-  }
+  const { step } = stepper(say, () => {
+    failed = true;
+    const tail = (n: string, text: string) => `\n--- ${n} (tail) ---\n${text.slice(-3000)}`;
+    let more = `\nlogs kept in: ${logsDir()}`;
+    for (const vm of [CP, WK]) more += tail(`${vm.id} serial`, timedLines(join(work, `${vm.id}.serial.log`)).map((l) => l.text).join('\n'));
+    return more + tail('dnsmasq', dnsmasqLog()) + tail('serve', serveLog());
+  });
 
   /** Powers a machine on: qemu (TCG) in its own process group, serial lines time-stamped. */
   function powerOn(name: string, mac: string, tap: string, memory: number, firmware: MachineFirmware = 'bios'): Daemon {

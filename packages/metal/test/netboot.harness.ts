@@ -166,6 +166,29 @@ export function phaseTable(columns: Array<{ title: string; row: Record<string, n
   ].join('\n');
 }
 
+/**
+ * The named steps of an end-to-end test: each says when it starts and how long it took (kept in
+ * `times`); a failing one gets what `onFail` returns appended to its message (where the logs
+ * are kept, their tails; `onFail` also marks the run failed) and is thrown again.
+ */
+export function stepper(say: (msg: string) => void, onFail: () => string): { step<T>(name: string, fn: () => Promise<T>): Promise<T>; times: Record<string, number> } {
+  const times: Record<string, number> = {};
+  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const start = Date.now();
+    say(`${name}: start`);
+    try {
+      const v = await fn();
+      times[name] = (Date.now() - start) / 1000;
+      say(`${name}: done in ${times[name].toFixed(1)} s`);
+      return v;
+    } catch (err) {
+      (err as Error).message += onFail();
+      throw err;
+    }
+  }
+  return { step, times };
+}
+
 /** A process started in its own process group, output to a file. */
 export class Daemon {
   private exitCode: number | null = null;

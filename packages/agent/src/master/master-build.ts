@@ -592,7 +592,7 @@ export function buildIdentity(plan: MasterPlan, uuid: string): string {
   return h.digest('hex').slice(0, 16);
 }
 
-/** The file the image carries its identity in; the host reporter sends it as `image` (`IRONLENS_MASTER`, `IRONLENS_BUILD`). */
+/** The file the image carries its identity in (its IRONLENS_MASTER and IRONLENS_BUILD lines, not settings); the host reporter sends it as `image`. */
 export function masterMarker(fileName: string, build: string): string {
   return `# ironlens master image identity, written by \`ironlens master build\` (the host reporter sends it)\nIRONLENS_MASTER=${fileName}\nIRONLENS_BUILD=${build}\n`;
 }
