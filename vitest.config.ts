@@ -32,6 +32,7 @@ const POSTGRES_SUITES = [
   'packages/clusters/src/clusters.hardening.test.ts',
   'packages/clusters/src/clusters.warnings.test.ts',
   'packages/clusters/src/api/answers.test.ts',
+  'packages/clusters/src/deployments/deployments.api.test.ts',
   'packages/clusters/src/bootstrap/bootstrap.{api,repository,restart}.test.ts',
   'packages/kind/src/kind.api.test.ts',
   'packages/cli/src/{serve,serve.hardening,serve-metrics,secrets,walkthrough,bootstrap-register,serve.hostile-cluster,bootstrap-workers,host-reporter,access}.test.ts',
@@ -47,7 +48,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sqlite', include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'] },
+        test: { name: 'sqlite', include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'scripts/*.test.ts'] },
       },
       {
         extends: true,

@@ -2,7 +2,8 @@
 # Fills ~/.cache/ironlens/upstream/<module>@<version>/ with the upstream sources the gateway
 # suite takes its REAL fixtures from: the Gateway API and Inference Extension CRDs, Envoy
 # Gateway's chart and CRDs, the Envoy AI Gateway's charts, llm-d's payload-processor chart, Istio's
-# CRDs (istio.io/api, `kubernetes/customresourcedefinitions.gen.yaml`, at the profile's istio).
+# CRDs (istio.io/api, `kubernetes/customresourcedefinitions.gen.yaml`, at the profile's istio), and
+# LeaderWorkerSet's CRD (sigs.k8s.io/lws, the version llm-d's wide-EP guide recommends) for the deployments suite.
 # Each comes from the Go module proxy (`go mod download`); a module the proxy does not serve is
 # copied from packages/clusters/test/fixtures/upstream (the charts the suite uses, kept in the
 # repository), else cloned at its tag (or pinned commit) from IRONLENS_UPSTREAM_GIT.
@@ -39,4 +40,5 @@ github.com/envoyproxy/gateway v1.8.1 envoyproxy/gateway v1.8.1
 github.com/envoyproxy/ai-gateway v0.7.0 envoyproxy/ai-gateway v0.7.0
 github.com/llm-d/llm-d-inference-payload-processor v0.1.0 llm-d/llm-d-inference-payload-processor a3af1b069101df6ccee3686c69886e11150ab81e
 istio.io/api v1.29.4 istio/api 1.29.4
+sigs.k8s.io/lws v0.9.0 kubernetes-sigs/lws v0.9.0
 LIST

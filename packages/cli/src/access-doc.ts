@@ -71,9 +71,10 @@ Public routes and other sources are not affected. Counted in
 ## Errors
 
 401 \`auth_required\` (with \`WWW-Authenticate: Bearer\`), 403 \`permission_denied\` naming the
-permission (\`{"detail": "token NAME (viewer) may not metal:device:bind", "permission": …}\` on
-seed 004 and 001 routes; problem+json with \`code\` and \`permission\` on seed 000's), 429
-\`auth_rate_limited\`, each in its API's own shape.
+permission (\`{"detail": "token NAME (viewer) may not metal:device:bind", "code": "permission_denied",
+"permission": …, "actor": …, "role": …}\` on seed 004 and 001 routes and \`/api/auth\`;
+problem+json with \`code\` and \`permission\` on seed 000's), 429 \`auth_rate_limited\`, each in
+its API's own shape.
 `;
 
 const ROLE_TEXT = { viewer: 'every read except secrets’ metadata and token lists', operator: 'viewer + the day-to-day writes, and the POSTs that reach outside ironlens (probe, preview, preflight, host-key scan)', admin: 'everything: tokens, agents and their tokens, settings, cluster register/delete, HF token secrets' };

@@ -129,6 +129,8 @@ describe('every route of every listener', () => {
         'boot GET /boot.ipxe',
         'consoleMetal GET /boot.ipxe',
         'console GET /healthz',
+        // The OpenAI-style model list (issue 28) answers a gateway access key, as the hook does (not a token of ours).
+        'console GET /v1/models',
         'consoleMetal GET /boot-vars',
         'consoleMetal GET /devices/report',
         'consoleMetal POST /hosts/report',
@@ -205,6 +207,22 @@ describe('every route of every listener', () => {
     expect(problems).toEqual([]);
     expect(checked).toBeGreaterThan(30);
   }, 300_000);
+
+  it('a refusal names its code in every API’s shape: seed 004’s and the kind panel’s detail, /api/auth, seed 000’s problem+json (issue 33)', async () => {
+    const viewer = { authorization: `Bearer ${tokens.viewer}`, 'content-type': 'application/json' };
+    const refused = async (base: string, method: string, path: string) => {
+      const r = await fetch(`${base}${path}`, { method, headers: viewer, body: '{}' });
+      expect(r.status, path).toBe(403);
+      return (await r.json()) as Record<string, unknown>;
+    };
+    const detail = { code: 'permission_denied', actor: 't-viewer', role: 'viewer' };
+    expect(await refused(running.urls.boot, 'POST', '/workers')).toEqual({ detail: 'token t-viewer (viewer) may not metal:worker:write', ...detail, permission: 'metal:worker:write' });
+    expect(await refused(running.urls.console, 'POST', '/api/metal/workers')).toMatchObject({ ...detail, permission: 'metal:worker:write' });
+    expect(await refused(running.urls.console, 'POST', '/kind/api/v1/clusters')).toMatchObject({ ...detail, detail: expect.any(String) });
+    expect(await refused(running.urls.boot, 'POST', '/api/auth/tokens')).toMatchObject({ ...detail, permission: 'auth:token:admin' });
+    const problem = await refused(running.urls.console, 'POST', '/api/cluster/clusters');
+    expect(problem).toEqual({ type: 'about:blank', title: 'Forbidden', status: 403, detail: 'token t-viewer (viewer) may not cluster:cluster:create', code: 'permission_denied', permission: 'cluster:cluster:create', actor: 't-viewer', role: 'viewer' });
+  });
 });
 
 describe('named tokens', () => {

@@ -128,7 +128,8 @@ describe('ironlens serve: bootstrap from workers', () => {
       { workerId: 'w-a', roles: ['control-plane'] },
       { workerId: 'w-b', roles: ['worker'] },
     ];
-    const pre = await api('POST', '/api/cluster/bootstrap/preflight', { nodes, hostKeys: [] });
+    // Workers only: no hostKeys at all (issue 33), ironlens pins what they reported.
+    const pre = await api('POST', '/api/cluster/bootstrap/preflight', { nodes });
     expect(pre.status).toBe(200);
     expect(pre.json.items.map((i: Json) => [i.host, i.workerId, i.state])).toEqual([
       [a.address, 'w-a', 'passed'],
@@ -150,12 +151,16 @@ describe('ironlens serve: bootstrap from workers', () => {
     expect(mismatch.status).toBe(422);
     expect(mismatch.json).toMatchObject({ status: 422, code: 'bootstrap_host_keys_mismatch' });
 
-    const unknown = await api('POST', '/api/cluster/bootstrap/preflight', { nodes: [{ workerId: 'w-nope', roles: ['control-plane'] }], hostKeys: [] });
+    const unknown = await api('POST', '/api/cluster/bootstrap/preflight', { nodes: [{ workerId: 'w-nope', roles: ['control-plane'] }] });
     expect(unknown.status).toBe(422);
     expect(unknown.json).toMatchObject({ status: 422, code: 'bootstrap_worker_unknown' });
-    const unreported = await api('POST', '/api/cluster/bootstrap', { nodes: [{ workerId: 'w-c', roles: ['control-plane'] }], hostKeys: [] });
+    const unreported = await api('POST', '/api/cluster/bootstrap', { nodes: [{ workerId: 'w-c', roles: ['control-plane'] }] });
     expect(unreported.status).toBe(422);
     expect(unreported.json).toMatchObject({ status: 422, code: 'bootstrap_worker_unreported' });
+    // An empty list is the same; a host-form node still needs its pin (the specific code, not the schema's).
+    expect((await api('POST', '/api/cluster/bootstrap/preflight', { nodes, hostKeys: [] })).json.allPassed).toBe(true);
+    const hostForm = await api('POST', '/api/cluster/bootstrap/preflight', { nodes: [{ host: a.address, port: 22, roles: ['control-plane'] }] });
+    expect(hostForm.json).toMatchObject({ status: 422, code: 'bootstrap_host_keys_mismatch' });
   }, 120_000);
 
   it('bootstraps by workerId with register: the job ends registered and each worker shows the cluster it joined', async () => {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterNodes, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
-import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, type HttpLimits, httpLimitsFromEnv, jobLeaseFromEnv, JobRunner, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
+import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, type HttpLimits, httpLimitsFromEnv, originList, jobLeaseFromEnv, JobRunner, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository } from '@ironlens/core';
 import { createKindServices, type KindDatabase, kindMigrations, kindPlugin } from '@ironlens/kind';
 import { BootServices, buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalConfig, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
 import { dataDirFrom, lockDataDir } from './data-dir';
 import { mountConsole } from './console/console.plugin';
+import { AGENT_TOKEN_RESERVED_ENV } from './settings';
 
 export const ALL_MIGRATIONS = [...storeMetaMigrations, ...authTokensMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
@@ -136,7 +137,8 @@ async function startConsoleListener(c: ListenerContext, consoleListen: { host: s
     access: { authenticator: consoleAuth, limiter },
     limits,
     // Browsers reach this listener: Host (DNS rebinding), Origin and form checks (IRONLENS_CONSOLE_HOSTS adds names).
-    browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS) },
+    // IRONLENS_CONSOLE_ORIGINS: the public origins of a reverse proxy that rewrites Host (issue 33).
+    browserGuard: { hosts: hostList(env.IRONLENS_CONSOLE_HOSTS), origins: originList(env.IRONLENS_CONSOLE_ORIGINS) },
     instrument: opts.instrumentConsole,
   });
   started.apps.push(app);
@@ -150,7 +152,8 @@ async function startConsoleListener(c: ListenerContext, consoleListen: { host: s
     joined: (ids, clusterId) => metal.hostReports.joinCluster(ids, clusterId),
     joinedTo: (clusterId) => metal.hostReports.joinedTo(clusterId),
   };
-  const clusters = createClusterServices({ store: partOf(store), env, dataDir, runner: kind.runner, workers });
+  // Their host reports' accelerators, beside the nodes the deployments place on (issue 28).
+  const clusters = createClusterServices({ store: partOf(store), env, dataDir, runner: kind.runner, workers, inventory: { joinedTo: (clusterId) => metal.hostReports.inventoryOf(clusterId) } });
   clustersClose = clusters.close;
   await app.register(clustersPlugin, { services: clusters });
   // The Kubespray bootstrap (/api/cluster/bootstrap/…); `register` hands its kubeconfig straight to the cluster manager.
@@ -272,7 +275,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
     // Rollouts (issue 31) run on a runner of their own and drain the registered clusters' nodes.
     const clusterNodes = createClusterNodes({ store: partOf(store), env, dataDir });
     const rolloutRunner = new JobRunner(new JobsRepository(partOf(store)), { ...jobLeaseFromEnv(env), observer: metrics.jobs });
-    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes, clusterNodes: clusterNodes.nodes, runner: rolloutRunner, bootServices: bootServices ?? undefined });
+    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, reservedEnv: AGENT_TOKEN_RESERVED_ENV, metrics, changes, clusterNodes: clusterNodes.nodes, runner: rolloutRunner, bootServices: bootServices ?? undefined });
     metalServices = metal;
     started.closers.push(async () => {
       await rolloutRunner.stop();

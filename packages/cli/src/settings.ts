@@ -45,6 +45,7 @@ export const SETTINGS: Setting[] = [
   S('IRONLENS_AUTH_FAIL_BLOCK_AFTER', '20', 'refused tokens from one address (within the window) before it is answered 429', 'docs/access.md', 'serve'),
   S('IRONLENS_AUTH_FAIL_WINDOW_MS', '60000', 'the window in which refused tokens are counted', 'docs/access.md', 'serve'),
   S('IRONLENS_AUTH_FAIL_BLOCK_MS', '300000', 'how long an address over the limit is answered 429', 'docs/access.md', 'serve'),
+  S('IRONLENS_CONSOLE_ORIGINS', '', 'comma-separated origins (https://console.lab.example) under which browsers reach the console through a reverse proxy that rewrites Host: writes from them are same-origin', 'docs/console.md', 'serve'),
   S('IRONLENS_CONSOLE_HOSTS', '', 'comma-separated host names the console answers besides loopback names and its own addresses (421 otherwise); * for any', 'docs/console.md', 'serve'),
   S('IRONLENS_HTTP_REQUEST_TIMEOUT_MS', '60000', 'a request must arrive whole within this, or 408 and the connection is closed (every listener)', 'docs/console.md', 'serve', 'agent', 'kind'),
   S('IRONLENS_HTTP_HEADERS_TIMEOUT_MS', '10000', "a request's headers must arrive within this (every listener)", 'docs/console.md', 'serve', 'agent', 'kind'),
@@ -152,3 +153,11 @@ export const CLIENT_SETTINGS = new Set(['IRONLENS_URL', 'IRONLENS_TOKEN']);
 
 /** Variables only the tests set: never in an environment file. */
 export const TEST_ONLY_SETTINGS = new Set(['IRONLENS_TEST_POSTGRES_URL', 'IRONLENS_TEST_STORE', 'IRONLENS_FROM_SOURCE']);
+
+/**
+ * The names no agent token may name as `${NAME}` (metal's `reservedEnv`, beside its rule of
+ * `IRONLENS_*`, `IPXE_CP_*`, `KIND_*`): every setting above, and the client's and the tests'.
+ * Except `IPXE_AGENT_TOKEN`: the storage agent's own token, which a control plane holds
+ * precisely so that agent records name it (docs/metal.md, "agent tokens").
+ */
+export const AGENT_TOKEN_RESERVED_ENV: readonly string[] = [...SETTINGS.map((s) => s.name), ...CLIENT_SETTINGS, ...TEST_ONLY_SETTINGS].filter((n) => n !== 'IPXE_AGENT_TOKEN');

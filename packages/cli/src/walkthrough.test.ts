@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from './serve';
 
 const CP_TOKEN = 'cp-walkthrough-token';
+const CONSOLE_TOKEN = 'console-walkthrough-token';
 const AGENT_TOKEN = 'agent-walkthrough-token';
 const BASE_IQN = 'iqn.2026-07.com.controller';
 
@@ -51,7 +52,10 @@ beforeAll(async () => {
     ...(await testDatabaseEnv()),
     IRONLENS_DATA_DIR: join(agent.dir, 'data'),
     IRONLENS_BOOT_LISTEN: '127.0.0.1:0',
-    IRONLENS_CONSOLE_LISTEN: 'off',
+    // The console, for the WebUI's routes through its /api/metal proxy.
+    IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
+    IRONLENS_CONSOLE_TOKEN: CONSOLE_TOKEN,
+    KIND_K8S_SKIP_VERSION_LIST: '1',
     IPXE_CP_TOKEN: CP_TOKEN,
     IPXE_CP_DNSMASQ_RELOAD: 'false',
     IPXE_CP_AGENT_TIMEOUT: '3',
@@ -90,7 +94,7 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
       tags: ['storage', 'stgt'],
     });
     expect(created.status).toBe(201);
-    expect(created.json).toEqual({ id: 'storage-stgt-01', base_url: agent.url, iscsi_server: '192.168.80.3', role: { disk: true, cd: true }, enabled: true, tags: ['storage', 'stgt'] });
+    expect(created.json).toEqual({ id: 'storage-stgt-01', base_url: agent.url, iscsi_server: '192.168.80.3', storager_ip: '192.168.80.3', role: { disk: true, cd: true }, enabled: true, tags: ['storage', 'stgt'] });
     expect((await api('POST', '/agents', { id: 'storage-stgt-01', base_url: agent.url })).status).toBe(409);
     expect((await api('POST', '/agents', { id: 'bad id!', base_url: agent.url })).status).toBe(400);
 
@@ -121,6 +125,7 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
         backing: join(diskDir, 'worker-00.ubuntu.img'),
         os: 'ubuntu',
         source: { type: 'empty', size: '64M' },
+        os_tag: 'ubuntu',
       },
     ]);
     expect(await tgtTargets()).toContain(`${BASE_IQN}:worker-00.ubuntu`);
@@ -275,5 +280,113 @@ describe('§13 walkthrough against a real agent and tgtd', () => {
     expect(await tgtTargets()).not.toContain('worker-00');
     expect(existsSync(join(diskDir, 'worker-00.debian.img'))).toBe(true);
     expect((await api('GET', '/devices/00:0c:29:b9:8b:00')).json).toMatchObject({ state: 'pooled', bound_worker_id: null });
+  });
+});
+
+/**
+ * The seed control plane's current WebUI (`dutyc/ipxe-all-ready` `webui/app/src/api/client.js`,
+ * issue 33 item 5), call by call as its client makes them: a bearer token, `Content-Type:
+ * application/json` only when there is a body, query parameters without empty values, every
+ * answer read as JSON. Its nginx strips `/api/cp` and sends the rest to the provisioning listener,
+ * so the paths are seed 004's; the newer routes are replayed through the console's `/api/metal`
+ * proxy as well. The same real agent and tgtd as the walkthrough.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of many shapes, read by the assertions (the WebUI reads them as JSON too)
+async function webui(baseUrl: string, token: string, path: string, opts: { method?: string; body?: unknown; params?: Record<string, unknown> } = {}): Promise<any> {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(opts.params ?? {})) if (v !== undefined && v !== null && v !== '') query.append(k, String(v));
+  const url = `${baseUrl}${path}${query.size ? `?${query}` : ''}`;
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (opts.body) headers['content-type'] = 'application/json';
+  const res = await fetch(url, { method: opts.method ?? 'GET', headers, body: opts.body ? JSON.stringify(opts.body) : undefined });
+  const json = await res.json();
+  if (!res.ok) throw Object.assign(new Error(`${opts.method ?? 'GET'} ${path}: ${res.status} ${JSON.stringify(json)}`), { status: res.status, json });
+  return json;
+}
+const refusal = (p: Promise<unknown>) => p.then(() => ({ status: 200 }), (err: { status: number; json: unknown }) => ({ status: err.status, json: err.json }));
+
+describe('the seed control plane’s current WebUI, call by call (issue 33)', () => {
+  const ui = (path: string, opts?: Parameters<typeof webui>[3]) => webui(base, CP_TOKEN, path, opts);
+  const MASTER = '_tpl_ubuntu_2204.img';
+  const MAC = '52:54:00:33:00:10';
+
+  it('registration window, agents, master tags, workers, disks by os_tag, the default disk, the operations of one MAC, removal', async () => {
+    expect(await ui('/healthz')).toEqual({ status: 'ok' });
+    // The WebUI's sites register machines only inside a window: auto-register off first (seed 004's switch).
+    await ui('/settings/auto-register', { method: 'PUT', body: { enabled: false } });
+    expect(await ui('/settings/registration-window')).toEqual({ open: false, opened_at: null, ttl_minutes: null, closes_at: null, remaining_seconds: 0 });
+    const opened = await ui('/settings/registration-window', { method: 'POST', body: { ttl_minutes: 10 } });
+    expect(opened).toMatchObject({ open: true, ttl_minutes: 10 });
+    expect(Date.parse(opened.closes_at) - Date.parse(opened.opened_at)).toBe(10 * 60_000);
+    expect(await refusal(ui('/settings/registration-window', { method: 'POST', body: { ttl_minutes: 5 } }))).toMatchObject({ status: 409 });
+    // A machine boots inside the window: iPXE's report puts it in the pool.
+    expect((await fetch(`${base}/devices/report?mac=${MAC}&manufacturer=QEMU&serial=W1`)).status).toBe(200);
+    expect(await ui('/settings/registration-window', { method: 'DELETE' })).toEqual({ open: false });
+    expect((await fetch(`${base}/devices/report?mac=52:54:00:33:00:11`)).status).toBe(200);
+    expect((await ui('/devices', { params: { state: 'all' } })).map((d: { mac: string }) => d.mac)).toContain(MAC);
+    expect(await refusal(ui('/devices/52:54:00:33:00:11'))).toMatchObject({ status: 404 });
+
+    // Agents: a second registry entry for the walkthrough's agent, edited as the WebUI edits (storager_ip, no token).
+    await ui('/agents', { method: 'POST', body: { id: 'storage-webui', base_url: agent.url, token: '${IPXE_AGENT_WALKTHROUGH_TOKEN}', role: { disk: true, cd: false }, tags: ['storage', 'stgt'] } });
+    const agents = await ui('/agents', { params: { live: true } });
+    expect(agents.find((a: { id: string }) => a.id === 'storage-webui')).toMatchObject({ health: 'ok', storager_ip: null });
+    const edited = await ui('/agents/storage-webui', { method: 'PUT', body: { base_url: agent.url, storager_ip: '192.168.80.7', role: { disk: true, cd: false }, tags: ['storage', 'stgt'], enabled: true } });
+    expect(edited).toMatchObject({ iscsi_server: '192.168.80.7', storager_ip: '192.168.80.7' });
+    // The stored token still works (the WebUI never sends one back) and probes by agent_id.
+    expect(await ui('/agents/probe', { method: 'POST', body: { base_url: agent.url, agent_id: 'storage-webui' } })).toMatchObject({ backend: 'stgt', storager_ip: '127.0.0.1' });
+    expect(Array.isArray(await ui('/agents/storage-webui/luns'))).toBe(true);
+
+    // Masters and their tags.
+    const tagged = await ui(`/agents/storage-webui/masters/${encodeURIComponent(MASTER)}/tag`, { method: 'PUT', body: { os: 'ubuntu', os_version: '22.04', remark: '' } });
+    expect(tagged).toEqual({ agent: 'storage-webui', name: MASTER, os: 'ubuntu', os_version: '22.04', remark: '' });
+    const masters = (await ui('/masters')).agents as Array<{ agent: string; storager_ip: string; masters: Array<Record<string, unknown>> }>;
+    expect(masters.find((a) => a.agent === 'storage-webui')).toEqual({ agent: 'storage-webui', iscsi_server: '192.168.80.7', storager_ip: '192.168.80.7', masters: [expect.objectContaining({ name: MASTER, os: 'ubuntu', os_version: '22.04', remark: '' })] });
+    expect(masters.find((a) => a.agent === 'storage-stgt-01')?.masters[0]).not.toHaveProperty('os');
+
+    // Workers: one bound to the pooled machine, two by the batch.
+    expect(await ui('/workers', { method: 'POST', body: { worker_id: 'webui-01', mac: MAC } })).toMatchObject({ mac: MAC, state: 'registered' });
+    expect((await ui('/workers/batch', { method: 'POST', body: { count: 2, name_prefix: 'webui-b' } })).succeeded.map((w: { worker_id: string }) => w.worker_id)).toEqual(['webui-b01', 'webui-b02']);
+    // A disk from the tagged master: the WebUI fills os/os_version from the tag and sends a remark; seed 004 keys it by os.
+    const w = await ui('/workers/webui-01/luns/disk', { method: 'POST', body: { type: 'master', os: 'ubuntu', os_version: '22.04', name: MASTER, disk_agent: 'storage-webui', remark: 'from the tag' } });
+    expect(w.disks).toEqual([expect.objectContaining({ agent: 'storage-webui', iqn: `${BASE_IQN}:webui-01.ubuntu`, os: 'ubuntu', os_tag: 'ubuntu' })]);
+    expect(await tgtTargets()).toContain(`${BASE_IQN}:webui-01.ubuntu`);
+    const batch = await ui('/workers/luns/disk/batch', { method: 'POST', body: { type: 'empty', os: 'debian', size: '8M', targets: [{ worker_id: 'webui-b01', agent: 'storage-webui' }] } });
+    expect(batch.succeeded).toEqual([{ worker_id: 'webui-b01', agent: 'storage-webui', iqn: `${BASE_IQN}:webui-b01.debian` }]);
+
+    // The default boot by the disk's os_tag, the menu's generic OS item; /boot-vars projects it.
+    const set = await ui('/workers/webui-01/default-disk', { method: 'PUT', body: { disk: w.disks[0].os_tag, menu_default: 'boot-os', menu_timeout: 3000 } });
+    expect(set).toMatchObject({ default_os: 'ubuntu', boot: { menu_default: 'ubuntu', menu_timeout: 3000 } });
+    expect(await (await fetch(`${base}/boot-vars?mac=${MAC}&hostname=webui-01&format=json`)).json()).toEqual({ base_iqn: BASE_IQN, iscsi_server: '192.168.80.7', iscsi_sep: ':::1:', menu_default: 'ubuntu', menu_timeout: 3000 });
+    expect((await ui('/workers/webui-01/status')).actual.disks).toEqual([expect.objectContaining({ os: 'ubuntu', exists: true })]);
+
+    // The operations of one machine, paged as the WebUI pages them.
+    const page = await ui('/operations', { params: { since: 0, limit: 50, mac: MAC.replace(/:/g, '-').toUpperCase() } });
+    expect(page.entries.map((e: { op: string }) => e.op)).toEqual(['device.register', 'worker.create', 'device.bind']);
+    expect(page.entries.every((e: { mac: string }) => e.mac === MAC)).toBe(true);
+    expect((await ui('/operations', { params: { since: page.next_cursor, limit: 50, mac: MAC } })).entries).toEqual([]);
+
+    // The agent holds disks: it stays until they are gone.
+    expect(await refusal(ui('/agents/storage-webui', { method: 'DELETE' }))).toMatchObject({ status: 409, json: { disks: ['webui-01', 'webui-b01'], cds: [] } });
+    expect((await ui(`/workers/webui-01/luns/disk/${w.disks[0].os_tag}`, { method: 'DELETE', params: { delete_file: true, ignore_missing_target: false } })).disks).toEqual([]);
+    expect(existsSync(join(diskDir, 'webui-01.ubuntu.img'))).toBe(false);
+    expect(await ui('/workers/webui-01', { method: 'DELETE', params: { delete_disk: false, ignore_missing_target: false } })).toEqual({ deleted: 'webui-01', delete_disk: false, dnsmasq_removed: true });
+    expect((await ui('/workers/delete/batch', { method: 'POST', body: { worker_ids: ['webui-b01', 'webui-b02'], delete_disk: true, ignore_missing_target: true } })).succeeded).toHaveLength(2);
+    expect(await ui(`/agents/storage-webui/masters/${encodeURIComponent(MASTER)}/tag`, { method: 'DELETE' })).toEqual({ agent: 'storage-webui', name: MASTER, removed: true });
+    await ui(`/agents/storage-webui/masters/${encodeURIComponent(MASTER)}/tag`, { method: 'PUT', body: { os: 'ubuntu' } });
+    expect(await ui('/agents/storage-webui', { method: 'DELETE' })).toEqual({ deleted: 'storage-webui', master_tags_removed: true });
+    expect((await ui('/agents', { params: { live: false } })).map((a: { id: string }) => a.id)).not.toContain('storage-webui');
+  });
+
+  it('the newer routes through the console’s /api/metal proxy, with the console’s token', async () => {
+    const metal = (path: string, opts?: Parameters<typeof webui>[3]) => webui(`${cp.urls.console}/api/metal`, CONSOLE_TOKEN, path, opts);
+    expect(await metal('/settings/registration-window', { method: 'POST', body: { ttl_minutes: 1 } })).toMatchObject({ open: true, ttl_minutes: 1 });
+    expect(await metal('/settings/registration-window')).toMatchObject({ open: true });
+    expect(await metal('/settings/registration-window', { method: 'DELETE' })).toEqual({ open: false });
+    expect(await metal(`/agents/storage-stgt-01/masters/${MASTER}/tag`, { method: 'PUT', body: { os: 'ubuntu', os_version: '22.04' } })).toMatchObject({ os: 'ubuntu' });
+    expect((await metal('/masters')).agents.find((a: { agent: string }) => a.agent === 'storage-stgt-01').masters[0]).toMatchObject({ os: 'ubuntu', os_version: '22.04' });
+    expect(await metal(`/agents/storage-stgt-01/masters/${MASTER}/tag`, { method: 'DELETE' })).toMatchObject({ removed: true });
+    await metal('/workers', { method: 'POST', body: { worker_id: 'webui-proxy' } });
+    expect(await metal('/workers/webui-proxy/default-disk', { method: 'PUT', body: { menu_default: 'exit', menu_timeout: 0 } })).toMatchObject({ boot: { menu_default: 'exit', menu_timeout: 0 } });
+    expect(await metal('/workers/webui-proxy', { method: 'DELETE' })).toMatchObject({ deleted: 'webui-proxy' });
   });
 });

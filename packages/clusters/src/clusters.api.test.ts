@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { OperationsLog, partOf } from '@ironlens/core';
 import { dumpDatabase, sleep } from '@ironlens/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDirFor } from './software/software.service';
@@ -103,7 +104,8 @@ describe('POST /api/cluster/clusters', () => {
       description: 'Shared GPU cluster',
       ready: false,
       draft: true,
-      proxy: { mode: 'none', httpProxy: null, httpsProxy: null, noProxy: null },
+      // No proxy settings: Lens' default, the process' own (auto) — issue 33.
+      proxy: { mode: 'auto', httpProxy: null, httpsProxy: null, noProxy: null },
       llmDRef: 'v0.10.0',
       llmDBenchmarkRef: 'v0.8.0',
       llmDRepoPath: null,
@@ -266,8 +268,24 @@ describe('PATCH /api/cluster/clusters/{id}', () => {
     expectProblem(await patch({ gieVersion: 15 }), 422, 'validation_failed');
     expectProblem(await patch({ proxy: { mode: 'bogus' } }), 422, 'validation_failed');
     expectProblem(await patch({ proxy: { mode: 'custom', httpsProxy: 'http://p.example:3128', socks: 'x' } }), 422, 'validation_failed');
-    // Each proxy mode of today is taken.
-    for (const mode of ['none', 'system', 'custom']) expect((await patch({ proxy: { mode, httpsProxy: mode === 'custom' ? 'http://p.example:3128' : null } })).statusCode, mode).toBe(200);
+    // Each proxy mode is taken, and reads back as a mode Lens knows where it has one: `system` is `auto` (issue 33).
+    const modeAfter = async (proxy: object) => {
+      const r = await patch({ proxy });
+      expect(r.statusCode, r.body).toBe(200);
+      return r.json().cluster.proxy;
+    };
+    expect(await modeAfter({ mode: 'auto' })).toEqual({ mode: 'auto', httpProxy: null, httpsProxy: null, noProxy: null });
+    expect(await modeAfter({ mode: 'system' })).toEqual({ mode: 'auto', httpProxy: null, httpsProxy: null, noProxy: null });
+    expect(await modeAfter({ mode: 'none' })).toEqual({ mode: 'none', httpProxy: null, httpsProxy: null, noProxy: null });
+    expect(await modeAfter({ mode: 'custom', httpsProxy: 'http://p.example:3128' })).toEqual({ mode: 'custom', httpProxy: null, httpsProxy: 'http://p.example:3128', noProxy: null });
+    // Switching to auto clears the values, as Lens does; custom with NO_PROXY alone is taken (Lens' rule), with none of the three it is not.
+    expect(await modeAfter({ mode: 'auto', httpsProxy: 'http://p.example:3128' })).toEqual({ mode: 'auto', httpProxy: null, httpsProxy: null, noProxy: null });
+    expect(await modeAfter({ mode: 'custom', httpProxy: null, httpsProxy: null, noProxy: '.svc,10.0.0.0/8' })).toEqual({ mode: 'custom', httpProxy: null, httpsProxy: null, noProxy: '.svc,10.0.0.0/8' });
+    expectProblem(await patch({ proxy: { mode: 'custom', httpProxy: null, httpsProxy: null, noProxy: null } }), 422, 'invalid_proxy_config');
+    // inotifyMaxUserInstances null: Lens' editor with the field empty leaves the value as it is.
+    const before = (await patch({ inotifyMaxUserInstances: 16384 })).json().cluster.inotifyMaxUserInstances;
+    expect(before).toBe(16384);
+    expect((await patch({ inotifyMaxUserInstances: null })).json().cluster.inotifyMaxUserInstances).toBe(16384);
   });
 
   it('pre-pull takes the seed’s body only: another field is 422 validation_failed (before the cluster is asked)', async () => {
@@ -298,6 +316,9 @@ describe('unknown clusters', () => {
     expectProblem(await t.app.inject({ method: method as 'GET', url, payload: payload as object | undefined }), 404, 'cluster_not_found');
   });
 });
+
+/** The operations log's entries (the cluster manager writes its own into the shared log). */
+const operations = async () => (await new OperationsLog(partOf(t.store)).list({})).entries as Array<Record<string, unknown>>;
 
 describe('a cluster whose API server is down', () => {
   let id: string;
@@ -341,13 +362,47 @@ describe('a cluster whose API server is down', () => {
     expect(jobs[0].log).toContain('==> check that the cluster no longer serves');
   });
 
-  it('DELETE of a draft on a cluster that is down fails at the gateway namespace stage of its job', async () => {
+  it('DELETE of a draft no write ever reached removes it without a remote cleanup (Lens’ wizard Cancel frees the name), audited', async () => {
     const draft = (await register({ name: 'down-draft', draft: 'true' })).json().cluster.id;
+    // Its reads failed (the version check above does for every record here): nothing was written.
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${draft}`, headers: { 'content-type': 'application/json' } });
+    expect(res.statusCode, res.body).toBe(204);
+    expect((await t.app.inject({ method: 'GET', url: '/api/cluster/clusters?includeDrafts=true' })).json().items.map((c: { id: string }) => c.id)).not.toContain(draft);
+    const [job] = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: draft });
+    expect(job).toMatchObject({ status: 'success' });
+    expect(job.log).toContain('==> skip the remote cleanup: no write of ironlens ever reached this draft’s cluster');
+    const entry = (await operations()).find((e) => e.op === 'cluster.delete' && e.cluster_id === draft);
+    expect(entry).toMatchObject({ status: 'ok', remote_cleanup: 'skipped', reason: 'draft_never_reached' });
+    // The name is free again.
+    expect((await register({ name: 'down-draft', draft: 'true' })).statusCode).toBe(201);
+  });
+
+  it('a draft a write did reach keeps the seed’s rule: 502 cluster_gateway_cleanup_failed, record kept', async () => {
+    const draft = (await register({ name: 'reached-draft', draft: 'true' })).json().cluster.id;
+    await t.store.db.updateTable('clusters').set({ reached_at: '2026-01-01T00:00:00Z' }).where('id', '=', draft).execute();
     const res = await t.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${draft}` });
     expectProblem(res, 502, 'cluster_gateway_cleanup_failed');
     const [job] = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: draft });
     expect(job).toMatchObject({ status: 'failed', stage: `delete the gateway namespace lens-gateway-${draft}`, error: res.json().detail });
     expect((await t.app.inject({ method: 'GET', url: '/api/cluster/clusters?includeDrafts=true' })).json().items.map((c: { id: string }) => c.id)).toContain(draft);
+  });
+
+  it('?force=true removes a cluster whose cleanup cannot be done, and the operations log says what may be left on it', async () => {
+    const gone = (await register({ name: 'gone-for-good', gatewayProvider: 'istio' })).json().cluster.id;
+    expectProblem(await t.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${gone}` }), 502, 'cluster_gateway_cleanup_failed');
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/cluster/clusters/${gone}?force=true` });
+    expect(res.statusCode, res.body).toBe(204);
+    expect((await t.app.inject({ method: 'GET', url: '/api/cluster/clusters' })).json().items.map((c: { id: string }) => c.id)).not.toContain(gone);
+    const entry = (await operations()).find((e) => e.op === 'cluster.delete' && e.cluster_id === gone && e.status === 'ok');
+    expect(entry).toMatchObject({ forced: true, remote_cleanup: 'skipped', reason: expect.stringContaining(`gateway namespace lens-gateway-${gone} could not be deleted`) });
+    expect(entry?.left_behind).toEqual([
+      `namespace lens-gateway-${gone} (the gateway's)`,
+      'the istio GatewayClass of this registration',
+      `DaemonSet lens-node-tuning/inotify-${gone}`,
+      `DaemonSet lens-images/prepull-${gone}`,
+    ]);
+    const jobs = await t.services.runner.repository.list({ kind: 'clusters.delete', subject: gone });
+    expect(jobs.map((j) => j.status).sort()).toEqual(['failed', 'success']);
   });
 });
 

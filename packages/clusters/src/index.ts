@@ -10,6 +10,8 @@ export { PROBLEM_CONTENT_TYPE, type ProblemBody, problemErrorOptions, problemVal
 export { loadStackProfile, STACK_PROFILE_PATH, type StackProfile, stackProfile } from './shared/profile';
 export type { ClusterService, RegisterClusterInput } from './registry/cluster.service';
 export type { ClusterRecord, ProxyConfig, HfTokenSecretRef } from './shared/domain';
+export type { WorkerInventory } from './deployments/deployment.service';
+export type { ReportedWorker } from './deployments/placement';
 export { type Kube, type KubeConnector, ClientNodeKube, clientNodeConnector, KubeApiError, KubeUnreachableError, preloadKubeClient } from './adapters/kube.adapter';
 // Response and request shapes for clients; the web console imports them as types only.
 export type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from './overview/overview.service';

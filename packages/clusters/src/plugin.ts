@@ -7,6 +7,7 @@ import { registryRoutes } from './registry/registry.routes';
 import { problemErrorOptions, renderProblem } from './shared/http-problem';
 import { CLUSTERS_ROUTE_PERMISSIONS } from './shared/permissions';
 import { softwareRoutes } from './software/software.routes';
+import { deploymentRoutes } from './deployments/deployments.routes';
 import type { ClusterServices } from './wiring';
 
 export interface ClustersPluginOptions {
@@ -40,6 +41,7 @@ export async function clustersPlugin(app: FastifyInstance, opts: ClustersPluginO
   registryRoutes(app, s);
   overviewRoutes(app, s);
   softwareRoutes(app, s);
+  deploymentRoutes(app, s.deployments);
   // Unknown paths under this API answer in its own shape (more specific routes, the bootstrap's
   // included, always win over these wildcards).
   const notFound = async () => {

@@ -1,3 +1,4 @@
+import type { DatabaseStatus } from './api/clusters';
 import { join } from 'node:path';
 import { joinedWorkerNodes, type WorkerDirectory } from './bootstrap/workers';
 import { type Env, jobLeaseFromEnv, JobRunner, JobsRepository, OperationsLog, partOf, SecretBox, type Store } from '@ironlens/core';
@@ -28,10 +29,15 @@ import { OverviewService } from './overview/overview.service';
 import { PlatformService } from './overview/platform.service';
 import { PREPULL_JOB, PrepullService } from './software/prepull.service';
 import { DOWNLOAD_JOB, SoftwareService } from './software/software.service';
+import { DeploymentRepository } from './deployments/deployment.repository';
+import { DEPLOY_JOB } from './deployments/deployment.job';
+import { DeploymentService, type WorkerInventory } from './deployments/deployment.service';
 
 export interface ClusterServices {
   config: ClustersConfig;
   profile: StackProfile;
+  /** What `GET /api/v1/system/database` answers: the store's engine (fixed at start). */
+  database: DatabaseStatus;
   clusters: ClusterService;
   hfToken: HfTokenService;
   software: SoftwareService;
@@ -40,6 +46,7 @@ export interface ClusterServices {
   overview: OverviewService;
   platform: PlatformService;
   gateway: GatewayService;
+  deployments: DeploymentService;
   runner: JobRunner;
   /** Resolves once jobs left running by a previous process are marked failed (interrupted). */
   ready: Promise<void>;
@@ -69,9 +76,11 @@ export interface ClusterServicesDeps {
   bundlePins?: BundlePins;
   /** The booted workers (issue 24): the gateway's public URL prefers a joined worker's reported address. */
   workers?: Pick<WorkerDirectory, 'joinedTo'>;
+  /** The booted workers' host reports (issue 28: their accelerators beside the nodes). Default: none known. */
+  inventory?: WorkerInventory;
 }
 
-export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB, GATEWAY_JOB];
+export const CLUSTER_JOB_KINDS = [NODE_TUNING_JOB, CRDS_JOB, DOWNLOAD_JOB, PREPULL_JOB, DELETE_JOB, GATEWAY_JOB, DEPLOY_JOB];
 
 /** Hand-written constructor injection for the cluster manager. */
 export function createClusterServices(deps: ClusterServicesDeps): ClusterServices {
@@ -81,7 +90,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
   const box = SecretBox.fromEnv(env, dataDir);
   const ops = new OperationsLog(partOf(store));
   const runner = deps.runner ?? new JobRunner(new JobsRepository(partOf(store)), jobLeaseFromEnv(env));
-  const ready = Promise.all(CLUSTER_JOB_KINDS.map((k) => runner.recover(k))).then(() => undefined);
+  const recovered = Promise.all(CLUSTER_JOB_KINDS.map((k) => runner.recover(k)));
   const repo = new ClusterRepository();
   const sessions = new SessionRepository();
   const downloads = new DownloadRepository();
@@ -106,12 +115,13 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
   const settings = new GatewaySettings({ profile, githubMirror: config.githubMirror, authzPort: config.authzPort, crdWaitMs: config.crdWaitMs, rate: config.authzRate });
   const helm = deps.helm ?? new HelmCli(config.helm, config.chartMirror, join(dataDir, 'clusters', 'helm'));
   const workers = deps.workers;
+  const authorizer = new GatewayAuthorizer(access, gatewayRepo, config.authzRate);
   const gateway = new GatewayService(
     settings,
     new GatewayReconciler(access, gatewayRepo, runner, ops, helm, crds, settings),
     new GatewayStatusService(access, repo, gatewayRepo, runner, settings, workers ? { joined: (clusterId) => joinedWorkerNodes(workers, clusterId) } : null),
     new GatewayKeys(access, gatewayRepo, ops),
-    new GatewayAuthorizer(access, gatewayRepo, config.authzRate),
+    authorizer,
   );
   clusters.useGateway(gateway);
   const overview = new OverviewService(access, clusters, gateway, {
@@ -122,11 +132,25 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     summaryBudgetMs: config.summaryBudgetMs,
     prometheusTimeoutMs: 5000,
   });
+  const postgres = store.dialect === 'postgres';
+  const deployments = new DeploymentService(access, sessions, new DeploymentRepository(), runner, ops, helm, {
+    profile,
+    pollMs: config.deploymentPollMs,
+    readyTimeoutMs: config.deploymentReadyTimeoutMs,
+    smokeTimeoutMs: config.deploymentSmokeTimeoutMs,
+    smokeRequestTimeoutMs: config.deploymentSmokeRequestTimeoutMs,
+  });
+  deployments.useGateway({ publicUrl: async (row) => (await gateway.statusOfRecord(row)).gatewayPublicUrl, keyOwner: (a, source) => authorizer.owner(a, source) });
+  if (deps.inventory) deployments.useWorkers(deps.inventory);
+  // Deployments a job left in progress (a restart, a dead replica) are taken up once the runner recovered.
+  const ready = recovered.then(() => deployments.start()).then(() => undefined);
   return {
     config,
     profile,
+    database: { configured: true, mode: postgres ? 'external' : 'embedded', engine: postgres ? 'postgresql' : 'sqlite', displayTarget: postgres ? store.displayTarget : null },
     clusters,
     gateway,
+    deployments,
     hfToken: new HfTokenService(access, repo, ops),
     software: new SoftwareService(access, downloads, runner, deps.git ?? new GitCli(process.env), ops, profile, config.githubMirror, config.cacheDir),
     prepull: new PrepullService(access, new PrepullRepository(), runner, ops, profile, config.helperImage),
@@ -136,6 +160,7 @@ export function createClusterServices(deps: ClusterServicesDeps): ClusterService
     runner,
     ready,
     async close() {
+      deployments.stop();
       if (!deps.runner) await runner.stop();
       access.close();
     },

@@ -30,6 +30,8 @@ import {
   deviceClasses,
   nodeCount,
   nodeObject,
+  nvidiaGpuUuid,
+  nvidiaPciBusId,
   planNodes,
   resourceSlice,
   type FixtureNode,
@@ -50,6 +52,13 @@ export interface StartKubeClusterOptions {
   /** Use this dir instead of a fresh temp dir (the CLI's `up`). */
   dataDir?: string;
   build?: BuildOptions;
+  /**
+   * kwok Stage objects added to the default ones (`kwok.x-k8s.io/v1alpha1`): pod states a test
+   * needs that the default stages never reach (a container that cannot start…). Default: none.
+   */
+  extraStages?: object[];
+  /** The pod IPs kwok gives (`--cidr`). Default `10.244.0.1/16`. */
+  podCidr?: string;
 }
 
 export interface LoadedFixtures {
@@ -178,7 +187,7 @@ async function startOnce(opts: StartKubeClusterOptions): Promise<KubeHarness> {
 
   try {
     const certs = await issueCertificates(dirs.pki, ip);
-    const cp = await startControlPlane({ sup, binaries, ip, dataDir, dirs, konnectivity, log, t0 }, certs);
+    const cp = await startControlPlane({ sup, binaries, ip, dataDir, dirs, konnectivity, log, t0, extraStages: opts.extraStages, podCidr: opts.podCidr }, certs);
     kubelet = new FakeKubeletSummary({
       cert: certs.serving.cert, // replaced per fixture load by a cert whose SANs are the node IPs
       key: certs.serving.key,
@@ -273,11 +282,20 @@ interface StartContext {
   konnectivity: FakeKonnectivityServer;
   log: (line: string) => void;
   t0: number;
+  extraStages?: object[];
+  podCidr?: string;
 }
 
 /** etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, each waited for in turn. */
 async function startControlPlane(c: StartContext, certs: Certificates) {
   const { sup, binaries, ip, dataDir, dirs, log, t0 } = c;
+  let stages = binaries.kwokStages;
+  if (c.extraStages?.length) {
+    stages = join(dataDir, 'kwok-stages.yaml');
+    await writeFile(stages, `${readFileSync(binaries.kwokStages, 'utf8').trimEnd()}\n${c.extraStages.map((o) => `---\n${stringify(o)}`).join('')}`);
+  }
+  const podCidr = c.podCidr ?? '10.244.0.1/16';
+  if (!/^10\.\d{1,3}\.\d{1,3}\.\d{1,3}\/(1[6-9]|2[0-4])$/.test(podCidr)) throw new Error(`podCidr must be an address in 10.0.0.0/8 with a /16 to /24 prefix, got ${podCidr}`);
   const [etcdPort, etcdPeer, apiPort, kcmPort, schedPort] = await Promise.all([freeTcpPort(ip), freeTcpPort(ip), freeTcpPort(ip), freeTcpPort(ip), freeTcpPort(ip)]);
 
   const etcdUrl = `http://${ip}:${etcdPort}`;
@@ -314,10 +332,10 @@ async function startControlPlane(c: StartContext, certs: Certificates) {
   const scheduler = sup.start('kube-scheduler', binaries.kubeScheduler, componentArgs(ip, schedPort, schedKubeconfig, join(dirs.pki, 'scheduler')));
   const kwok = sup.start('kwok', binaries.kwok, [
     `--kubeconfig=${kubeconfigPath}`,
-    `--config=${binaries.kwokStages}`,
+    `--config=${stages}`,
     '--manage-all-nodes=true',
     '--node-lease-duration-seconds=40',
-    '--cidr=10.244.0.1/16', // pod IPs kwok writes into pod status (data only, nothing routes there)
+    `--cidr=${podCidr}`, // pod IPs kwok writes into pod status (data only, unless a test routes them into a network namespace)
   ]);
 
   const kc = new KubeConfig();
@@ -583,7 +601,8 @@ export function gpuSeries(plan: FixtureNode[]): Sample[] {
     for (let i = 0; i < m.count; i++) {
       const labels = {
         gpu: String(i),
-        UUID: `GPU-${n.name}-${i}`,
+        UUID: nvidiaGpuUuid(n.name, i),
+        pci_bus_id: nvidiaPciBusId(i),
         device: `nvidia${i}`,
         modelName: m.product.replace(/-/g, ' '),
         Hostname: n.name,
@@ -601,6 +620,8 @@ export function gpuSeries(plan: FixtureNode[]): Sample[] {
         ['DCGM_FI_DEV_FB_FREE', m.memoryMiB - usedMiB],
         ['DCGM_FI_DEV_GPU_TEMP', 35 + (util % 40)],
         ['DCGM_FI_DEV_POWER_USAGE', 70 + util * 5],
+        // A profiling metric (dcgm-exporter's default set): the fraction of cycles the memory interface was busy.
+        ['DCGM_FI_PROF_DRAM_ACTIVE', (util % 50) / 100],
       ];
       for (const [name, value] of series) out.push({ metric: { __name__: name, ...labels }, value });
     }

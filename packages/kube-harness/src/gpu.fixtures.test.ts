@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { deviceClasses, nodeCount, nodeObject, planNodes, resourceSlice } from './gpu.fixtures';
+import { deviceClasses, nodeCount, nodeObject, nvidiaGpuUuid, planNodes, resourceSlice } from './gpu.fixtures';
 import { buildSummary } from './kubelet-summary.stand-in';
 
 describe('GPU fixtures (no cluster)', () => {
@@ -38,7 +38,11 @@ describe('GPU fixtures (no cluster)', () => {
     expect(resourceSlice(cp)).toBeUndefined();
     const s = resourceSlice(nv)!;
     expect(s.apiVersion).toBe('resource.k8s.io/v1');
-    expect((s.spec as { devices: unknown[] }).devices).toHaveLength(8);
+    const devices = (s.spec as { devices: Array<{ name: string; attributes: Record<string, { string?: string }> }> }).devices;
+    expect(devices).toHaveLength(8);
+    // NVML's PCI bus ids, as the NVIDIA DRA driver publishes them; the UUID is the one DCGM labels the GPU with.
+    expect(devices.map((d) => d.attributes.pcieBusID?.string)).toEqual(['00000000:18:00.0', '00000000:2a:00.0', '00000000:3a:00.0', '00000000:5d:00.0', '00000000:9a:00.0', '00000000:ab:00.0', '00000000:ba:00.0', '00000000:db:00.0']);
+    expect(devices[3].attributes.uuid?.string).toBe(nvidiaGpuUuid(nv.name, 3));
   });
 
   it('shapes a stats/v1alpha1 Summary like the kubelet', () => {

@@ -269,6 +269,22 @@ export function deviceClasses(): KubeObject[] {
   }));
 }
 
+/**
+ * PCI bus numbers of an 8-GPU HGX board (a DGX H100's), in device order: the NVIDIA DRA driver's
+ * `pcieBusID` and DCGM's `pci_bus_id` label, in NVML's form `00000000:<bus>:00.0`.
+ */
+const NVIDIA_BUSES = ['18', '2a', '3a', '5d', '9a', 'ab', 'ba', 'db'];
+
+/** The PCI bus id NVML gives GPU `i` of a fixture node (the same on every node: each has its own PCI tree). */
+export function nvidiaPciBusId(i: number): string {
+  return `00000000:${NVIDIA_BUSES[i % NVIDIA_BUSES.length]}:00.0`;
+}
+
+/** The UUID NVML gives GPU `i` of `node`: the DRA driver's `uuid` attribute and DCGM's `UUID` label. */
+export function nvidiaGpuUuid(node: string, i: number): string {
+  return `GPU-${uuid(node, i)}`;
+}
+
 function uuid(node: string, i: number): string {
   let h = 0;
   for (const ch of `${node}/${i}`) h = (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0;
@@ -286,7 +302,8 @@ export function resourceSlice(node: FixtureNode): KubeObject | undefined {
       m.vendor === 'nvidia'
         ? {
             type: { string: 'gpu' },
-            uuid: { string: `GPU-${uuid(node.name, i)}` },
+            uuid: { string: nvidiaGpuUuid(node.name, i) },
+            pcieBusID: { string: nvidiaPciBusId(i) },
             productName: { string: m.product.replace(/-/g, ' ') },
             brand: { string: 'Nvidia' },
             architecture: { string: m.architecture },

@@ -5,7 +5,7 @@ export type { KubeBinaries, BuildOptions } from './binaries.builder';
 export { KUBERNETES_VERSION, ETCD_VERSION, KWOK_VERSION } from './versions.config';
 export { FakeKubeletSummary, buildSummary } from './kubelet-summary.stand-in';
 export { FakeKonnectivityServer } from './konnectivity.stand-in';
-export type { SummaryPodRef, NodeUsage } from './kubelet-summary.stand-in';
+export type { SummaryPodRef, NodeUsage, ContainerLogSource } from './kubelet-summary.stand-in';
 export { FakePrometheus, evaluate as evaluatePromQl } from './prometheus.stand-in';
 export type { Sample } from './prometheus.stand-in';
 export {
@@ -18,6 +18,8 @@ export {
   nodeCount,
   GPU_MODELS,
   DRA_DRIVERS,
+  nvidiaGpuUuid,
+  nvidiaPciBusId,
 } from './gpu.fixtures';
 export type { FixtureSize, FixtureNode, GpuModel } from './gpu.fixtures';
 export { crdBundle, jsonSize, BUNDLE_GROUP } from './crd-bundle.fixture';

@@ -13,7 +13,9 @@
  * Konnectivity: it writes `CONNECT 198.18.0.2:10250 HTTP/1.1` on this Unix socket,
  * and this stand-in splices the stream to the matching loopback listener. It only
  * forwards to routes registered by the harness and never dials any other address,
- * so no packet leaves loopback.
+ * so no packet leaves loopback — except, when a test asks for it (`routeNetwork`), the
+ * addresses of one pod network CIDR, which that test routes into a network namespace of its
+ * own (pods' model servers listen there; the namespace has no route anywhere else).
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
@@ -23,9 +25,25 @@ export interface Route {
   port: number;
 }
 
+/** `10.244.0.0/16` → a matcher of IPv4 addresses inside it. */
+function ipv4Cidr(cidr: string): (ip: string) => boolean {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr);
+  if (!m || Number(m[5]) < 8 || Number(m[5]) > 32 || m.slice(1, 5).some((o) => Number(o) > 255)) throw new Error(`not an IPv4 CIDR (/8 to /32): ${cidr}`);
+  const num = (a: string[]) => a.reduce((n, o) => n * 256 + Number(o), 0);
+  const block = 2 ** (32 - Number(m[5]));
+  const network = (n: number) => n - (n % block);
+  const base = network(num(m.slice(1, 5)));
+  return (ip: string) => {
+    const p = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+    if (!p || p.slice(1, 5).some((o) => Number(o) > 255)) return false;
+    return network(num(p.slice(1, 5))) === base;
+  };
+}
+
 export class FakeKonnectivityServer {
   private server?: Server;
   private readonly routes = new Map<string, Route>();
+  private network: ((ip: string) => boolean) | null = null;
   private readonly sockets = new Set<Socket>();
   /** CONNECT targets seen, in order (e.g. "198.18.0.2:10250"). */
   readonly connects: string[] = [];
@@ -36,6 +54,14 @@ export class FakeKonnectivityServer {
   route(target: string, to: Route): void {
     if (!/^127\./.test(to.host)) throw new Error(`FakeKonnectivityServer forwards to loopback only, not ${to.host}`);
     this.routes.set(target, to);
+  }
+
+  /**
+   * CONNECTs to any port of an address in `cidr` (the pod network the test routes into a network
+   * namespace of its own) are dialled as they are. Only this one CIDR; registered routes win.
+   */
+  routeNetwork(cidr: string): void {
+    this.network = ipv4Cidr(cidr);
   }
 
   async listen(): Promise<void> {
@@ -76,7 +102,8 @@ export class FakeKonnectivityServer {
       }
       const target = m[1];
       this.connects.push(target);
-      const to = this.routes.get(target);
+      const hostPort = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(target);
+      const to = this.routes.get(target) ?? (hostPort && this.network?.(hostPort[1]) && Number(hostPort[2]) <= 65535 ? { host: hostPort[1], port: Number(hostPort[2]) } : undefined);
       if (!to) {
         client.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n');
         return;

@@ -59,8 +59,12 @@ interface Endpoint {
   startTime: string;
 }
 
+/** What a container printed: the kubelet's `/containerLogs/{ns}/{pod}/{container}` (null: no such container, 404). */
+export type ContainerLogSource = (namespace: string, pod: string, container: string, o: { previous: boolean; tailLines: number | null }) => string | null;
+
 export class FakeKubeletSummary {
   private readonly endpoints = new Map<string, Endpoint>();
+  private logSource: ContainerLogSource | null = null;
   private readonly usage = new Map<string, NodeUsage>();
   private readonly tls: { cert: Buffer; key: Buffer; ca: Buffer };
   /** Requests served, for tests: `${nodeName} ${path}`. */
@@ -103,6 +107,15 @@ export class FakeKubeletSummary {
     return e && { ip: e.ip, port: e.port };
   }
 
+  /**
+   * Serves `GET /containerLogs/{namespace}/{pod}/{container}` (what the API server's
+   * `pods/{name}/log` reaches) from `source`, honouring `tailLines` and `previous`. Without a
+   * source the kubelet answers 404, as for a container it does not run.
+   */
+  setLogSource(source: ContainerLogSource | null): void {
+    this.logSource = source;
+  }
+
   setUsage(nodeName: string, usage: NodeUsage): void {
     this.usage.set(nodeName, { ...this.usage.get(nodeName), ...usage });
   }
@@ -135,6 +148,19 @@ export class FakeKubeletSummary {
     }
     if (url.pathname === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
+    const logs = /^\/containerLogs\/([a-z0-9.-]+)\/([a-z0-9.-]+)\/([a-z0-9-]+)$/.exec(url.pathname);
+    if (logs) {
+      const tail = url.searchParams.get('tailLines');
+      const text = this.logSource?.(logs[1], logs[2], logs[3], { previous: url.searchParams.get('previous') === 'true', tailLines: tail && /^\d+$/.test(tail) ? Number(tail) : null }) ?? null;
+      if (text === null) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end(`container ${logs[3]} is not found in pod ${logs[2]}`);
+        return;
+      }
+      const lines = text.split('\n');
+      const last = tail && /^\d+$/.test(tail) ? lines.slice(-(Number(tail) + (text.endsWith('\n') ? 1 : 0))).join('\n') : text;
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(last);
       return;
     }
     if (url.pathname !== '/stats/summary') {

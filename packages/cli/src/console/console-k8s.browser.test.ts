@@ -2,8 +2,9 @@
  * The console's Kubernetes pages in a real Chromium against a real `ironlens serve`: the cluster
  * wizard against a real control plane with simulated GPU nodes (`@ironlens/kube-harness`), the
  * overview, cordon, delete; the bootstrap wizard against real sshd processes on loopback
- * addresses, up to the host-key confirmation and the preflight table. Screenshots and axe
- * reports go to `<repo>/.artifacts/console-k8s-<run>/`.
+ * addresses, up to the host-key confirmation and the preflight table; and llm-d Lens' own
+ * create-cluster wizard, call by call as its client makes them, from a page behind a plain nginx
+ * (issue 33). Screenshots and axe reports go to `<repo>/.artifacts/console-k8s-<run>/`.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,8 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
 import { axeViolations } from '../testing/axe';
+import { type LensAnswer, lensRegister, lensRequest } from '../testing/lens-client';
+import { type Balancer, reverseProxyConf, startNginx } from '../testing/replicas';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SSHD = '/usr/sbin/sshd';
@@ -33,6 +36,8 @@ let base: string;
 let context: BrowserContext;
 let page: Page;
 const sshds: ChildProcess[] = [];
+/** nginx in front of the console, as a Lens deployment puts it: Host and Origin kept, the bearer token added (Lens' browser sends none). */
+let lensProxy: Balancer | undefined;
 
 const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 
@@ -88,6 +93,8 @@ beforeAll(async () => {
     IRONLENS_GITHUB_MIRROR: 'http://127.0.0.1:9', // nothing is fetched in these flows
   });
   base = cp.urls.console;
+  const prefix = join(tmp, 'nginx');
+  lensProxy = await startNginx(prefix, (port) => reverseProxyConf(prefix, port, base, { host: '$http_host', headers: { Authorization: `Bearer ${TOKEN}` } }));
   context = await chromium.launchPersistentContext(join(tmp, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
@@ -101,6 +108,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close();
+  await lensProxy?.stop();
   await cp?.close();
   for (const c of sshds) if (c.pid && c.exitCode === null) process.kill(-c.pid, 'SIGKILL');
   await kube?.stop();
@@ -229,5 +237,72 @@ describe('bootstrap wizard against real sshd', () => {
     expect(await axe('bootstrap-run')).toEqual([]);
     await page.goto(`${base}/bootstrap`);
     await expect.poll(() => page.getByTestId('bootstrap-jobs').textContent(), { timeout: 20_000 }).toContain(id);
+  });
+});
+
+/**
+ * llm-d Lens' create-cluster wizard (`lens-ui/src/components/CreateClusterWizard.jsx`), call by
+ * call with its bodies, from a page of the proxy's origin: its request helper sets `Accept` and
+ * `Content-Type: application/json` on every call (a DELETE without a body too), sends the
+ * browser's cookies, never an `Authorization` of its own, and the register step posts a
+ * `FormData` (name, description, the kubeconfig as a File, draft) with the browser's own multipart
+ * type and no header of ironlens'.
+ */
+describe('llm-d Lens’ create-cluster wizard behind nginx', () => {
+  it('database check, hosts, versions, register (multipart), version check, proxy auto, gateway fields, HF token, finish; overview with Lens’ fields; Cancel and delete', async () => {
+    await page.goto(`${lensProxy!.url}/clusters`);
+    const call = (path: string, method?: string, body?: unknown) => page.evaluate(lensRequest, { path, method, body });
+    const out: Record<string, LensAnswer> = {};
+    out.database = await call('/api/v1/system/database');
+    out.hosts = await call('/api/cluster/lens-hosts');
+    out.versions = await call('/api/v1/versions');
+    out.capabilities = await call('/api/v1/hardware/capabilities');
+    out.register = await page.evaluate(lensRegister, { kubeconfig: kube.kubeconfig, name: 'lens-wizard' });
+    const id = out.register.body.cluster.id as string;
+    out.version = await call(`/api/cluster/clusters/${id}/kubernetes-version`);
+    out.proxy = await call(`/api/cluster/clusters/${id}`, 'PATCH', { proxy: { mode: 'auto' } });
+    out.gateway = await call(`/api/cluster/clusters/${id}`, 'PATCH', { gatewayProvider: 'istio', gatewayPort: null, gatewayPublicUrl: null, gatewayAuthzHost: out.hosts.body.items[0], inotifyMaxUserInstances: null });
+    out.crds = await call(`/api/cluster/clusters/${id}/crds`);
+    out.hf = await call(`/api/cluster/clusters/${id}/hf-token-secrets`, 'POST', { namespace: `llm-d-bench-storage-${id}`, name: 'hf-token-1a2b3c4d', token: 'hf_lensWizardToken' });
+    out.finish = await call(`/api/cluster/clusters/${id}`, 'PATCH', { draft: false });
+    out.overview = await call(`/api/cluster/overview?clusterId=${id}`);
+    // The Cancel of a second wizard: DELETE, Content-Type: application/json, no body.
+    const other = await page.evaluate(lensRegister, { kubeconfig: kube.kubeconfig, name: 'lens-cancelled' });
+    out.cancel = await call(`/api/cluster/clusters/${other.body.cluster.id}`, 'DELETE');
+    out.list = await call('/api/cluster/clusters?includeDrafts=true');
+    expect(out.database).toEqual({ status: 200, body: { configured: true, mode: 'embedded', engine: 'sqlite', displayTarget: null } });
+    expect(out.hosts.status).toBe(200);
+    expect(out.versions.body).toMatchObject({ llm_d: 'v0.10.0', min_k8s_version: 'v1.32.0' });
+    // Not seed 000's: Lens swallows it and shows its static list.
+    expect(out.capabilities.status).toBe(404);
+    expect(out.register.status).toBe(201);
+    expect(out.register.body.cluster).toMatchObject({ name: 'lens-wizard', draft: true, proxy: { mode: 'auto' } });
+    expect(out.version).toEqual({ status: 200, body: { reachable: true, version: '1.36', min_k8s_version: 'v1.32.0', supported: true } });
+    expect(out.proxy.status).toBe(200);
+    expect(out.proxy.body.cluster.proxy).toEqual({ mode: 'auto', httpProxy: null, httpsProxy: null, noProxy: null });
+    expect(out.gateway.status).toBe(200);
+    expect(out.gateway.body.cluster).toMatchObject({ gatewayProvider: 'istio', gatewayPort: null, gatewayAuthzHost: out.hosts.body.items[0], inotifyMaxUserInstances: 8192 });
+    expect(out.crds.status).toBe(200);
+    expect(out.hf).toEqual({ status: 201, body: { namespace: `llm-d-bench-storage-${id}`, name: 'hf-token-1a2b3c4d' } });
+    const core = kube.kubeConfig().makeApiClient(CoreV1Api);
+    const secret = await core.readNamespacedSecret({ namespace: `llm-d-bench-storage-${id}`, name: 'hf-token-1a2b3c4d' });
+    expect(Buffer.from(secret.data?.HF_TOKEN ?? '', 'base64').toString()).toBe('hf_lensWizardToken');
+    expect(out.finish.body.cluster).toMatchObject({ id, draft: false });
+    // The overview Lens' pages read: per-node memoryBytes (else Lens flags the cluster abnormal), gpus, the plugins.
+    const ov = out.overview.body.kubernetes;
+    expect(out.overview.status).toBe(200);
+    expect(ov.components.acceleratorDevicePlugins).toHaveProperty('nvidia-cuda');
+    const nv = ov.nodes.find((n: { name: string }) => n.name === 'gpu-nv-0001');
+    expect(nv).toMatchObject({ memoryBytes: 2015 * 2 ** 30, gpuCount: 8 });
+    expect(nv.gpus.map((g: { pciAddress: string }) => g.pciAddress)).toEqual(['18', '2a', '3a', '5d', '9a', 'ab', 'ba', 'db'].map((b) => `00000000:${b}:00.0`));
+    expect(ov.hardware).toHaveProperty('deviceMetrics');
+    expect(ov.hardware.configuredGpuLimit).toBeNull();
+    expect(out.cancel.status).toBe(204);
+    expect(out.list.body.items.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['lens-wizard']));
+    expect(out.list.body.items.map((c: { name: string }) => c.name)).not.toContain('lens-cancelled');
+    await shot('lens-wizard-behind-nginx');
+    // Lens' delete of the finished cluster, as its helper sends it: the full cleanup, 204.
+    expect((await call(`/api/cluster/clusters/${id}`, 'DELETE')).status).toBe(204);
+    await expect.poll(async () => (await core.listNamespace()).items.some((n) => n.metadata?.name === `llm-d-bench-storage-${id}`), { timeout: 60_000 }).toBe(false);
   });
 });

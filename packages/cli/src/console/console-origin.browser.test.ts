@@ -5,7 +5,11 @@
  * page of `rebind.attacker.example` resolved to 127.0.0.1 (DNS rebinding, by Chromium's host
  * resolver rules) reads the console. None of it gets through, while the console's own pages, its
  * multipart upload, Swagger UI, ReDoc and the kind dashboard work under the CSP (no violation
- * reported). Screenshots go to `<repo>/.artifacts/console-origin-<run>/`.
+ * reported). A page on the console's own origin uploads a kubeconfig as llm-d Lens' wizard does (a
+ * multipart `fetch` with no header of ours, issue 33), directly and through a real nginx in front:
+ * one that keeps `Host` and `Origin`, one that rewrites `Host` to its upstream with its origin in
+ * `IRONLENS_CONSOLE_ORIGINS`, and one that rewrites it without (refused). Screenshots go to
+ * `<repo>/.artifacts/console-origin-<run>/`.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -13,10 +17,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freeTcpPort } from '@ironlens/core/testing';
 import { buildWebAssets } from '@ironlens/web';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
+import { lensRegister, lensRequest } from '../testing/lens-client';
+import { type Balancer, reverseProxyConf, startNginx } from '../testing/replicas';
 
 const CHROMIUM = '/usr/bin/chromium';
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
@@ -45,6 +52,8 @@ let attackerUrl: string;
 let context: BrowserContext;
 let page: Page;
 const violations: string[] = [];
+/** nginx in front of the console: keeps Host; rewrites it (its origin configured); rewrites it (not configured). */
+const proxies: Record<'keeps' | 'configured' | 'unknown', Balancer | undefined> = { keeps: undefined, configured: undefined, unknown: undefined };
 
 /** The attacker's pages, on another origin (another port of 127.0.0.1). */
 function attackerPages(target: string): (path: string) => string {
@@ -82,6 +91,7 @@ beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   tmp = mkdtempSync(join(tmpdir(), 'ironlens-console-origin-'));
   const dist = await buildWebAssets(join(tmp, 'dist'));
+  const configuredPort = await freeTcpPort();
   cp = await serve(
     {
       IRONLENS_DATA_DIR: join(tmp, 'data'),
@@ -89,10 +99,16 @@ beforeAll(async () => {
       IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
       IRONLENS_WEB_DIST: dist,
       IPXE_CP_DNSMASQ_RELOAD: 'false',
+      // The origin browsers use through the proxy that sets Host to its upstream.
+      IRONLENS_CONSOLE_ORIGINS: `http://127.0.0.1:${configuredPort}`,
     },
     () => {},
   );
   consoleUrl = cp.urls.console;
+  const nginxAt = (name: string) => join(tmp, `nginx-${name}`);
+  proxies.keeps = await startNginx(nginxAt('keeps'), (port) => reverseProxyConf(nginxAt('keeps'), port, consoleUrl, { host: '$http_host' }));
+  proxies.configured = await startNginx(nginxAt('configured'), (port) => reverseProxyConf(nginxAt('configured'), port, consoleUrl, { host: '$proxy_host' }), configuredPort);
+  proxies.unknown = await startNginx(nginxAt('unknown'), (port) => reverseProxyConf(nginxAt('unknown'), port, consoleUrl, { host: '$proxy_host' }));
   const pages = attackerPages(consoleUrl);
   attacker = createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(pages(req.url ?? '/')));
   await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', () => r()));
@@ -123,6 +139,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close();
+  for (const p of Object.values(proxies)) await p?.stop();
   await cp?.close();
   await new Promise<void>((r) => (attacker ? attacker.close(() => r()) : r()));
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -169,7 +186,7 @@ describe('the console against another origin in Chromium', () => {
     violations.splice(0);
   });
 
-  it('keeps the console’s own multipart upload working (with its header) and refuses the same without it', async () => {
+  it('takes a multipart upload from a page on its own origin with or without its header (issue 33: Lens’ wizard sends none)', async () => {
     await page.goto(`${consoleUrl}/clusters`);
     const statuses = await page.evaluate(async (kubeconfig) => {
       const form = (name: string) => {
@@ -183,8 +200,25 @@ describe('the console against another origin in Chromium', () => {
       const without = await fetch('/api/cluster/clusters', { method: 'POST', body: form('without-header') });
       return [withHeader.status, without.status];
     }, KUBECONFIG);
-    expect(statuses).toEqual([201, 403]);
-    expect(await clusters()).toEqual(['from-console']);
+    expect(statuses).toEqual([201, 201]);
+    expect((await clusters()).sort()).toEqual(['from-console', 'without-header']);
+  });
+
+  it('behind nginx: the wizard’s upload and its Cancel pass a proxy that keeps Host, or rewrites it to a configured origin; another origin is refused', async () => {
+    /** What Lens' create-cluster wizard sends, from a page of the proxy's origin: its register form, then its Cancel (a DELETE that says JSON and has no body). */
+    const lensUpload = async (base: string, name: string) => {
+      await page.goto(`${base}/clusters`);
+      const reg = await page.evaluate(lensRegister, { kubeconfig: KUBECONFIG, name });
+      if (reg.status !== 201) return { status: reg.status, code: reg.body.code as string };
+      const cancel = await page.evaluate(lensRequest, { path: `/api/cluster/clusters/${reg.body.cluster.id}`, method: 'DELETE' });
+      return { status: reg.status, cancel: cancel.status };
+    };
+    const before = await clusters();
+    expect(await lensUpload(proxies.keeps!.url, 'via-nginx')).toEqual({ status: 201, cancel: 204 });
+    expect(await lensUpload(proxies.configured!.url, 'via-rewriting-nginx')).toEqual({ status: 201, cancel: 204 });
+    expect(await lensUpload(proxies.unknown!.url, 'via-unknown-origin')).toEqual({ status: 403, code: 'cross_site_request_refused' });
+    expect((await clusters()).sort()).toEqual(before.sort());
+    await shot('lens-upload-behind-nginx');
   });
 
   it('renders the console, Swagger UI, ReDoc and the kind dashboard under the CSP, with no violation', async () => {

@@ -23,7 +23,7 @@ export interface ConsolePageOptions {
  * app picks the page from the URL. Listed, not a catch-all, so an unknown API path still gets
  * its API's 404 and `/kind/…`, `/docs`, `/redoc`, `/api/…` are never shadowed.
  */
-export const CONSOLE_PAGE_PATHS = ['/', '/machines', '/machines/*', '/clusters', '/clusters/*', '/bootstrap', '/bootstrap/*', '/local-clusters', '/access'];
+export const CONSOLE_PAGE_PATHS = ['/', '/machines', '/machines/*', '/clusters', '/clusters/*', '/deployments/*', '/bootstrap', '/bootstrap/*', '/local-clusters', '/access'];
 
 
 /** The single-page console: `index.html` at each page path, the built assets under `/static/`. */

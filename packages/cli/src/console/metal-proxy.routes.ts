@@ -24,6 +24,7 @@ export function isProxiedMetalPath(path: string): boolean {
     path === '/masters' ||
     path === '/operations' ||
     path === '/settings/auto-register' ||
+    path === '/settings/registration-window' ||
     // issue 31: rollouts and drift (the fleet's view and its reconcile)
     /^\/(devices|workers|agents|rollouts|drift)(\/|$)/.test(path)
   );

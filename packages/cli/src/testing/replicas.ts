@@ -196,18 +196,48 @@ export interface Balancer extends Proc {
   errorLog(): string;
 }
 
-export async function startBalancer(prefix: string, upstreams: Array<{ host: string; port: number }>): Promise<Balancer> {
+/** A real nginx (Debian's) in the foreground with `conf(port)` as its configuration, everything under `prefix`, stopped by pid. */
+export async function startNginx(prefix: string, conf: (port: number) => string, port?: number): Promise<Balancer> {
   const nginx = requireTool('nginx', 'nginx-light');
   // nginx's worker drops to `nobody` when run as root: its prefix must be reachable.
   for (const d of ['tmp', 'logs']) mkdirSync(join(prefix, d), { recursive: true });
   chmodSync(prefix, 0o755);
-  const port = await freeTcpPort();
-  const conf = join(prefix, 'nginx.conf');
-  writeFileSync(conf, balancerConf(prefix, port, upstreams));
+  const listen = port ?? (await freeTcpPort());
+  const file = join(prefix, 'nginx.conf');
+  writeFileSync(file, conf(listen));
   const errorLog = join(prefix, 'error.log');
-  const proc = startProc(nginx, ['-p', prefix, '-c', conf, '-e', errorLog], process.env);
-  await listening('127.0.0.1', port, proc, 'nginx');
-  return { ...proc, url: `http://127.0.0.1:${port}`, port, errorLog: () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '') };
+  const proc = startProc(nginx, ['-p', prefix, '-c', file, '-e', errorLog], process.env);
+  await listening('127.0.0.1', listen, proc, 'nginx');
+  return { ...proc, url: `http://127.0.0.1:${listen}`, port: listen, errorLog: () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '') };
+}
+
+export async function startBalancer(prefix: string, upstreams: Array<{ host: string; port: number }>): Promise<Balancer> {
+  return startNginx(prefix, (port) => balancerConf(prefix, port, upstreams));
+}
+
+/**
+ * A plain reverse proxy in front of one upstream (the console): `location /` with `proxy_pass`,
+ * nothing else unless asked. `host`: what it sends as `Host` — `'$http_host'` keeps the
+ * browser's (port included), `'$proxy_host'` (nginx's default) the upstream's. `headers`: more
+ * `proxy_set_header` lines (an `Authorization` a deployment adds, `X-Forwarded-*`). The browser's
+ * `Origin` and `Sec-Fetch-*` pass through untouched, as with any nginx.
+ */
+export function reverseProxyConf(prefix: string, port: number, upstream: string, opts: { host: '$http_host' | '$proxy_host'; headers?: Record<string, string> }): string {
+  const extra = Object.entries(opts.headers ?? {}).map(([k, v]) => `      proxy_set_header ${k} "${v.replace(/["\\]/g, '')}";`);
+  return `${nginxPrelude(prefix)}
+  client_max_body_size 16m;
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass ${upstream};
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host ${opts.host};
+${extra.join('\n')}
+    }
+  }
+}
+`;
 }
 
 export interface Dnsmasq extends Proc {

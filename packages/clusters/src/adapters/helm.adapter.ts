@@ -24,6 +24,8 @@ export interface Helm {
   /** The deployed release, or null when there is none. */
   get(kubeconfig: string, release: string, namespace: string, signal?: AbortSignal): Promise<HelmDeployed | null>;
   upgradeInstall(kubeconfig: string, r: HelmRelease, o?: { signal?: AbortSignal; onLine?: (line: string) => void }): Promise<void>;
+  /** `helm uninstall` of a release (a deployment's delete); false when there was none. */
+  uninstall(kubeconfig: string, release: string, namespace: string, signal?: AbortSignal): Promise<boolean>;
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -98,6 +100,17 @@ export class HelmCli implements Helm {
       if (!row) return null;
       const values = await execStreaming([bin, 'get', 'values', release, '--namespace', namespace, '--output', 'json'], { env, signal, timeoutMs: 60_000 });
       return { chart: row.chart, status: row.status, values: (JSON.parse(values.stdout || 'null') ?? {}) as Record<string, unknown> };
+    });
+  }
+
+  async uninstall(kubeconfig: string, release: string, namespace: string, signal?: AbortSignal): Promise<boolean> {
+    if (!NAME.test(release) || !NAME.test(namespace)) throw new Error('release and namespace must be DNS labels');
+    const bin = this.need();
+    return this.withKubeconfig(kubeconfig, async (_dir, env) => {
+      const r = await execStreaming([bin, 'uninstall', release, '--namespace', namespace, '--wait=false', '--timeout', '5m'], { env, signal, timeoutMs: 6 * 60_000, allowFailure: true });
+      if (r.code === 0) return true;
+      if (/not found/i.test(r.stderr)) return false;
+      throw new Error(`helm uninstall ${namespace}/${release} failed: ${r.stderr.trim().split('\n').pop()?.slice(0, 300) ?? `exit ${r.code}`}`);
     });
   }
 

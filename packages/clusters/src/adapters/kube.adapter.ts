@@ -173,16 +173,46 @@ export interface Kube {
   apply(obj: KubeObjectRef, fieldManager: string, force: boolean, opts?: { dryRun?: boolean }): Promise<KubeObjectRef>;
   /** GET through the API server's service proxy: `/api/v1/namespaces/{ns}/services/{name}:{port}/proxy{path}`. */
   serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown>;
+  /**
+   * POST of a JSON body through the service proxy; never throws for the upstream's HTTP status:
+   * `{status, body}` with the body parsed as JSON when it is (else null), capped like any answer.
+   */
+  serviceProxyPost(namespace: string, service: string, port: string, path: string, body: unknown, timeoutMs?: number): Promise<{ status: number; body: unknown }>;
+  /** Objects of one served kind (all namespaces, or one), by label; empty when the kind is not served. */
+  listObjects(apiVersion: string, kind: string, o?: { namespace?: string; labelSelector?: string }): Promise<KubeObjectRef[]>;
+  /** Events of a namespace (core/v1). */
+  listEvents(namespace: string): Promise<KubeEventLike[]>;
+  /** The last lines of a container's log (`/log?tailLines=`), at most `maxBytes` (the tail is kept). */
+  podLog(namespace: string, pod: string, o: { container?: string; tailLines: number; previous?: boolean; maxBytes?: number }): Promise<string>;
   close(): void;
 }
 
+export interface KubeEventLike {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string | null;
+  eventTime?: string | null;
+  involvedObject?: { kind?: string; name?: string };
+}
+
 export interface KubeletSummary {
-  node: { nodeName: string; fs?: { capacityBytes?: number; usedBytes?: number; availableBytes?: number } };
+  node: {
+    nodeName: string;
+    fs?: { capacityBytes?: number; usedBytes?: number; availableBytes?: number };
+    cpu?: { usageNanoCores?: number };
+    memory?: { workingSetBytes?: number; availableBytes?: number };
+  };
 }
 
 export interface ResourceSliceLike {
   metadata: { name: string };
-  spec: { driver: string; nodeName?: string; devices?: Array<{ name: string; capacity?: Record<string, { value: string }> }> };
+  spec: {
+    driver: string;
+    nodeName?: string;
+    devices?: Array<{ name: string; attributes?: Record<string, { string?: string; int?: number; version?: string; bool?: boolean }>; capacity?: Record<string, { value: string }> }>;
+  };
 }
 
 export interface ResourceClaimLike {
@@ -360,7 +390,13 @@ export class ClientNodeKube implements Kube {
    * object only (never the body of something else).
    */
   private async json<T>(method: string, path: string, o: RequestOpts = {}): Promise<T> {
-    const r = await this.request(method, path, o);
+    let r = await this.request(method, path, o);
+    // A read answered 429 (a custom resource's watch cache still initializing: "storage is
+    // (re)initializing", or API priority and fairness) is tried again, as client-go does.
+    for (let attempt = 1; r.status === 429 && method === 'GET' && attempt <= 3; attempt++) {
+      await new Promise((res) => setTimeout(res, 250 * attempt));
+      r = await this.request(method, path, o);
+    }
     const where = `${method} ${path.split('?')[0]}`;
     if (r.status >= 200 && r.status < 300) {
       if (!r.text) return {} as T;
@@ -375,18 +411,7 @@ export class ClientNodeKube implements Kube {
       if (o.kind && v.kind !== o.kind) throw new KubeResponseError('cluster_response_invalid', `${where}: the answer is not a ${o.kind}`);
       return v as T;
     }
-    let reason = '';
-    let message = `HTTP ${r.status}`;
-    try {
-      const st = JSON.parse(r.text) as unknown;
-      if (isPlainObject(st) && st.kind === 'Status') {
-        if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
-        if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
-      }
-    } catch {
-      // not a Status object: its body is not repeated
-    }
-    throw new KubeApiError(r.status, reason, `${where}: ${message}`);
+    throw statusError(where, r);
   }
 
   /** GET that maps 404 to null. */
@@ -687,6 +712,67 @@ export class ClientNodeKube implements Kube {
   serviceProxyGet(namespace: string, service: string, port: string, path: string, timeoutMs?: number): Promise<unknown> {
     return this.json('GET', `/api/v1/namespaces/${enc(namespace)}/services/${enc(service)}:${enc(port)}/proxy${path}`, { timeoutMs });
   }
+
+  async serviceProxyPost(namespace: string, service: string, port: string, path: string, body: unknown, timeoutMs?: number): Promise<{ status: number; body: unknown }> {
+    const r = await this.request('POST', `/api/v1/namespaces/${enc(namespace)}/services/${enc(service)}:${enc(port)}/proxy${path}`, { body, timeoutMs });
+    let parsed: unknown = null;
+    try {
+      parsed = r.text ? JSON.parse(r.text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (parsed !== null && jsonDepth(parsed) > MAX_JSON_DEPTH) parsed = null;
+    return { status: r.status, body: parsed };
+  }
+
+  async listObjects(apiVersion: string, kind: string, o: { namespace?: string; labelSelector?: string } = {}): Promise<KubeObjectRef[]> {
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+    const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    let list: Array<{ name: string; kind: string; namespaced: boolean }>;
+    try {
+      list = await this.gvResources(base);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return [];
+      throw e;
+    }
+    const r = list.find((x) => x.kind === kind && !x.name.includes('/'));
+    if (!r) return [];
+    const path = r.namespaced && o.namespace ? `${base}/namespaces/${enc(o.namespace)}/${r.name}` : `${base}/${r.name}`;
+    const items = await this.list<KubeObjectRef>(path, `${kind}List`, { labelSelector: o.labelSelector });
+    return items.filter((i) => isPlainObject(i.metadata) && typeof i.metadata.name === 'string');
+  }
+
+  listEvents(namespace: string): Promise<KubeEventLike[]> {
+    return this.list(`/api/v1/namespaces/${enc(namespace)}/events`, 'EventList');
+  }
+
+  async podLog(namespace: string, pod: string, o: { container?: string; tailLines: number; previous?: boolean; maxBytes?: number }): Promise<string> {
+    const q = new URLSearchParams({ tailLines: String(o.tailLines) });
+    if (o.container) q.set('container', o.container);
+    if (o.previous) q.set('previous', 'true');
+    // The tail lines are what is asked for; a larger answer is cut to its last bytes, never refused.
+    q.set('limitBytes', String(o.maxBytes ?? 256 * 1024));
+    const path = `/api/v1/namespaces/${enc(namespace)}/pods/${enc(pod)}/log?${q}`;
+    const r = await this.request('GET', path, { maxBytes: (o.maxBytes ?? 256 * 1024) + 64 * 1024 });
+    if (r.status >= 200 && r.status < 300) return r.text;
+    throw statusError(`GET ${path.split('?')[0]}`, r);
+  }
+}
+
+/** An error status as a `KubeApiError` with the message of a `Status` object only (never the body of something else). */
+function statusError(where: string, r: { status: number; text: string }): KubeApiError {
+  let reason = '';
+  let message = `HTTP ${r.status}`;
+  try {
+    const st = JSON.parse(r.text) as unknown;
+    if (isPlainObject(st) && st.kind === 'Status') {
+      if (typeof st.reason === 'string') reason = st.reason.slice(0, 64);
+      if (typeof st.message === 'string') message = `${r.status} ${st.message.slice(0, 300)}`;
+    }
+  } catch {
+    // not a Status object: its body is not repeated
+  }
+  return new KubeApiError(r.status, reason, `${where}: ${message}`);
 }
 
 export const clientNodeConnector: KubeConnector = (kubeconfig, opts) => new ClientNodeKube(kubeconfig, opts);

@@ -24,9 +24,10 @@ describe('proxyUrlFor', () => {
     expect(proxyUrlFor('https://notexample.com:6443', p('example.com'))).toBe('http://s:3128');
   });
 
-  it('mode none is direct; mode system reads the process environment', () => {
+  it('mode none is direct; mode auto (a record of before issue 33: system) reads the process environment', () => {
     expect(proxyUrlFor('https://a:1', { mode: 'none', httpProxy: 'http://x:1', httpsProxy: 'http://x:1', noProxy: null })).toBeUndefined();
-    const sys: ProxyConfig = { mode: 'system', httpProxy: null, httpsProxy: null, noProxy: null };
+    expect(proxyUrlFor('https://a:1', { mode: 'system' as unknown as ProxyConfig['mode'], httpProxy: null, httpsProxy: null, noProxy: null }, { HTTPS_PROXY: 'http://env:3128' })).toBe('http://env:3128');
+    const sys: ProxyConfig = { mode: 'auto', httpProxy: null, httpsProxy: null, noProxy: null };
     expect(proxyUrlFor('https://a:1', sys, { HTTPS_PROXY: 'http://env:3128' })).toBe('http://env:3128');
     expect(proxyUrlFor('https://a:1', sys, { https_proxy: 'http://env:3128', no_proxy: 'a' })).toBeUndefined();
     expect(proxyUrlFor('https://a:1', sys, {})).toBeUndefined();

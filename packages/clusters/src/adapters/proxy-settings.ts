@@ -3,8 +3,9 @@ import type { ProxyConfig } from '../api/clusters';
 
 /**
  * The proxy URL to use for requests to `server` under a cluster's ProxyConfigDTO, or
- * `undefined` for a direct connection. `custom` uses the record's values, `system` the
- * ironlens process's own `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` (either case), `none` nothing.
+ * `undefined` for a direct connection. `custom` uses the record's values, `auto` (Lens' name; a
+ * record written before it says `system`) the ironlens process's own `HTTPS_PROXY`/`HTTP_PROXY`/
+ * `NO_PROXY` (either case), `none` nothing.
  * An https server goes through `httpsProxy` (falling back to `httpProxy`), an http one through
  * `httpProxy`; a host matched by `noProxy` is reached directly.
  */
@@ -14,7 +15,7 @@ export function proxyUrlFor(server: string, proxy: ProxyConfig, env: Env = proce
   let noProxy: string | null | undefined;
   if (proxy.mode === 'custom') {
     ({ httpProxy: http, httpsProxy: https, noProxy } = proxy);
-  } else if (proxy.mode === 'system') {
+  } else if (proxy.mode === 'auto' || (proxy.mode as string) === 'system') {
     http = env.HTTP_PROXY || env.http_proxy;
     https = env.HTTPS_PROXY || env.https_proxy;
     noProxy = env.NO_PROXY || env.no_proxy;
@@ -82,6 +83,7 @@ export function proxyConfigProblem(p: ProxyConfig): string | null {
       return `${k} must be an http(s) URL`;
     }
   }
-  if (p.mode === 'custom' && !p.httpProxy && !p.httpsProxy) return 'mode custom needs httpProxy or httpsProxy';
+  // As Lens: custom needs one of the three; NO_PROXY alone is a direct connection to what it names (and to the rest).
+  if (p.mode === 'custom' && !p.httpProxy && !p.httpsProxy && !p.noProxy) return 'mode custom needs httpProxy, httpsProxy or noProxy';
   return null;
 }

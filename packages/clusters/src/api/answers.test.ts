@@ -23,7 +23,7 @@ let id: string;
 let draftId: string;
 let sessionId: string;
 
-type ServiceName = 'clusters' | 'hfToken' | 'software' | 'prepull' | 'crds' | 'overview' | 'platform' | 'gateway';
+type ServiceName = 'clusters' | 'hfToken' | 'software' | 'prepull' | 'crds' | 'overview' | 'platform' | 'gateway' | 'deployments';
 
 /**
  * Calls a route with `svc.fn` wrapped: the first value that method returns during the request
@@ -76,6 +76,7 @@ function node(name: string, o: { controlPlane?: boolean; gpus?: number; unschedu
     status: {
       // 7.5 cores: the overview's cpu figure is a quantity, not a count.
       capacity: { cpu: '7500m', memory: '64Gi', ...(o.gpus ? { 'nvidia.com/gpu': String(o.gpus) } : {}) },
+      allocatable: { cpu: '7', memory: '63Gi', ...(o.gpus ? { 'nvidia.com/gpu': String(o.gpus) } : {}) },
       conditions: ready,
       nodeInfo: { kubeletVersion: 'v1.36.0', osImage: 'Debian GNU/Linux 13 (trixie)' },
       images: [{ names: ['ghcr.io/llm-d/llm-d-cuda@sha256:0123', 'ghcr.io/llm-d/llm-d-cuda:v0.9.0'] }],
@@ -207,6 +208,12 @@ describe('every cluster-manager route answers exactly what its service returned'
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/versions' });
     expect(res.json()).toEqual(JSON.parse(JSON.stringify(t.services.profile)));
     covered.add('GET /api/v1/versions');
+    // Lens' database check: the store this suite runs on (SQLite, or the PostgreSQL run's), never its user or password.
+    const db = (await t.app.inject({ method: 'GET', url: '/api/v1/system/database' })).json();
+    expect(db).toEqual(t.target.url ? { configured: true, mode: 'external', engine: 'postgresql', displayTarget: expect.stringMatching(/^[^@:/]+:\d+\/[^/]+$/) } : { configured: true, mode: 'embedded', engine: 'sqlite', displayTarget: null });
+    if (t.target.url) expect(JSON.stringify(db)).not.toContain(new URL(t.target.url).password || '\u0000');
+    expect(db).toEqual(JSON.parse(JSON.stringify(t.services.database)));
+    covered.add('GET /api/v1/system/database');
   });
 
   it('HF token secret: create (201) and rotate', async () => {
@@ -332,6 +339,70 @@ describe('every cluster-manager route answers exactly what its service returned'
       .add(`POST /api/cluster/clusters/${id}/gateway/reconcile`)
       .add(`GET /api/cluster/clusters/${id}/gateway/jobs/${jobId}`)
       .add(`POST /api/cluster/clusters/${id}/gateway/jobs/${jobId}/cancel`);
+  });
+
+  it('model deployments: create (its job held), executions, pods, events, a log, PATCH, both cancels, the model service, accelerators, delete', async () => {
+    const dep = t.services.deployments as unknown as { job: { run: (id: string, mode: string, ctx: JobContext) => Promise<unknown> }; repo: { update: (db: unknown, id: string, p: unknown, at: string) => Promise<void> } };
+    const run = dep.job.run;
+    // The job's work is held until cancelled: the routes answer from the record, a cancel always finds it running.
+    dep.job.run = (_id, _mode, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('cancelled')), { once: true }));
+    onTestFinished(() => {
+      dep.job.run = run;
+    });
+    const body = { cluster_id: id, model: 'Qwen/Qwen3-0.6B', deployment_name: 'answers', description: 'every field', replicas: 1, tensor_parallel_size: 2, vllm_arguments: [{ name: 'enable-lora', value: 'true' }] };
+    const preview = await same('deployments', 'preview', 'POST', '/api/v1/deployments/placement', body);
+    expect(preview.fits, preview.detail).toBe(true);
+    const created = await same('deployments', 'create', 'POST', '/api/v1/deployments/standard-vllm-runs', body);
+    const exec = created.execution_id as string;
+    const ns = `ironlens-${exec}`;
+    // Every nullable field of the execution filled, as a deployment that became ready has them.
+    const readiness = { pods: { ok: true, reason: null, by: 'kubelet' }, inferencePool: { ok: true, reason: 'checked', by: 'ironlens' }, httpRoute: { ok: true, reason: null, by: 'gke' }, smoke: { ok: true, reason: null, by: 'model-server' }, verdict: 'ready', checkedAt: '2026-09-23T10:00:00Z' };
+    await dep.repo.update(t.store.db, exec, { readiness, reason: 'a reason', logs: 'last lines', failure: { title: 't', detail: 'd', code: 'deployment_failed', status: 'failed' }, smoke: { latency_ms: 12.5, at: '2026-09-23T10:00:00Z', status_code: 200, text: ' pong' }, endpoint: 'http://gw.example/v1', readySpec: null }, '2026-09-23T10:00:00Z');
+    const one = await same('deployments', 'get', 'GET', `/api/v1/deployments/executions/${exec}`);
+    expect(one.curl).toContain('X-Gateway-Base-Model-Name: Qwen/Qwen3-0.6B');
+    expect(one.job.status).toMatch(/queued|running/);
+    expect((await same('deployments', 'list', 'GET', `/api/v1/deployments/executions?statuses=validated&statuses=ready&query=answers&limit=5&cluster_id=${id}`)).items).toHaveLength(1);
+    api.set(`/api/v1/namespaces/${ns}/pods`, {
+      json: list('PodList', [
+        {
+          metadata: { name: 'answers-decode-0', namespace: ns, labels: { 'llm-d.ai/role': 'decode' }, creationTimestamp: '2026-09-23T10:00:00Z' },
+          spec: { nodeName: 'gpu-0', containers: [{ name: 'vllm', image: 'ghcr.io/llm-d/llm-d-cuda:v0.10.0' }] },
+          status: { phase: 'Running', podIP: '10.244.0.9', conditions: ready, containerStatuses: [{ name: 'vllm', image: 'ghcr.io/llm-d/llm-d-cuda:v0.10.0', ready: true, restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } } }] },
+        },
+      ]),
+    });
+    api.set(`/api/v1/namespaces/${ns}/events`, { json: list('EventList', [{ type: 'Warning', reason: 'BackOff', message: 'Back-off restarting', count: 3, lastTimestamp: '2026-09-23T10:00:00Z', involvedObject: { kind: 'Pod', name: 'answers-decode-0' } }]) });
+    api.set(`/api/v1/namespaces/${ns}/pods/answers-decode-0/log`, { raw: 'INFO starting\nERROR bad\n', contentType: 'text/plain' });
+    expect((await same('deployments', 'pods', 'GET', `/api/v1/deployments/executions/${exec}/pods`)).pods[0].status_reason).toBe('CrashLoopBackOff');
+    expect((await same('deployments', 'events', 'GET', `/api/v1/deployments/executions/${exec}/events`)).events).toHaveLength(1);
+    expect((await same('deployments', 'logs', 'GET', `/api/v1/deployments/executions/${exec}/pods/answers-decode-0/logs?tail=10&previous=true`)).logs).toBe('INFO starting\nERROR bad\n');
+    await same('deployments', 'patch', 'PATCH', `/api/v1/deployments/executions/${exec}`, { display_name: 'Answers', description: 'patched' });
+    const cancelled = await answered('deployments', 'cancelRun', { method: 'POST', url: `/api/v1/deployments/runs/${created.id}/cancel` });
+    expect(cancelled.res.statusCode, cancelled.res.body).toBe(202);
+    expect(cancelled.res.json()).toEqual(cancelled.returned);
+    covered.add(`POST /api/v1/deployments/runs/${created.id}/cancel`);
+    await t.services.runner.wait(one.job.id);
+    // A new revision (a runtime PATCH) starts a job again; the execution's own cancel stops it.
+    await same('deployments', 'patch', 'PATCH', `/api/v1/deployments/executions/${exec}`, { replicas: 2 });
+    const again = await answered('deployments', 'cancelExecution', { method: 'POST', url: `/api/v1/deployments/executions/${exec}/cancel` });
+    expect(again.res.statusCode, again.res.body).toBe(202);
+    expect(again.res.json()).toEqual(again.returned);
+    covered.add(`POST /api/v1/deployments/executions/${exec}/cancel`);
+
+    await dep.repo.update(t.store.db, exec, { status: 'ready' }, '2026-09-23T10:00:00Z');
+    const models = await same('deployments', 'models', 'GET', '/api/v1/model-service/models');
+    expect(models.items[0]).toMatchObject({ id: exec, baseModel: 'Qwen/Qwen3-0.6B', baseUrl: 'http://gw.example/v1' });
+    const key = (await t.app.inject({ method: 'POST', url: `/api/cluster/clusters/${id}/gateway/keys`, payload: { name: 'models' } })).json().key as string;
+    const openai = await answered('deployments', 'openAiModels', { method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${key}` } });
+    expect(openai.res.json()).toEqual(openai.returned);
+    expect(openai.returned.data).toEqual([{ id: 'Qwen/Qwen3-0.6B', object: 'model', created: expect.any(Number), owned_by: 'ironlens' }]);
+    covered.add('GET /v1/models');
+    expect((await same('deployments', 'inventory', 'GET', `/api/cluster/clusters/${id}/accelerators`)).accelerators[0].nodes[0]).toMatchObject({ node: 'gpu-0', allocatable: 8, requested: 2, free: 6 });
+
+    const gone = await t.app.inject({ method: 'DELETE', url: `/api/v1/deployments/executions/${exec}?delete_namespace=false` });
+    expect(gone.statusCode, gone.body).toBe(204);
+    expect(gone.body).toBe('');
+    covered.add(`DELETE /api/v1/deployments/executions/${exec}`);
   });
 
   it('the live overview: every node, component, namespace and hardware figure, and the gateway', async () => {
@@ -469,7 +540,7 @@ describe('the bootstrap routes answer every field of the service’s answers (se
 describe('@ironlens/clusters/api', () => {
   it('imports TypeBox, core’s TypeBox helpers, its own files and the phase list only: nothing of the server reaches the console', () => {
     const dir = new URL('.', import.meta.url).pathname;
-    const allowed = new Set(['@sinclair/typebox', '@ironlens/core/typebox', './bootstrap', './clusters', './gateway', './problem', './phases']);
+    const allowed = new Set(['@sinclair/typebox', '@ironlens/core/typebox', './bootstrap', './clusters', './deployments', './gateway', './problem', './phases']);
     for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts') && !n.endsWith('.test.ts'))) {
       const src = readFileSync(join(dir, f), 'utf8');
       const from = [...src.matchAll(/\bfrom\s+'([^']+)'/g)].map((m) => m[1]);

@@ -58,7 +58,13 @@ export type WorkerNodeInput = Static<typeof WorkerNodeInput>;
 /** The confirmed fingerprint of one expanded `host:port` (Lens' BootstrapHostKeyPin). */
 export const Pin = Type.Object({ host: Type.String({ minLength: 1, maxLength: 253 }), port: Type.Optional(Port), fingerprint: Fingerprint });
 
-export const PreflightRequest = Type.Object({ nodes: Type.Array(AnyNode, { minItems: 1, maxItems: 64 }), hostKeys: Type.Array(Pin, { maxItems: 256 }) });
+/**
+ * `hostKeys` pins the host-form nodes; a request whose nodes are all workers (ironlens pins the keys
+ * they reported) may leave it out. A host-form node without its pin is 422 `bootstrap_host_keys_mismatch`.
+ */
+const HostKeys = Type.Optional(Type.Array(Pin, { maxItems: 256, description: 'one pin per host-form node; may be left out when every node is a worker' }));
+
+export const PreflightRequest = Type.Object({ nodes: Type.Array(AnyNode, { minItems: 1, maxItems: 64 }), hostKeys: HostKeys });
 export type PreflightRequest = Static<typeof PreflightRequest>;
 export type HostKeyPin = Static<typeof Pin>;
 
@@ -101,7 +107,7 @@ export const BootstrapProxySchema = Type.Object({
 
 export const StartRequest = Type.Object({
   nodes: Type.Array(AnyNode, { minItems: 1, maxItems: 64 }),
-  hostKeys: Type.Array(Pin, { maxItems: 256 }),
+  hostKeys: HostKeys,
   proxy: Type.Optional(BootstrapProxySchema),
   register: Type.Optional(Type.Object({ name: Type.String({ maxLength: 253 }), description: Type.Optional(Type.String({ maxLength: 4096 })) })),
 });

@@ -24,8 +24,17 @@ export const GATEWAY_PROVIDERS = ['envoy-ai-gateway', 'istio', 'agentgateway', '
 export type GatewayProvider = (typeof GATEWAY_PROVIDERS)[number];
 
 /** ProxyConfigDTO's modes: `none` direct; `system` ironlens' own HTTPS_PROXY/HTTP_PROXY/NO_PROXY; `custom` the values given. */
-export const PROXY_MODES = ['none', 'system', 'custom'] as const;
+/**
+ * ProxyConfigDTO's modes a request may name. `auto` (Lens' own, its default): the ironlens process'
+ * own `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY`; `system` (ironlens' earlier name for it) is stored as
+ * `auto`; `custom` the values given; `none` direct even when the process has a proxy (an ironlens
+ * extension Lens does not know: its editor shows it as auto).
+ */
+export const PROXY_MODES = ['auto', 'custom', 'none', 'system'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
+/** The modes a record holds (and answers): `system` is read back as `auto`. */
+export const STORED_PROXY_MODES = ['auto', 'custom', 'none'] as const;
+export type StoredProxyMode = (typeof STORED_PROXY_MODES)[number];
 
 /**
  * Planning discovery's allow-list: the only reads a session may ask for, with the path each
@@ -53,7 +62,7 @@ const NullableString = Nullable(Type.String());
 /** ProxyConfigDTO as a request sends it (PATCH; the registration form's `proxy` field is this as JSON). Lens refuses other fields too. */
 export const ProxyConfigSchema = Type.Object(
   {
-    /** The modes `PROXY_MODES` lists (a mode added there is accepted here). Default is `none`. */
+    /** The modes `PROXY_MODES` lists (a mode added there is accepted here). Default is `auto` (Lens' ProxyConfigDTO default). */
     mode: Type.Optional(StringEnum(PROXY_MODES)),
     httpProxy: Type.Optional(NullableString),
     httpsProxy: Type.Optional(NullableString),
@@ -84,6 +93,10 @@ export type PlanningParams = Static<typeof PlanningParams>;
 export const ClusterIdQuery = Type.Object({ clusterId: Type.String({ minLength: 1, maxLength: 64 }) });
 export type ClusterIdQuery = Static<typeof ClusterIdQuery>;
 
+/** `DELETE /api/cluster/clusters/{id}`: `force` skips a remote cleanup that fails (admins; issue 33). */
+export const DeleteClusterQuery = Type.Object({ force: Type.Optional(Type.Boolean({ default: false })) });
+export type DeleteClusterQuery = Static<typeof DeleteClusterQuery>;
+
 export const ListQuery = Type.Object({ includeDrafts: Type.Boolean({ default: false }) });
 export type ListQuery = Static<typeof ListQuery>;
 
@@ -110,7 +123,8 @@ export const ClusterSettingsUpdateSchema = Type.Object(
     gatewayPort: Type.Optional(Nullable(Type.Integer())),
     gatewayPublicUrl: Type.Optional(NullableString),
     gatewayAuthzHost: Type.Optional(NullableString),
-    inotifyMaxUserInstances: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+    // null (Lens' editor with the field empty): unchanged, as Lens takes it.
+    inotifyMaxUserInstances: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 2147483647 }))),
     draft: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -186,7 +200,7 @@ export type LensHostsAnswer = Static<typeof LensHostsSchema>;
 
 /** ProxyConfigDTO as a record holds it (every field present; `null` when unset). */
 export const ProxyConfigView = Type.Object({
-  mode: StringEnum(PROXY_MODES),
+  mode: StringEnum(STORED_PROXY_MODES),
   httpProxy: NullableString,
   httpsProxy: NullableString,
   noProxy: NullableString,
@@ -309,9 +323,51 @@ export const PlanningDiscoverySchema = Type.Object({
 });
 export type PlanningDiscovery = Static<typeof PlanningDiscoverySchema>;
 
+/**
+ * `GET /api/v1/system/database`: Lens' `DatabaseStatus` (its create-cluster wizard asks first and
+ * stops unless `configured`). ironlens' store is chosen at start: `embedded` SQLite, or `external`
+ * PostgreSQL (`IRONLENS_DATABASE_URL`) shown as `host:port/database`, never its user or password.
+ */
+export const DatabaseStatusSchema = Type.Object({
+  configured: Type.Boolean(),
+  mode: Nullable(StringEnum(['embedded', 'external'] as const)),
+  engine: Nullable(StringEnum(['sqlite', 'postgresql'] as const)),
+  displayTarget: NullableString,
+});
+export type DatabaseStatus = Static<typeof DatabaseStatusSchema>;
+
 // --- the live overview -------------------------------------------------------------------
 
-/** One node of the overview. `cpu` is the capacity's quantity (fractional cores possible). */
+const NullableNumber = Nullable(Type.Number());
+
+/**
+ * One GPU of a node, in Lens' `GpuDeviceSummary` shape (issue 33): identity from the DRA
+ * ResourceSlice, else DCGM's series, else the node's extended resource (`gpu-<i>`); figures from
+ * DCGM through the cluster's Prometheus. A figure ironlens has no source for is `null`, never
+ * an estimate (Lens invents PCI addresses and spreads node figures over devices; ironlens does not).
+ */
+export const GpuDeviceSchema = Type.Object({
+  id: Type.String({ description: 'the DRA device name, else gpu-<index>' }),
+  index: Type.Integer(),
+  name: Type.String({ description: 'the product name (DRA productName/model, DCGM modelName, GFD/Intel product label)' }),
+  pciAddress: Nullable(Type.String({ description: 'as the driver gives it (NVML: 00000000:18:00.0); null when unknown' })),
+  uuid: Nullable(Type.String()),
+  computeUsagePercent: NullableNumber,
+  vramTotalBytes: Nullable(Type.Integer()),
+  vramUsedBytes: Nullable(Type.Integer()),
+  vramUsagePercent: NullableNumber,
+  vramReadThroughputBytes: Nullable(Type.Integer()),
+  vramWriteThroughputBytes: Nullable(Type.Integer()),
+  vramTotalThroughputBytes: Nullable(Type.Integer()),
+  vramBandwidthPercent: NullableNumber,
+});
+export type GpuDevice = Static<typeof GpuDeviceSchema>;
+
+/**
+ * One node of the overview. `cpu` is the capacity's quantity (fractional cores possible). After
+ * seed 000's fields, those of Lens' `NodeSummary` (issue 33): use from the kubelet's Summary API and
+ * the cluster's Prometheus, `null` when unknown.
+ */
 export const OverviewNodeSchema = Type.Object({
   name: Type.String(),
   version: Type.String(),
@@ -325,6 +381,15 @@ export const OverviewNodeSchema = Type.Object({
   vramBytes: Type.Integer(),
   role: StringEnum(['control-plane', 'worker'] as const),
   cachedImages: Type.Array(Type.String()),
+  cpuUsagePercent: Nullable(Type.Number({ description: 'the Summary API: usageNanoCores of the capacity' })),
+  memoryBytes: Type.Integer({ description: 'memory capacity' }),
+  memoryUsagePercent: Nullable(Type.Number({ description: "the node's Prometheus node-exporter figures, else the Summary's working set of the capacity" })),
+  gpuUsagePercent: Nullable(Type.Number({ description: 'the mean of its GPUs’ computeUsagePercent' })),
+  vramUsagePercent: Nullable(Type.Number({ description: 'its GPUs’ VRAM used of total (DCGM)' })),
+  gpus: Type.Array(GpuDeviceSchema),
+  diskBytes: Nullable(Type.Integer({ description: "the Summary API's node filesystem capacity" })),
+  diskUsedBytes: Nullable(Type.Integer()),
+  diskUsagePercent: NullableNumber,
 });
 export type OverviewNode = Static<typeof OverviewNodeSchema>;
 
@@ -356,6 +421,11 @@ export const HardwareSchema = Type.Object({
   allocatedGpuCount: Type.Integer(),
   availableGpuCount: Type.Integer(),
   usableGpuCount: Type.Integer(),
+  cpuUsagePercent: Nullable(Type.Number({ description: 'Ready nodes’ usage of their cores (Summary API); null while any Ready node’s is missing' })),
+  gpuUsagePercent: Nullable(Type.Number({ description: 'the mean of every GPU’s computeUsagePercent that is known' })),
+  vramUsagePercent: Nullable(Type.Number({ description: 'VRAM used of total over the GPUs that report both' })),
+  deviceMetrics: Type.Array(Type.String(), { description: 'the per-GPU figures (GpuDevice keys) at least one GPU has' }),
+  configuredGpuLimit: Nullable(Type.Integer({ description: 'Lens’ PCI allow-list size; ironlens has none: null' })),
 });
 export type Hardware = Static<typeof HardwareSchema>;
 
@@ -375,7 +445,12 @@ export const OverviewSchema = Type.Object({
   cluster: ClusterRecordSchema,
   fetchedAt: Type.String(),
   kubernetes: Type.Object({
-    components: Type.Object({ nvidiaDevicePlugin: ComponentStatusSchema, intelDevicePlugin: ComponentStatusSchema, monitoring: ComponentStatusSchema }),
+    components: Type.Object({
+      nvidiaDevicePlugin: ComponentStatusSchema,
+      intelDevicePlugin: ComponentStatusSchema,
+      monitoring: ComponentStatusSchema,
+      acceleratorDevicePlugins: Type.Record(Type.String(), ComponentStatusSchema, { description: 'per accelerator profile (nvidia-cuda, intel-xpu): its device plugin and DRA driver workloads' }),
+    }),
     nodes: Type.Array(OverviewNodeSchema),
     namespaces: Type.Array(OverviewNamespaceSchema),
     hardware: HardwareSchema,

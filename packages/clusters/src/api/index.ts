@@ -3,6 +3,7 @@
 // of the server, so the console's bundle can take its types (and these constants) from here.
 export * from './bootstrap';
 export * from './clusters';
+export * from './deployments';
 export * from './gateway';
 export * from './problem';
 export { type BootstrapPhase, FAILURE_PHASES, PHASES } from './phases';

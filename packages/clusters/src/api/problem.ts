@@ -1,4 +1,5 @@
 import { type Static, type TObject, Type } from '@sinclair/typebox';
+import { PlacementRow } from './deployments';
 
 /** One schema violation of a 422 `validation_failed` (FastAPI's `detail` item shape). */
 export const ValidationItem = Type.Object({ type: Type.String(), loc: Type.Array(Type.String()), msg: Type.String() });
@@ -21,6 +22,7 @@ export const Problem = Type.Object(
     permission: Type.Optional(Type.String()),
     actor: Type.Optional(Type.String()),
     role: Type.Optional(Type.String()),
+    free: Type.Optional(Type.Array(PlacementRow, { description: '422 insufficient_accelerators: what is free where (issue 28)' })),
   },
   { description: 'application/problem+json' },
 );

@@ -289,6 +289,9 @@ describe('POST /api/cluster/bootstrap/preflight', () => {
     const before = a.log.length;
     const missing = await call('POST', '/api/cluster/bootstrap/preflight', { nodes: [node(a, ['control-plane']), node(b, ['worker'])], hostKeys: [pin(a)] });
     expect(missing.json()).toMatchObject({ status: 422, code: 'bootstrap_host_keys_mismatch' });
+    // hostKeys left out (allowed for workers, issue 33): a host-form node has no pin.
+    const none = await call('POST', '/api/cluster/bootstrap', { nodes: [node(a, ['control-plane'])] });
+    expect(none.json()).toMatchObject({ status: 422, code: 'bootstrap_host_keys_mismatch' });
     const extra = await call('POST', '/api/cluster/bootstrap/preflight', { nodes: [node(a, ['control-plane'])], hostKeys: [pin(a), pin(b)] });
     expect(extra.json()).toMatchObject({ status: 422, code: 'bootstrap_host_keys_mismatch' });
     const noCp = await call('POST', '/api/cluster/bootstrap/preflight', { nodes: [node(a, ['worker'])], hostKeys: [pin(a)] });

@@ -28,7 +28,8 @@ export type { BootstrapStatus, BootstrapSummary, HostKeyItem } from '../api/boot
 
 export interface BootstrapStartRequest {
   nodes: AnyNodeInput[];
-  hostKeys: HostKeyPin[];
+  /** May be left out when every node is a worker. */
+  hostKeys?: HostKeyPin[];
   proxy?: BootstrapProxy;
   register?: { name: string; description?: string };
 }
@@ -109,8 +110,8 @@ export class BootstrapService {
     return { items };
   }
 
-  async preflight(req: { nodes: AnyNodeInput[]; hostKeys: HostKeyPin[] }): Promise<PreflightResult> {
-    const expanded = await expandWorkerNodes(req.nodes, req.hostKeys, this.deps.workers);
+  async preflight(req: { nodes: AnyNodeInput[]; hostKeys?: HostKeyPin[] }): Promise<PreflightResult> {
+    const expanded = await expandWorkerNodes(req.nodes, req.hostKeys ?? [], this.deps.workers);
     const nodes = resolveNodes(expanded.nodes, expanded.pins);
     const result = await this.deps.preflight.run(nodes, { timeoutMs: this.deps.sshTimeoutMs });
     for (const item of result.items) {
@@ -127,7 +128,7 @@ export class BootstrapService {
 
   /** Validates like preflight (422s before anything connects), records the job, starts it in the background. */
   async start(req: BootstrapStartRequest): Promise<StartResponse> {
-    const expanded = await expandWorkerNodes(req.nodes, req.hostKeys, this.deps.workers);
+    const expanded = await expandWorkerNodes(req.nodes, req.hostKeys ?? [], this.deps.workers);
     const nodes = resolveNodes(expanded.nodes, expanded.pins);
     checkProxy(req.proxy);
     let register: { name: string; description?: string } | undefined;

@@ -55,8 +55,13 @@ export interface ProviderSpec {
   controlPlaneNamespaces: string[];
 }
 
-/** Values for Envoy Gateway as the AI Gateway needs it (the AI Gateway's documented values: Backend API, extension manager). */
-function envoyGatewayValues(): Record<string, unknown> {
+/**
+ * Values for Envoy Gateway as the AI Gateway needs it (the AI Gateway's documented values: Backend
+ * API, extension manager). `backendResources` lists InferencePool (issue 28): without it Envoy
+ * Gateway refuses an HTTPRoute's InferencePool backendRef (`InvalidKind`), so no model could be
+ * published on the gateway.
+ */
+export function envoyGatewayValues(): { config: { envoyGateway: Record<string, unknown> & { extensionManager: Record<string, unknown> } } } {
   return {
     config: {
       envoyGateway: {
@@ -71,6 +76,7 @@ function envoyGatewayValues(): Record<string, unknown> {
             },
           },
           service: { fqdn: { hostname: 'ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local', port: 1063 } },
+          backendResources: [{ group: 'inference.networking.k8s.io', kind: 'InferencePool', version: 'v1' }],
         },
       },
     },

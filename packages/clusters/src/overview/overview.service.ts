@@ -1,13 +1,29 @@
 import { AppError } from '@ironlens/core';
 import type { V1DaemonSet, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { Kube, ResourceClaimLike, ResourceSliceLike } from '../adapters/kube.adapter';
-import type { ComponentStatus, Hardware, OverviewNode, OverviewResponse } from '../api/clusters';
+import type { ComponentStatus, GpuDevice, Hardware, OverviewNode, OverviewResponse } from '../api/clusters';
 import { count, isoUtc } from '../shared/domain';
 import type { GatewayStatusView } from '../api/gateway';
 import type { ClusterRow } from '../registry/cluster.repository';
 import { type ClusterAccess, onCluster } from '../registry/cluster-access';
 import type { ClusterService } from '../registry/cluster.service';
 import { isControlPlane } from './platform.service';
+import {
+  applyDcgm,
+  countedDevices,
+  DCGM_SERIES,
+  type DcgmSeries,
+  dcgmDevices,
+  deviceMetrics,
+  draDevices,
+  groupDcgm,
+  meanUtilisation,
+  nodeAddresses,
+  percent,
+  type PromSample,
+  sampleNode,
+  vramUsage,
+} from './gpu-devices';
 
 /** Extended resources that count GPUs, and the accelerator profile they belong to. */
 export const GPU_RESOURCES: Record<string, string> = {
@@ -66,7 +82,16 @@ interface NodeFs {
   availableBytes: number;
 }
 
+/** What one kubelet's Summary says of its node: the filesystem, CPU and memory in use (each null when it does not say). */
+interface NodeStats {
+  fs: NodeFs | null;
+  cpuNanoCores: number | null;
+  memoryWorkingSetBytes: number | null;
+}
+
 const round1 = (v: number) => Math.round(v * 10) / 10;
+/** A figure a kubelet reported: a finite, non-negative number, else null. */
+const reported = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
 
 function nodeReady(n: V1Node): boolean {
   return !!n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
@@ -74,7 +99,7 @@ function nodeReady(n: V1Node): boolean {
 
 /** One cluster's Summaries: the last answer per node, the scrapes in flight, and the queue waiting for a slot. */
 interface SummaryCache {
-  nodes: Map<string, { at: number; fs: NodeFs | null }>;
+  nodes: Map<string, { at: number; stats: NodeStats | null }>;
   inflight: Map<string, Promise<void>>;
   queue: Array<{ name: string; kube: Kube; done: () => void }>;
   active: number;
@@ -169,7 +194,14 @@ export class OverviewService {
     const memoryP = serviceList
       .then((services) => {
         const p = findPrometheus(services);
-        return p ? this.shared(kube, `prometheus:${p.namespace}/${p.name}:${p.port}`, () => this.memoryPercent(kube, p)) : null;
+        return p ? this.shared(kube, `prometheus:${p.namespace}/${p.name}:${p.port}`, () => this.memoryUse(kube, p)) : null;
+      })
+      .catch(() => null);
+    // DCGM's per-GPU series, beside the memory queries (null: no Prometheus, or it failed).
+    const dcgmP = serviceList
+      .then((services) => {
+        const p = findPrometheus(services);
+        return p ? this.shared(kube, `dcgm:${p.namespace}/${p.name}:${p.port}`, () => this.dcgm(kube, p)) : null;
       })
       .catch(() => null);
     const [nodes, namespaces, deployments, daemonSets, statefulSets, pods, slices, claims, services] = await onCluster(() =>
@@ -188,7 +220,19 @@ export class OverviewService {
     const prometheus = findPrometheus(services);
     // The Summaries this overview lacks are asked for once its own reads are in (on a large
     // cluster their scrape would otherwise slow those reads), within what is left of the budget.
-    const [disk, memoryPercent] = await Promise.all([this.disk(row.id, kube, nodes, deadline), memoryP]);
+    const [stats, memory, dcgmSeries] = await Promise.all([this.readyStats(row.id, kube, nodes, deadline), memoryP, dcgmP]);
+    const memoryPercent = memory?.mean ?? null;
+    const disk = sumDisk(stats);
+    const dcgm = groupDcgm(dcgmSeries ?? {}, nodes);
+    // Each node's own memory use, where a node-exporter sample names it (its name or address in `instance`, `node`…).
+    const nodeNames = new Set(nodes.map((n) => n.metadata?.name ?? '').filter(Boolean));
+    const addresses = nodeAddresses(nodes);
+    const memoryByNode = new Map<string, number>();
+    for (const x of memory?.samples ?? []) {
+      const node = sampleNode(x.metric, nodeNames, addresses);
+      if (node) memoryByNode.set(node, x.pct);
+    }
+    const gpuSlices = new Set(Object.keys(DRA_GPU_DRIVERS));
 
     // Per-node GPUs: extended resources first; DRA devices when a node advertises none.
     const draByNode = new Map<string, { byProfile: Record<string, number>; vram: number }>();
@@ -231,19 +275,39 @@ export class OverviewService {
           vram = dra.vram;
         }
       }
+      // Lens' per-node figures (issue 33): the Summary API, Prometheus, the GPUs' identities and DCGM.
+      const st = stats?.get(name) ?? null;
+      const cores = quantity(cap.cpu);
+      const memoryCapacity = Math.round(quantity(cap.memory));
+      let gpus: GpuDevice[] = draDevices(slices, gpuSlices, name, quantity);
+      if (gpus.length === 0) gpus = dcgmDevices(dcgm.get(name));
+      if (gpus.length === 0 && gpuCount > 0) gpus = countedDevices(n, Math.min(gpuCount, 4096));
+      applyDcgm(gpus, dcgm.get(name));
+      const nodeMemory = memoryByNode.get(name);
+      const fs = st?.fs ?? null;
       return {
         name,
         version: n.status?.nodeInfo?.kubeletVersion ?? '',
         osImage: n.status?.nodeInfo?.osImage ?? '',
         ready: nodeReady(n),
         schedulingDisabled: !!n.spec?.unschedulable,
-        cpu: quantity(cap.cpu),
+        cpu: cores,
         gpu: gpuCount > 0,
         gpuCount,
         gpuByProfile: byProfile,
         vramBytes: Math.round(vram),
         role: isControlPlane(n) ? 'control-plane' : 'worker',
         cachedImages: (n.status?.images ?? []).map((i) => (i.names ?? []).find((x) => !x.includes('@sha256:')) ?? i.names?.[0] ?? '').filter(Boolean),
+        cpuUsagePercent: st?.cpuNanoCores != null && cores > 0 ? percent((st.cpuNanoCores / (cores * 1e9)) * 100) : null,
+        memoryBytes: memoryCapacity,
+        memoryUsagePercent:
+          nodeMemory !== undefined ? percent(nodeMemory) : st?.memoryWorkingSetBytes != null && memoryCapacity > 0 ? percent((st.memoryWorkingSetBytes / memoryCapacity) * 100) : null,
+        gpuUsagePercent: meanUtilisation(gpus),
+        vramUsagePercent: vramUsage(gpus),
+        gpus,
+        diskBytes: fs ? Math.round(fs.capacityBytes) : null,
+        diskUsedBytes: fs ? Math.round(fs.usedBytes) : null,
+        diskUsagePercent: fs && fs.capacityBytes > 0 ? percent((fs.usedBytes / fs.capacityBytes) * 100) : null,
       };
     });
 
@@ -261,6 +325,7 @@ export class OverviewService {
       for (const r of c.status?.allocation?.devices?.results ?? []) if (gpuDrivers.has(r.driver) && usable.has(r.pool)) allocated += 1;
     }
 
+    const allGpus = outNodes.flatMap((n) => n.gpus);
     const accelerators = new Map<string, number>();
     for (const n of outNodes) for (const [id, c] of Object.entries(n.gpuByProfile)) accelerators.set(id, (accelerators.get(id) ?? 0) + c);
     const memoryBytes = nodes.reduce((s, n) => s + quantity((n.status?.capacity as Record<string, string> | undefined)?.memory), 0);
@@ -285,6 +350,12 @@ export class OverviewService {
       allocatedGpuCount: Math.min(allocated, usableGpu),
       availableGpuCount: Math.max(0, usableGpu - allocated),
       usableGpuCount: usableGpu,
+      cpuUsagePercent: cpuUse(stats, outNodes),
+      gpuUsagePercent: meanUtilisation(allGpus),
+      vramUsagePercent: vramUsage(allGpus),
+      deviceMetrics: deviceMetrics(allGpus),
+      // Lens caps usable GPUs by a PCI allow-list of its own (PRISM_GPU_PCI_ALLOWLIST); ironlens has none.
+      configuredGpuLimit: null,
     };
 
     const depsByNs = new Map<string, OverviewResponse['kubernetes']['namespaces'][number]['deployments']>();
@@ -311,6 +382,7 @@ export class OverviewService {
             daemonSets.filter((d) => d.metadata?.namespace === prometheus.namespace),
           )
         : { installed: false, ready: 0, desired: 0, status: 'missing' },
+      acceleratorDevicePlugins: acceleratorPlugins(daemonSets, [...deployments, ...statefulSets]),
     };
 
     const cluster = await this.clusters.recordOf(row, false);
@@ -323,12 +395,19 @@ export class OverviewService {
     };
   }
 
-  private async fetchFs(kube: Kube, name: string): Promise<NodeFs | null> {
+  /** One kubelet's Summary: its node's filesystem, CPU and memory use (each checked; null what it does not say), or null when it does not answer. */
+  private async fetchStats(kube: Kube, name: string): Promise<NodeStats | null> {
     try {
       const s = await kube.nodeSummary(name, this.opts.summaryTimeoutMs);
-      const fs = s.node?.fs;
-      if (!fs || typeof fs.capacityBytes !== 'number' || typeof fs.usedBytes !== 'number' || typeof fs.availableBytes !== 'number') return null;
-      return { capacityBytes: fs.capacityBytes, usedBytes: fs.usedBytes, availableBytes: fs.availableBytes };
+      const node = s?.node;
+      if (!node || typeof node !== 'object') return null;
+      const fs = node.fs;
+      const [capacity, used, available] = [reported(fs?.capacityBytes), reported(fs?.usedBytes), reported(fs?.availableBytes)];
+      return {
+        fs: capacity !== null && used !== null && available !== null ? { capacityBytes: capacity, usedBytes: used, availableBytes: available } : null,
+        cpuNanoCores: reported(node.cpu?.usageNanoCores),
+        memoryWorkingSetBytes: reported(node.memory?.workingSetBytes),
+      };
     } catch {
       return null;
     }
@@ -340,7 +419,7 @@ export class OverviewService {
    * missing ones scraped, waited for until `deadline` and left `null` past it (their scrape
    * goes on and fills the cache for the next call).
    */
-  private async nodeFs(clusterId: string, kube: Kube, names: string[], deadline: number): Promise<Array<NodeFs | null>> {
+  private async nodeStats(clusterId: string, kube: Kube, names: string[], deadline: number): Promise<Array<NodeStats | null>> {
     const now = Date.now();
     let c = this.summaries.get(clusterId);
     if (!c) {
@@ -372,7 +451,7 @@ export class OverviewService {
     }
     return names.map((n) => {
       const e = cache.nodes.get(n);
-      return e && Date.now() - e.at <= this.opts.summaryMaxStaleMs ? e.fs : null;
+      return e && Date.now() - e.at <= this.opts.summaryMaxStaleMs ? e.stats : null;
     });
   }
 
@@ -398,8 +477,8 @@ export class OverviewService {
     while (c.active < this.opts.summaryConcurrency && c.queue.length) {
       const { name, kube, done } = c.queue.shift()!;
       c.active++;
-      void this.fetchFs(kube, name).then((fs) => {
-        c.nodes.set(name, { at: Date.now(), fs });
+      void this.fetchStats(kube, name).then((stats) => {
+        c.nodes.set(name, { at: Date.now(), stats });
         c.active--;
         c.inflight.delete(name);
         done();
@@ -408,45 +487,119 @@ export class OverviewService {
     }
   }
 
-  /** Sum of every Ready node's filesystem from its Summary API; null when any Ready node's answer is missing (or not in yet). */
-  private async disk(clusterId: string, kube: Kube, nodes: V1Node[], deadline: number): Promise<{ capacity: number; used: number; available: number } | null> {
-    const ready = nodes.filter(nodeReady);
+  /** Every Ready node's Summary (null where it is missing or not in yet); null when no node is Ready. */
+  private async readyStats(clusterId: string, kube: Kube, nodes: V1Node[], deadline: number): Promise<Map<string, NodeStats | null> | null> {
+    const ready = nodes.filter(nodeReady).map((n) => n.metadata!.name!);
     if (ready.length === 0) return null;
-    const sums = await this.nodeFs(clusterId, kube, ready.map((n) => n.metadata!.name!), deadline);
-    if (sums.some((s) => s === null)) return null;
-    return sums.reduce((a, s) => ({ capacity: a.capacity + s!.capacityBytes!, used: a.used + s!.usedBytes!, available: a.available + s!.availableBytes! }), {
-      capacity: 0,
-      used: 0,
-      available: 0,
-    });
+    const stats = await this.nodeStats(clusterId, kube, ready, deadline);
+    return new Map(ready.map((name, i) => [name, stats[i]]));
   }
 
-  /** Average of the per-node memory use (node-exporter), through the service proxy; null when unavailable. */
-  private async memoryPercent(kube: Kube, p: { namespace: string; name: string; port: string }): Promise<number | null> {
-    const q = async (query: string) => {
-      const r = (await kube.serviceProxyGet(p.namespace, p.name, p.port, `/api/v1/query?query=${encodeURIComponent(query)}`, this.opts.prometheusTimeoutMs)) as {
-        status?: string;
-        data?: { result?: Array<{ metric: Record<string, string>; value: [number, string] }> };
-      };
-      if (r?.status !== 'success') throw new Error('prometheus query failed');
-      return r.data?.result ?? [];
+  /** One instant query through the service proxy: the result vector (throws when Prometheus says it failed). */
+  private async query(kube: Kube, p: { namespace: string; name: string; port: string }, query: string): Promise<PromSample[]> {
+    const r = (await kube.serviceProxyGet(p.namespace, p.name, p.port, `/api/v1/query?query=${encodeURIComponent(query)}`, this.opts.prometheusTimeoutMs)) as {
+      status?: string;
+      data?: { result?: PromSample[] };
     };
+    if (r?.status !== 'success') throw new Error('prometheus query failed');
+    const result = r.data?.result;
+    return Array.isArray(result) ? result.filter((x) => !!x && typeof x.metric === 'object' && x.metric !== null && Array.isArray(x.value)) : [];
+  }
+
+  /**
+   * Memory use from node-exporter (through the service proxy): the average over its samples (seed
+   * 000's `memoryUsagePercent`), and each sample's own (a node's, where it names one); null when
+   * unavailable.
+   */
+  private async memoryUse(kube: Kube, p: { namespace: string; name: string; port: string }): Promise<{ mean: number; samples: Array<{ metric: Record<string, string>; pct: number }> } | null> {
     try {
-      const [avail, total] = await Promise.all([q('node_memory_MemAvailable_bytes'), q('node_memory_MemTotal_bytes')]);
+      const [avail, total] = await Promise.all([this.query(kube, p, 'node_memory_MemAvailable_bytes'), this.query(kube, p, 'node_memory_MemTotal_bytes')]);
       const key = (m: Record<string, string>) => m.instance ?? m.node ?? m.nodename ?? JSON.stringify(m);
       const totals = new Map(total.map((s) => [key(s.metric), Number(s.value[1])]));
-      const pcts: number[] = [];
+      const pcts: Array<{ metric: Record<string, string>; pct: number }> = [];
       for (const s of avail) {
         const t = totals.get(key(s.metric));
         const a = Number(s.value[1]);
-        if (t && t > 0 && Number.isFinite(a)) pcts.push((1 - a / t) * 100);
+        if (t && t > 0 && Number.isFinite(t) && Number.isFinite(a)) pcts.push({ metric: s.metric, pct: (1 - a / t) * 100 });
       }
       if (pcts.length === 0) return null;
-      return pcts.reduce((x, y) => x + y, 0) / pcts.length;
+      return { mean: pcts.reduce((x, y) => x + y.pct, 0) / pcts.length, samples: pcts };
     } catch {
       return null;
     }
   }
+
+  /** DCGM's series (bare selectors, any Prometheus answers them); a series that fails is left out. */
+  private async dcgm(kube: Kube, p: { namespace: string; name: string; port: string }): Promise<Partial<Record<DcgmSeries, PromSample[]>>> {
+    const out: Partial<Record<DcgmSeries, PromSample[]>> = {};
+    await Promise.all(
+      DCGM_SERIES.map(async (name) => {
+        out[name] = await this.query(kube, p, name).catch(() => []);
+      }),
+    );
+    return out;
+  }
+}
+
+/** The Ready nodes' filesystems summed; null when any Ready node's is missing (or not in yet). */
+function sumDisk(stats: Map<string, NodeStats | null> | null): { capacity: number; used: number; available: number } | null {
+  if (!stats) return null;
+  const all = [...stats.values()];
+  if (all.some((s) => !s?.fs)) return null;
+  return all.reduce((a, s) => ({ capacity: a.capacity + s!.fs!.capacityBytes, used: a.used + s!.fs!.usedBytes, available: a.available + s!.fs!.availableBytes }), {
+    capacity: 0,
+    used: 0,
+    available: 0,
+  });
+}
+
+/** The Ready nodes' CPU in use of their cores; null when any Ready node's figure is missing. */
+function cpuUse(stats: Map<string, NodeStats | null> | null, nodes: OverviewNode[]): number | null {
+  if (!stats) return null;
+  let used = 0;
+  let cores = 0;
+  for (const [name, s] of stats) {
+    if (s?.cpuNanoCores == null) return null;
+    used += s.cpuNanoCores;
+    cores += nodes.find((n) => n.name === name)?.cpu ?? 0;
+  }
+  return cores > 0 ? percent((used / (cores * 1e9)) * 100) : null;
+}
+
+/**
+ * The device plugin and DRA driver of each accelerator profile, as Lens' profiles recognise them
+ * (DaemonSets, Deployments and StatefulSets in any namespace): by name, namespace or label.
+ */
+const ACCELERATOR_WORKLOADS: Record<string, { names: RegExp; namespaces: string[]; labels: Array<[string, string]> }> = {
+  'intel-xpu': {
+    names: /intel-gpu-plugin|intel-gpu-resource-driver/,
+    namespaces: ['intel-gpu-resource-driver'],
+    labels: [
+      ['app', 'intel-gpu-plugin'],
+      ['app.kubernetes.io/name', 'intel-gpu-resource-driver'],
+    ],
+  },
+  'nvidia-cuda': {
+    names: /nvidia-device-plugin|nvidia-dra-driver/,
+    namespaces: ['nvidia-dra-driver-gpu'],
+    labels: [['app.kubernetes.io/name', 'nvidia-device-plugin']],
+  },
+};
+
+type Workload = { metadata?: { name?: string; namespace?: string; labels?: Record<string, string> } };
+
+function acceleratorPlugins(daemonSets: V1DaemonSet[], others: Array<Workload & { spec?: { replicas?: number }; status?: { readyReplicas?: number } }>): Record<string, ComponentStatus> {
+  const out: Record<string, ComponentStatus> = {};
+  for (const [id, m] of Object.entries(ACCELERATOR_WORKLOADS)) {
+    const matches = (w: Workload) => {
+      const md = w.metadata ?? {};
+      return m.names.test(md.name ?? '') || m.namespaces.includes(md.namespace ?? '') || m.labels.some(([k, v]) => md.labels?.[k] === v);
+    };
+    const ds = daemonSets.filter(matches);
+    const rest = others.filter(matches);
+    out[id] = ds.length + rest.length ? workloadComponent(rest, ds) : { installed: false, ready: 0, desired: 0, status: 'missing' };
+  }
+  return out;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -5,6 +5,9 @@ import { KubeconfigRefused } from '../adapters/kubeconfig';
 import type { ClusterRepository, ClusterRow } from './cluster.repository';
 import type { ClustersDatabase, ClustersDb } from '../shared/tables';
 
+/** The `Kube` calls that only read (or end the connection): they never leave anything on a cluster. */
+const READS = /^(readyz|version|get[A-Z]\w*|list[A-Z]\w*|nodeSummary|crdEstablished|serviceProxyGet|close)$/;
+
 /** The SecretBox purpose a cluster's kubeconfig is sealed for: a sealed value cannot move to another record. */
 export const kubeconfigPurpose = (id: string) => `cluster:${id}:kubeconfig`;
 
@@ -98,8 +101,47 @@ export class ClusterAccess {
       if (e instanceof KubeconfigRefused) throw new AppError('invalid_kubeconfig', `the stored kubeconfig of cluster ${row.id} is not accepted: ${e.message}; register the cluster again`);
       throw e;
     }
+    if (!row.reachedAt) kube = this.noteWrites(row.id, kube);
     this.connections.set(row.id, { version, kube });
     return kube;
+  }
+
+  /**
+   * The connection of a record no write has reached yet: the first write the API server answers
+   * (done, or refused with a status) is recorded (`reached_at`), so a draft's delete knows whether
+   * anything of ironlens' can be on the cluster. Reads, and writes that never got there (the
+   * server unreachable), record nothing.
+   */
+  private noteWrites(id: string, kube: Kube): Kube {
+    let noted: Promise<void> | null = null;
+    // Recorded before the write's caller goes on (once per connection), so what follows sees it.
+    const note = (): Promise<void> => {
+      noted ??= this.repo.markReached(this.db, id, new Date().toISOString()).catch(() => {
+        noted = null;
+      });
+      return noted;
+    };
+    return new Proxy(kube, {
+      get: (target, prop) => {
+        const v = Reflect.get(target, prop);
+        if (typeof v !== 'function') return v;
+        if (typeof prop !== 'string' || READS.test(prop)) return v.bind(target);
+        return (...args: unknown[]) => {
+          const out = v.apply(target, args);
+          if (!(out instanceof Promise)) return out;
+          return out.then(
+            async (x) => {
+              await note();
+              return x;
+            },
+            async (e: unknown) => {
+              if (!(e instanceof KubeUnreachableError)) await note();
+              throw e;
+            },
+          );
+        };
+      },
+    });
   }
 
   /** The kubeconfig in clear, for a tool that reads it from a file of its own (Helm); never logged or stored. */

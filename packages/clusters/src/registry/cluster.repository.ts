@@ -5,6 +5,8 @@ import type { ClustersDb, ClustersTable } from '../shared/tables';
 export interface ClusterRow extends StoredCluster {
   kubeconfigSealed: string;
   updatedAt: string;
+  /** When a write first reached the cluster (null: never); set by `markReached` only, never by `update`. */
+  reachedAt?: string | null;
 }
 
 const toCluster = (r: ClustersTable): ClusterRow => ({
@@ -24,6 +26,7 @@ const toCluster = (r: ClustersTable): ClusterRow => ({
   gatewayAuthzHost: r.gateway_authz_host,
   inotifyMaxUserInstances: Number(r.inotify_max_user_instances),
   hfTokenSecret: r.hf_secret_namespace && r.hf_secret_name ? { namespace: r.hf_secret_namespace, name: r.hf_secret_name } : null,
+  reachedAt: r.reached_at ?? null,
 });
 
 const toRow = (c: ClusterRow): ClustersTable => ({
@@ -62,6 +65,11 @@ export class ClusterRepository {
   async get(db: ClustersDb, id: string): Promise<ClusterRow | null> {
     const r = await db.selectFrom('clusters').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toCluster(r) : null;
+  }
+
+  /** Records the first write that reached the cluster (kept once set). */
+  async markReached(db: ClustersDb, id: string, at: string): Promise<void> {
+    await db.updateTable('clusters').set({ reached_at: at }).where('id', '=', id).where('reached_at', 'is', null).execute();
   }
 
   async exists(db: ClustersDb, id: string): Promise<boolean> {

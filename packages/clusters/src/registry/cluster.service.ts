@@ -28,6 +28,9 @@ import { type ClusterAccess, clusterFailure, kubeconfigPurpose, onCluster } from
 import { ensureNamespace, FIELD_MANAGER, inotifyDaemonSet, inotifyDaemonSetName, NODE_TUNING_NAMESPACE, PREPULL_NAMESPACE, prepullDaemonSetName } from '../shared/manifests';
 
 /** POST /api/cluster/clusters, after the multipart form is read. Version fields are not taken. */
+/** The label of every object of an ironlens model deployment (issue 28; `deployments/`). */
+const MODEL_DEPLOYMENT_LABEL = 'ironlens.dev/deployment';
+
 export interface RegisterClusterInput {
   name: string;
   description?: string;
@@ -291,7 +294,7 @@ export class ClusterService {
       await this.repo.update(trx, next);
       await this.ops.append({ op: 'cluster.update', status: 'ok', cluster_id: id, fields: Object.keys(patch) }, trx);
     });
-    if (!next.draft && (patch.inotifyMaxUserInstances !== undefined || (row.draft && patch.draft === false))) await this.startNodeTuning(next);
+    if (!next.draft && (patch.inotifyMaxUserInstances != null || (row.draft && patch.draft === false))) await this.startNodeTuning(next);
     await this.gateway?.changed(next);
     return { cluster: await this.recordOf(next), sessionId: null };
   }
@@ -375,14 +378,15 @@ export class ClusterService {
    * cluster id) that the request starts and waits for: its stages and notes land in the jobs
    * record like the other long work, and the request answers with the job's outcome.
    */
-  async delete(id: string): Promise<void> {
+  async delete(id: string, opts: { force?: boolean } = {}): Promise<void> {
     const row = await this.access.record(id);
+    const force = opts.force === true;
     let failure: unknown;
     const job = await this.runner.start(
-      { kind: DELETE_JOB, subject: id, input: { name: row.name, draft: row.draft, gatewayNamespace: row.gatewayNamespace } },
+      { kind: DELETE_JOB, subject: id, input: { name: row.name, draft: row.draft, gatewayNamespace: row.gatewayNamespace, force } },
       async (ctx) => {
         try {
-          return await this.deleteWork(row, ctx);
+          return await this.deleteWork(row, ctx, force);
         } catch (e) {
           failure = e;
           throw e;
@@ -397,12 +401,49 @@ export class ClusterService {
   }
 
   /**
+   * The remote cleanup (`remoteCleanup`), then the record. Two ways past a cleanup that cannot be
+   * done (issue 33): a draft no write of ironlens ever reached (`reached_at` null: the wizard's
+   * Cancel of an unreachable cluster) has nothing of ours there, so it is removed without one; and
+   * `force` (an admin's `?force=true`) removes the record when the cleanup fails with
+   * `cluster_gateway_cleanup_failed`, naming in the job log and the `cluster.delete` entry what may
+   * be left on the cluster. Neither overrides a 409 of a cluster that still serves.
+   */
+  private async deleteWork(row: ClusterRow, ctx: JobContext, force: boolean): Promise<{ result: { notes: string[] }; message: string }> {
+    const id = row.id;
+    let notes: string[];
+    let audit: Record<string, unknown> = {};
+    if (row.draft && !row.reachedAt) {
+      ctx.stage('skip the remote cleanup: no write of ironlens ever reached this draft’s cluster', 50);
+      notes = ['no remote cleanup: no write of ironlens ever reached the cluster, so nothing of ours can be there'];
+      audit = { remote_cleanup: 'skipped', reason: 'draft_never_reached' };
+    } else {
+      try {
+        notes = await this.remoteCleanup(row, ctx);
+      } catch (e) {
+        if (!force || !(e instanceof AppError && e.code === 'cluster_gateway_cleanup_failed')) throw e;
+        const left = leftBehind(row);
+        ctx.stage('skip the remote cleanup (force)', 90);
+        notes = [`forced: the remote cleanup failed (${e.message}); what may be left on the cluster: ${left.join('; ')}`];
+        audit = { forced: true, remote_cleanup: 'skipped', reason: e.message, left_behind: left };
+      }
+    }
+    for (const n of notes) ctx.log(n);
+    ctx.stage('remove the record', 95);
+    await this.db.transaction().execute(async (trx) => {
+      await this.repo.delete(trx, id);
+      await this.ops.append({ op: 'cluster.delete', status: 'ok', cluster_id: id, job_id: ctx.id, name: row.name, notes, ...audit }, trx);
+    });
+    this.access.forget(id);
+    return { result: { notes }, message: `cluster ${row.name} deleted` };
+  }
+
+  /**
    * A finished (non-draft) cluster that still serves is refused (409). Then the gateway
    * namespace must go (502 `cluster_gateway_cleanup_failed` otherwise, record kept); the HF
    * secret and its namespace under the seed's rules, the draft's volumes, and ironlens' own
-   * DaemonSets are best effort. The record goes last.
+   * DaemonSets are best effort (what failed is in the notes).
    */
-  private async deleteWork(row: ClusterRow, ctx: JobContext): Promise<{ result: { notes: string[] }; message: string }> {
+  private async remoteCleanup(row: ClusterRow, ctx: JobContext): Promise<string[]> {
     const id = row.id;
     const kube = this.access.kube(row);
     const gatewayFailure = (e: unknown) => {
@@ -413,16 +454,26 @@ export class ClusterService {
     if (!row.draft) {
       ctx.stage('check that the cluster no longer serves', 0);
       let deployments: Awaited<ReturnType<Kube['listDeployments']>>;
+      let models: Awaited<ReturnType<Kube['listDeployments']>>;
+      let groups: Awaited<ReturnType<Kube['listObjects']>>;
       let pvcs: Awaited<ReturnType<Kube['listPvcs']>>;
       try {
-        [deployments, pvcs] = await Promise.all([kube.listDeployments(`${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`), kube.listPvcs(`${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`)]);
+        // Lens' labelled deployments, and ironlens' model deployments (issue 28): their model
+        // servers' Deployments and LeaderWorkerSets carry `ironlens.dev/deployment`.
+        [deployments, models, groups, pvcs] = await Promise.all([
+          kube.listDeployments(`${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`),
+          kube.listDeployments(MODEL_DEPLOYMENT_LABEL),
+          kube.listObjects('leaderworkerset.x-k8s.io/v1', 'LeaderWorkerSet', { labelSelector: MODEL_DEPLOYMENT_LABEL }),
+          kube.listPvcs(`${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`),
+        ]);
       } catch (e) {
         // Without the cluster nothing can be cleaned: the gateway cleanup fails first.
         throw gatewayFailure(e);
       }
-      const serving = deployments.filter((d) => (d.status?.availableReplicas ?? 0) > 0);
-      if (serving.length) {
-        const names = serving.map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`).join(', ');
+      const readyGroups = groups.filter((g) => Number((g.status as { readyReplicas?: unknown } | undefined)?.readyReplicas ?? 0) > 0);
+      const serving = [...deployments, ...models].filter((d) => (d.status?.availableReplicas ?? 0) > 0);
+      if (serving.length || readyGroups.length) {
+        const names = [...serving.map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`), ...readyGroups.map((g) => `${g.metadata.namespace}/${g.metadata.name}`)].join(', ');
         throw new AppError('cluster_has_available_deployments', `the cluster still serves: ${names}; remove these deployments first`);
       }
       if (pvcs.length) {
@@ -464,14 +515,7 @@ export class ClusterService {
         notes.push(`DaemonSet ${ns}/${name} was not deleted: ${mapped instanceof Error ? mapped.message : String(mapped)}`);
       });
     }
-    for (const n of notes) ctx.log(n);
-    ctx.stage('remove the record', 95);
-    await this.db.transaction().execute(async (trx) => {
-      await this.repo.delete(trx, id);
-      await this.ops.append({ op: 'cluster.delete', status: 'ok', cluster_id: id, job_id: ctx.id, name: row.name, notes }, trx);
-    });
-    this.access.forget(id);
-    return { result: { notes }, message: `cluster ${row.name} deleted` };
+    return notes;
   }
 
   private async deleteNamespaceAndWait(kube: Kube, ns: string, ctx: JobContext): Promise<void> {
@@ -523,6 +567,16 @@ export class ClusterService {
 }
 
 /** Objects Kubernetes (and common add-ons) put into every namespace; events are not objects anyone keeps. */
+/** What ironlens may have left on a cluster whose remote cleanup was skipped by force: the objects a cleanup would delete. */
+export function leftBehind(row: ClusterRow): string[] {
+  const out = [`namespace ${row.gatewayNamespace} (the gateway's)`];
+  if (row.gatewayProvider) out.push(`the ${row.gatewayProvider} GatewayClass of this registration`);
+  if (row.hfTokenSecret) out.push(`Secret ${row.hfTokenSecret.namespace}/${row.hfTokenSecret.name} (HF token)`);
+  if (row.draft) out.push(`PersistentVolumeClaims labelled ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
+  out.push(`DaemonSet ${NODE_TUNING_NAMESPACE}/${inotifyDaemonSetName(row.id)}`, `DaemonSet ${PREPULL_NAMESPACE}/${prepullDaemonSetName(row.id)}`);
+  return out;
+}
+
 function isInjected(i: { resource: string; group: string; name: string; type?: string; annotations?: Record<string, string> }): boolean {
   if (i.resource === 'events') return true;
   if (i.group === '' && i.resource === 'serviceaccounts' && i.name === 'default') return true;
@@ -561,7 +615,8 @@ export function checkKubeconfig(input: string | Buffer, opts: KubeconfigCheckOpt
 }
 
 function parseProxy(input: RegisterClusterInput['proxy']): ProxyConfig {
-  if (input === undefined || input === null || input === '') return { mode: 'none', httpProxy: null, httpsProxy: null, noProxy: null };
+  // Lens' ProxyConfigDTO default: a registration without proxy settings uses the process' own (auto).
+  if (input === undefined || input === null || input === '') return { mode: 'auto', httpProxy: null, httpsProxy: null, noProxy: null };
   let obj: unknown = input;
   if (typeof input === 'string') {
     try {
@@ -572,8 +627,11 @@ function parseProxy(input: RegisterClusterInput['proxy']): ProxyConfig {
   }
   if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new AppError('invalid_proxy_config', 'proxy must be a JSON object');
   const o = obj as Record<string, unknown>;
-  const mode = o.mode ?? 'none';
-  if (!isProxyMode(mode)) throw new AppError('invalid_proxy_config', `proxy.mode must be one of ${PROXY_MODES.join(', ')}`);
+  const given = o.mode ?? 'auto';
+  if (!isProxyMode(given)) throw new AppError('invalid_proxy_config', `proxy.mode must be one of ${PROXY_MODES.join(', ')}`);
+  // `system` is ironlens' earlier name of Lens' `auto`; `auto` and `none` take no values (as Lens clears them).
+  const mode = given === 'system' ? 'auto' : given;
+  if (mode !== 'custom') return { mode, httpProxy: null, httpsProxy: null, noProxy: null };
   const str = (k: string): string | null => {
     const v = o[k];
     if (v === undefined || v === null || v === '') return null;

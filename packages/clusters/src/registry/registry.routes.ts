@@ -3,10 +3,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   ClusterIdParams,
+  DeleteClusterQuery,
   ClusterIdQuery,
   ClusterListSchema,
   ClusterSettingsUpdateSchema,
   ClusterWithSessionSchema,
+  type DatabaseStatus,
+  DatabaseStatusSchema,
   GatewayPortCheckSchema,
   HfTokenSecretCreateSchema,
   HfTokenSecretRefSchema,
@@ -80,7 +83,7 @@ async function readRegisterForm(req: FastifyRequest): Promise<RegisterClusterInp
  * Seed 000's registrations and sessions: register, list, settings, delete, the HF token secret,
  * the gateway port check, sessions (and the legacy overview session routes), the stack profile.
  */
-export function registryRoutes(instance: FastifyInstance, s: { clusters: ClusterService; hfToken: HfTokenService; profile: StackProfile }): void {
+export function registryRoutes(instance: FastifyInstance, s: { clusters: ClusterService; hfToken: HfTokenService; profile: StackProfile; database: DatabaseStatus }): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['clusters'];
 
@@ -119,9 +122,20 @@ export function registryRoutes(instance: FastifyInstance, s: { clusters: Cluster
 
   app.delete(
     '/api/cluster/clusters/:cluster_id',
-    { schema: { tags, security, params: ClusterIdParams, summary: 'Delete a cluster, with the remote cleanup', response: { 204: NoContent, ...onClusterErrors(409) } } },
+    {
+      schema: {
+        tags,
+        security,
+        params: ClusterIdParams,
+        querystring: DeleteClusterQuery,
+        summary: 'Delete a cluster, with the remote cleanup',
+        description:
+          'A draft that no write of ironlens ever reached is removed without a remote cleanup. `force=true` (this route is an admin’s: cluster:cluster:delete) removes the record when the cleanup fails, and names what may be left on the cluster in the operations log.',
+        response: { 204: NoContent, ...onClusterErrors(409) },
+      },
+    },
     async (req, reply) => {
-      await s.clusters.delete(req.params.cluster_id);
+      await s.clusters.delete(req.params.cluster_id, { force: req.query.force === true });
       return reply.code(204).send(null);
     },
   );
@@ -177,4 +191,11 @@ export function registryRoutes(instance: FastifyInstance, s: { clusters: Cluster
   );
 
   app.get('/api/v1/versions', { schema: { tags, security, summary: 'The llm-d stack profile (pinned versions)', response: { 200: StackProfileSchema, ...commonErrors } } }, async () => s.profile);
+
+  // Lens' database check, its create-cluster wizard's first call (issue 33).
+  app.get(
+    '/api/v1/system/database',
+    { schema: { tags: ['system'], security, summary: 'The store ironlens keeps its records in (Lens’ DatabaseStatus)', response: { 200: DatabaseStatusSchema, ...commonErrors } } },
+    async () => s.database,
+  );
 }

@@ -3,6 +3,7 @@ import { type Postgres, startPostgres } from '@ironlens/core/testing';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clustersMigrations } from './clusters.migrations';
+import type { ClustersDatabase } from './tables';
 
 // The cluster manager's migrations are written for both engines of the store: they are compiled
 // with Kysely's PostgreSQL dialect and run by a real, throw-away PostgreSQL (Debian's binaries).
@@ -56,5 +57,32 @@ describe('clusters migrations on PostgreSQL', () => {
 INSERT INTO cluster_downloads (cluster_id, component, ref, state, updated_at) VALUES ('aaaaaaaa', 'llmD', 'v0.10.0', 'ready', 'x');
 DELETE FROM clusters WHERE id = 'aaaaaaaa';`);
     expect(psql('SELECT count(*) FROM cluster_sessions; SELECT count(*) FROM cluster_downloads;').replace(/\s+/g, ' ')).toMatch(/count -+ 0 .*count -+ 0/);
+  });
+});
+
+describe('clusters-0033 on a store of before it (SQLite)', () => {
+  it('reads a record’s proxy mode system back as auto, and takes records made before as reached', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { Store } = await import('@ironlens/core');
+    const dir = mkdtempSync(join(tmpdir(), 'ironlens-clusters-0033-'));
+    const file = join(dir, 'store.db');
+    const before = clustersMigrations.filter((m) => m.name !== 'clusters-0033-seed-clients');
+    const old = await Store.open<ClustersDatabase>({ file, migrations: before });
+    const row = (id: string, mode: string) => ({
+      id, name: id, active_name: null, description: '', created_at: '2026-01-01T00:00:00Z', updated_at: 'x', draft: 1,
+      proxy: JSON.stringify({ mode, httpProxy: null, httpsProxy: null, noProxy: null }), kubeconfig_sealed: 'v1:x', gateway_namespace: `lens-gateway-${id}`, gateway_name: 'g', inotify_max_user_instances: 8192,
+    });
+    await old.db.insertInto('clusters').values([row('aaaaaaaa', 'system'), row('bbbbbbbb', 'none')]).execute();
+    await old.close();
+    const now = await Store.open<ClustersDatabase>({ file, migrations: clustersMigrations });
+    const rows = await now.db.selectFrom('clusters').select(['id', 'proxy', 'reached_at']).orderBy('id').execute();
+    await now.close();
+    rmSync(dir, { recursive: true, force: true });
+    expect(rows).toEqual([
+      { id: 'aaaaaaaa', proxy: '{"mode":"auto","httpProxy":null,"httpsProxy":null,"noProxy":null}', reached_at: '2026-01-01T00:00:00Z' },
+      { id: 'bbbbbbbb', proxy: '{"mode":"none","httpProxy":null,"httpsProxy":null,"noProxy":null}', reached_at: '2026-01-01T00:00:00Z' },
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import type { NamedMigration } from '@ironlens/core';
+import { sql } from 'kysely';
 
 /**
  * The cluster manager's tables. Written with Kysely's schema builder only, so PostgreSQL takes
@@ -97,6 +98,55 @@ export const clustersMigrations: NamedMigration[] = [
         .addColumn('started_at', 'text')
         .addColumn('finished_at', 'text')
         .execute();
+    },
+  },
+  {
+    // Issue 33: the proxy mode Lens calls `auto` (ironlens' `system` until now); and when a write
+    // first reached the cluster's API server (null: never, so a draft's delete has nothing to clean
+    // there). Records made before are taken as reached: their delete keeps the seed's rule.
+    name: 'clusters-0033-seed-clients',
+    async up(db) {
+      await db.schema.alterTable('clusters').addColumn('reached_at', 'text').execute();
+      await db.updateTable('clusters').set({ reached_at: sql`created_at` }).execute();
+      const rows = (await db.selectFrom('clusters').select(['id', 'proxy']).execute()) as Array<{ id: string; proxy: string }>;
+      for (const r of rows) {
+        const p = JSON.parse(r.proxy) as { mode?: string };
+        if (p.mode === 'system') await db.updateTable('clusters').set({ proxy: JSON.stringify({ ...p, mode: 'auto' }) }).where('id', '=', r.id).execute();
+      }
+    },
+  },
+  {
+    // issue 28: model deployments.
+    name: 'clusters-0005-deployments',
+    async up(db) {
+      await db.schema
+        .createTable('cluster_deployments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('run_id', 'text', (c) => c.notNull().unique())
+        .addColumn('cluster_id', 'text', (c) => c.notNull().references('clusters.id').onDelete('cascade'))
+        .addColumn('session_id', 'text')
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('revision', 'integer', (c) => c.notNull().defaultTo(1))
+        .addColumn('spec', 'text', (c) => c.notNull())
+        .addColumn('ready_spec', 'text')
+        .addColumn('placement', 'text')
+        .addColumn('applied', 'text')
+        .addColumn('readiness', 'text')
+        .addColumn('reason', 'text')
+        .addColumn('logs', 'text')
+        .addColumn('failure', 'text')
+        .addColumn('smoke', 'text')
+        .addColumn('endpoint', 'text')
+        .addColumn('job_id', 'text')
+        .addColumn('stage', 'text')
+        .addColumn('created_by', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('cluster_deployments_cluster').on('cluster_deployments').column('cluster_id').execute();
     },
   },
 ];

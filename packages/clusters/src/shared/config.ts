@@ -46,6 +46,14 @@ export interface ClustersConfig {
   authzRate: { perSecond: number; burst: number };
   /** `IRONLENS_GATEWAY_CRD_WAIT_MS`: how long a reconcile waits for a kind a chart just added to be served. Default is `60000`. */
   crdWaitMs: number;
+  /** `IRONLENS_DEPLOYMENT_POLL_MS`: how often a deployment's readiness is read while it deploys. Default is `2000`. */
+  deploymentPollMs: number;
+  /** `IRONLENS_DEPLOYMENT_READY_TIMEOUT_MS`: a deployment not ready by then fails with its last reason. Default is `1800000` (30 min). */
+  deploymentReadyTimeoutMs: number;
+  /** `IRONLENS_DEPLOYMENT_SMOKE_TIMEOUT_MS`: how long Ready model servers may leave the smoke request unanswered before the deployment fails. Default is `300000`. */
+  deploymentSmokeTimeoutMs: number;
+  /** `IRONLENS_DEPLOYMENT_SMOKE_REQUEST_TIMEOUT_MS`: one smoke request's timeout. Default is `30000`. */
+  deploymentSmokeRequestTimeoutMs: number;
 }
 
 /** The console listener's configured port; `null` for `0` (an ephemeral port, known once bound). */
@@ -86,5 +94,9 @@ export function clustersConfigFromEnv(env: Env, dataDir: string): ClustersConfig
     authzPort: envOptional(env, 'IRONLENS_GATEWAY_AUTHZ_PORT') === undefined ? consolePort(env) : envPort(env, 'IRONLENS_GATEWAY_AUTHZ_PORT'),
     authzRate: { perSecond: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_RATE', 200, 1), burst: envInt(env, 'IRONLENS_GATEWAY_AUTHZ_BURST', 400, 1) },
     crdWaitMs: envInt(env, 'IRONLENS_GATEWAY_CRD_WAIT_MS', 60_000, 0),
+    deploymentPollMs: envInt(env, 'IRONLENS_DEPLOYMENT_POLL_MS', 2000, 10),
+    deploymentReadyTimeoutMs: envInt(env, 'IRONLENS_DEPLOYMENT_READY_TIMEOUT_MS', 1_800_000, 1000),
+    deploymentSmokeTimeoutMs: envInt(env, 'IRONLENS_DEPLOYMENT_SMOKE_TIMEOUT_MS', 300_000, 0),
+    deploymentSmokeRequestTimeoutMs: envInt(env, 'IRONLENS_DEPLOYMENT_SMOKE_REQUEST_TIMEOUT_MS', 30_000, 100),
   };
 }

@@ -28,6 +28,7 @@ export const renderProblem: ErrorRenderer = (err: AppError): ProblemBody => {
     code: err.code,
   };
   if (Array.isArray(err.extra.errors)) body.errors = err.extra.errors as ValidationDetail[];
+  if (err.code === 'insufficient_accelerators' && Array.isArray(err.extra.free)) body.free = err.extra.free as ProblemBody['free'];
   if (err.code === 'permission_denied') {
     for (const k of ['permission', 'actor', 'role'] as const) if (typeof err.extra[k] === 'string') body[k] = err.extra[k] as string;
   }

@@ -5,6 +5,7 @@
  */
 export const CLUSTERS_ROUTE_PERMISSIONS: Readonly<Record<string, string>> = {
   'GET /api/v1/versions': 'cluster:cluster:read',
+  'GET /api/v1/system/database': 'cluster:cluster:read',
   'GET /api/cluster/lens-hosts': 'cluster:cluster:read',
   'GET /api/cluster/clusters': 'cluster:cluster:read',
   'POST /api/cluster/clusters': 'cluster:cluster:create',

@@ -23,6 +23,8 @@ export interface ClustersTable {
   inotify_max_user_instances: number;
   hf_secret_namespace: string | null;
   hf_secret_name: string | null;
+  /** When a write ironlens sent first got an answer from the cluster's API server; null: never (issue 33). Written only by `markReached`. */
+  reached_at?: string | null;
 }
 
 export interface ClusterSessionsTable {
@@ -81,6 +83,45 @@ export interface ClusterGatewayStateTable {
   finished_at: string | null;
 }
 
+/** Model deployments (issue 28): one row per execution, its current and last-ready revision. */
+export interface ClusterDeploymentsTable {
+  id: string;
+  /** Lens' run id (`POST /runs/{run_id}/cancel`); unique. */
+  run_id: string;
+  cluster_id: string;
+  session_id: string | null;
+  name: string;
+  display_name: string;
+  description: string;
+  /** Lens' DeploymentStatus. */
+  status: string;
+  revision: number;
+  /** The desired DeploymentSpec (JSON). */
+  spec: string;
+  /** The spec of the last revision that was ready (JSON): what a failed update rolls back to. */
+  ready_spec: string | null;
+  /** PlacementAnswer (JSON). */
+  placement: string | null;
+  /** What was applied (JSON: objects, release, publication), for a delete that removes exactly that. */
+  applied: string | null;
+  /** The last readiness evaluation (JSON). */
+  readiness: string | null;
+  reason: string | null;
+  /** The last log lines of the container behind a fatal reason. */
+  logs: string | null;
+  /** Lens' failure `{title, detail, code, status}` (JSON). */
+  failure: string | null;
+  /** The last answered smoke request (JSON). */
+  smoke: string | null;
+  /** The gateway's public URL when it became ready (the execution's `endpoint`). */
+  endpoint: string | null;
+  job_id: string | null;
+  stage: string | null;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface ClusterTables {
   clusters: ClustersTable;
   cluster_sessions: ClusterSessionsTable;
@@ -88,6 +129,7 @@ export interface ClusterTables {
   cluster_prepulls: ClusterPrepullsTable;
   cluster_gateway_keys: ClusterGatewayKeysTable;
   cluster_gateway_state: ClusterGatewayStateTable;
+  cluster_deployments: ClusterDeploymentsTable;
 }
 
 /**

@@ -42,6 +42,13 @@ export class EnvoyGatewayController {
   constructor(
     private readonly kubeconfigPath: string,
     readonly bin = join(homedir(), '.cache', 'ironlens', 'envoy-gateway', 'v1.8.1', 'envoy-gateway'),
+    /**
+     * The extension manager of ironlens' Envoy Gateway values (the deployments suite: its
+     * `backendResources` make InferencePool a backend Envoy Gateway accepts). Its server, the AI
+     * Gateway controller, is not reached from here; the routes' status does not depend on it.
+     * Default: none, as above.
+     */
+    private readonly extensionManager: Record<string, unknown> | null = null,
   ) {
     if (!existsSync(bin)) throw new Error(`envoy-gateway is not at ${bin}: run \`bash scripts/build-envoy-gateway.sh\` (or scripts/install-test-deps.sh)`);
     if (process.getuid?.() !== 0) throw new Error('running Envoy Gateway out of cluster needs root (a private mount namespace for its /certs)');
@@ -62,6 +69,7 @@ export class EnvoyGatewayController {
         '  enableBackend: true',
         'provider:',
         '  type: Kubernetes',
+        ...(this.extensionManager ? [`extensionManager: ${JSON.stringify(this.extensionManager)}`] : []),
         '',
       ].join('\n'),
     );

@@ -20,6 +20,8 @@ export class FakeHelm implements Helm {
   private failure: string | null = null;
   /** Every `upgradeInstall` call, in order (release, namespace, chart, version, values). */
   readonly installs: HelmRelease[] = [];
+  /** Every `uninstall` call, in order (`namespace/release`). */
+  readonly uninstalls: string[] = [];
   /** Every `get` call, in order (`namespace/release`). */
   readonly gets: string[] = [];
 
@@ -40,6 +42,13 @@ export class FakeHelm implements Helm {
     this.gets.push(`${namespace}/${release}`);
     const r = this.releases.get(this.key(kubeconfig, namespace, release));
     return r ? { chart: r.chart, status: r.status, values: structuredClone(r.values) } : null;
+  }
+
+  async uninstall(kubeconfig: string, release: string, namespace: string, signal?: AbortSignal): Promise<boolean> {
+    if (!NAME.test(release) || !NAME.test(namespace)) throw new Error('release and namespace must be DNS labels');
+    signal?.throwIfAborted();
+    this.uninstalls.push(`${namespace}/${release}`);
+    return this.releases.delete(this.key(kubeconfig, namespace, release));
   }
 
   async upgradeInstall(kubeconfig: string, r: HelmRelease, o: { signal?: AbortSignal; onLine?: (line: string) => void } = {}): Promise<void> {

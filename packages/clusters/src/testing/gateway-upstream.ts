@@ -43,8 +43,13 @@ export function realInferenceExtensionBundle(p: StackProfile): string {
     .join('\n---\n');
 }
 
-/** Packages the provider and IPP charts with the real helm: `{file name → bytes}` plus the index. */
-export function packageCharts(p: StackProfile): { dir: string; charts: string[] } {
+/**
+ * Packages the provider and IPP charts with the real helm: `{file name → bytes}` plus the index;
+ * with `inferencePool`, also the Inference Extension's `inferencepool` chart (the deployments'),
+ * as its release script does (`hack/push-chart.sh`: its `epplib` dependency built in, packaged at
+ * the release's version).
+ */
+export function packageCharts(p: StackProfile, o: { inferencePool?: boolean } = {}): { dir: string; charts: string[] } {
   const helm = testHelm();
   const work = mkdtempSync(join(tmpdir(), `ironlens-charts-${process.pid}-`));
   const out = join(work, 'repo');
@@ -70,6 +75,15 @@ export function packageCharts(p: StackProfile): { dir: string; charts: string[] 
     pkg(join(aieg, 'manifests', 'charts', 'ai-gateway-helm'), 'ai-gateway-helm', p.gateway_providers.envoy_ai_gateway),
     pkg(join(ipp, 'config', 'charts', 'payload-processor'), 'payload-processor', p.llm_d_inference_payload_processor.replace(/^v/, '')),
   ];
+  if (o.inferencePool) {
+    const gie = upstreamDir('sigs.k8s.io/gateway-api-inference-extension', p.k8s_gateway_api_inference_extension);
+    const tree = join(work, 'gie-charts');
+    cpSync(join(gie, 'config', 'charts'), tree, { recursive: true });
+    execFileSync(helm, ['dependency', 'build', join(tree, 'inferencepool')], { stdio: 'pipe', env: helmEnv(work) });
+    const v = p.k8s_gateway_api_inference_extension;
+    execFileSync(helm, ['package', join(tree, 'inferencepool'), '--version', v, '--app-version', v, '--destination', out], { stdio: 'pipe', env: helmEnv(work) });
+    charts.push(`inferencepool-${v}.tgz`);
+  }
   // Relative URLs: the index works wherever the repository is served.
   execFileSync(helm, ['repo', 'index', out], { stdio: 'pipe', env: helmEnv(work) });
   return { dir: out, charts };

@@ -2,3 +2,6 @@
 export { emptyClusterAnswers, type HostileAnswer, HostileApiServer } from './hostile-api-server';
 export { upstreamGatewayApiObjects } from './upstream-crd-bundles';
 export { FakeHelm } from './fake-helm';
+// The deployments' pod network and kubelet stand-in (issue 28), for the console's browser test.
+export { PodNetwork } from './pod-network';
+export { KUBELET_VERDICT_STAGE, TestKubelet } from './test-kubelet';

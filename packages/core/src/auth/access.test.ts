@@ -12,7 +12,7 @@ import { JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
 import { currentActor, runAsActor } from '../actor';
 import { Authenticator, AuthLimiter, NamedTokens } from './access';
 import { permissionsOf, roleAllows } from './permissions';
-import { type AuthTokensTables, authTokensMigrations, TokensRepository } from './tokens';
+import { type AuthTokensTables, authTokensMigrations, hashToken, TOKEN_PREFIX, TokensRepository } from './tokens';
 
 let dir: string;
 let store: Store<AuthTokensTables & OperationsTables>;
@@ -80,7 +80,8 @@ describe('access control', () => {
     expect((await app.inject({ url: '/devices', headers: bearer(viewer.token) })).json()).toEqual({ actor: 'ci-view' });
     const denied = await app.inject({ method: 'POST', url: '/devices/aa/bind', headers: bearer(viewer.token) });
     expect(denied.statusCode).toBe(403);
-    expect(denied.json()).toEqual({ detail: 'token ci-view (viewer) may not metal:device:bind', permission: 'metal:device:bind', actor: 'ci-view', role: 'viewer' });
+    // The seed-004 shape names its code too (issue 33), as the problem+json shape does.
+    expect(denied.json()).toEqual({ detail: 'token ci-view (viewer) may not metal:device:bind', code: 'permission_denied', permission: 'metal:device:bind', actor: 'ci-view', role: 'viewer' });
     expect((await app.inject({ method: 'POST', url: '/devices/aa/bind', headers: bearer(op.token) })).statusCode).toBe(200);
     expect((await app.inject({ method: 'POST', url: '/settings', headers: bearer(op.token) })).statusCode).toBe(403);
     // Problem+json in the other API's context.
@@ -150,6 +151,20 @@ describe('access control', () => {
     // A duration past ten years is refused before any date is made of it (it was a 500: "Invalid time value").
     for (const expires of ['99999999999d', '3651d', `${'9'.repeat(400)}s`]) await expect(repo.create({ name: 'far', role: 'admin', expires })).rejects.toMatchObject({ code: 'token_expiry_out_of_range' });
     expect((await repo.create({ name: 'far', role: 'admin', expires: '3650d' })).expires_at).not.toBeNull();
+  });
+
+  it('a token stored under a reserved actor name (made before those names were refused) signs in as nobody: 401', async () => {
+    const { app } = await build();
+    // A token of an ordinary name, so named tokens are in force.
+    const ok = await repo.create({ name: 'alice', role: 'admin' });
+    expect((await app.inject({ url: '/devices', headers: bearer(ok.token) })).json()).toEqual({ actor: 'alice' });
+    for (const [i, name] of ['ironlens', 'anonymous', 'Anonymous', 'env:IPXE_CP_TOKEN', 'env:X'].entries()) {
+      const token = `${TOKEN_PREFIX}reserved-${i}-${'x'.repeat(32)}`;
+      await store.db.insertInto('auth_tokens').values({ name, role: 'admin', hash: hashToken(token), created_at: new Date().toISOString(), expires_at: null, last_used_at: null, revoked_at: null }).execute();
+      const r = await app.inject({ url: '/devices', headers: bearer(token) });
+      expect(r.statusCode, name).toBe(401);
+      expect((await app.inject({ method: 'POST', url: '/settings', headers: bearer(token) })).statusCode, name).toBe(401);
+    }
   });
 
   it('the failed-auth limiter slows then answers 429 one source, never another; counted in metrics', async () => {

@@ -274,14 +274,18 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     req.principal = principal;
     if (unmatched) return;
     if (!permission || !roleAllows(principal.role, permission)) {
-      const named = permission ?? 'undeclared';
-      throw new AppError('permission_denied', `token ${principal.name} (${principal.role}) may not ${named}`, { permission: named, actor: principal.name, role: principal.role });
+      throw permissionDenied(principal, permission ?? 'undeclared');
     }
   });
   // After the body is parsed: the handler and everything it starts run as the request's actor.
   app.addHook('preHandler', (req, _reply, done) => {
     runAsActor(req.principal?.name ?? ANONYMOUS.name, done);
   });
+}
+
+/** 403 `permission_denied` naming the permission, the token and its role; `code` too, for the `{"detail"}` shape (issue 33). */
+function permissionDenied(who: { name: string; role: string }, permission: string): AppError {
+  return new AppError('permission_denied', `token ${who.name} (${who.role}) may not ${permission}`, { code: 'permission_denied', permission, actor: who.name, role: who.role });
 }
 
 /**

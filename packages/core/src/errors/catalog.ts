@@ -54,6 +54,13 @@ export const errorCatalog = {
   agent_error: { status: 502, message: 'agent error' },
   agent_none_available: { status: 503, message: 'no enabled disk agent available' },
   masters_all_failed: { status: 502, message: 'every disk agent failed to list masters' },
+  agent_in_use: { status: 409, message: 'a worker’s system disk or install CD is on this agent' },
+  master_tag_invalid: { status: 400, message: 'invalid master tag: os is 1-32 of a-z 0-9 . _ -, os_version 0-32 of A-Za-z0-9 . _ + -, remark printable text' },
+
+  // metal: the registration window (the seed control plane's current WebUI)
+  registration_window_ttl_invalid: { status: 400, message: 'ttl_minutes must be within 1-60' },
+  registration_window_open: { status: 409, message: 'registration window already open' },
+  registration_window_not_open: { status: 409, message: 'registration window is not open' },
 
   // agent daemon
   iqn_invalid: { status: 400, message: 'invalid IQN' },
@@ -133,6 +140,22 @@ export const errorCatalog = {
     message: 'the port the authorization hook reaches ironlens on is not known: the console listens on an ephemeral port (0) and has not bound yet; set IRONLENS_GATEWAY_AUTHZ_PORT',
   },
 
+  // issue 28: model deployments
+  deployment_request_invalid: { status: 422, message: 'the deployment request is invalid' },
+  storage_type_unsupported: { status: 422, message: 'storage_type pvc is not supported: use model-cache with the PersistentVolume holding the weights' },
+  insufficient_accelerators: { status: 422, message: 'the model servers do not fit on the free accelerators (the answer lists what is free where)' },
+  accelerator_not_found: { status: 422, message: 'the pinned node or GPU product is not in the cluster' },
+  lws_not_installed: { status: 422, message: 'the cluster does not serve LeaderWorkerSet: the wide-ep path needs LWS' },
+  cluster_is_draft: { status: 409, message: 'the cluster is a draft: finish its registration first' },
+  model_already_published: { status: 409, message: "the model is already published on this cluster's gateway" },
+  deployment_not_found: { status: 404, message: 'deployment execution not found' },
+  deployment_run_not_found: { status: 404, message: 'deployment run not found' },
+  deployment_run_not_active: { status: 409, message: 'deployment run is not active' },
+  deployment_busy: { status: 409, message: 'the deployment is being deployed: wait for it, or cancel its run' },
+  deployment_pod_not_found: { status: 404, message: 'the deployment has no such pod' },
+  deployment_logs_unavailable: { status: 502, message: "the pod's log could not be read from the cluster" },
+  deployment_cleanup_failed: { status: 502, message: "the deployment's objects could not all be removed from the cluster" },
+
   // ---- Kubespray bootstrap (packages/clusters/src/bootstrap, seed 000) ----
   bootstrap_host_invalid: { status: 422, message: 'a host spec is not an IPv4 address, a range or a host name' },
   bootstrap_too_many_hosts: { status: 422, message: 'the host specs expand to more than 256 hosts' },
@@ -155,6 +178,7 @@ export const errorCatalog = {
   backup_tampered: { status: 400, message: "the backup's header or store was altered after it was written" },
   backup_schema_foreign: { status: 400, message: "the backup's store holds a schema object ironlens' migrations do not create" },
   agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
+  agent_token_env_reserved: { status: 400, message: "the token names one of ironlens' own settings or secrets (a variable named IRONLENS_…, IPXE_CP_… or KIND_…, or another of its settings)" },
   agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
   agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
   agent_address_forbidden: { status: 400, message: 'the agent address is link-local or a cloud metadata service' },
@@ -175,7 +199,7 @@ export const errorCatalog = {
   // issue 18 (h18b): browsers, proxies and listeners
   host_not_allowed: { status: 421, message: 'this listener does not serve that host name (IRONLENS_CONSOLE_HOSTS, KIND_K8S_HOSTS add names)' },
   cross_site_request_refused: { status: 403, message: 'a write from another site (Origin or Sec-Fetch-Site) is refused' },
-  request_header_required: { status: 403, message: 'a write from a browser needs a JSON body or the X-Ironlens-Request header' },
+  request_header_required: { status: 403, message: 'a write from a browser that proves no origin (neither Origin nor Sec-Fetch-Site: same-origin) needs a JSON body or the X-Ironlens-Request header' },
   proxy_path_invalid: { status: 400, message: 'the path has a dot segment, an encoded slash or a backslash' },
   form_too_large: { status: 413, message: 'the form has too many fields, or a part over its size limit' },
   // issue 24 (h24b): host reports, bootstrap from workers, fixed addresses

@@ -50,3 +50,12 @@ describe('the SQLite store files', () => {
     await store.close();
   });
 });
+
+describe('displayTargetOf (GET /api/v1/system/database)', () => {
+  it('shows host, port and database of a PostgreSQL URL, never its user, password or options', async () => {
+    const { displayTargetOf } = await import('./store');
+    expect(displayTargetOf('postgres://ironlens:s3cret@db.lab.example:6543/ironlens?sslmode=require')).toBe('db.lab.example:6543/ironlens');
+    expect(displayTargetOf('postgresql://u@10.0.0.5/lab')).toBe('10.0.0.5:5432/lab');
+    expect(displayTargetOf('not a url')).toBeNull();
+  });
+});

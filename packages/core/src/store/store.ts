@@ -58,6 +58,9 @@ export interface StoreOptions {
 export class Store<DB> {
   readonly db: KyselyType<DB>;
 
+  /** PostgreSQL: the server as `host:port/database` (never the user or password); SQLite: null. */
+  displayTarget: string | null = null;
+
   private constructor(
     db: KyselyType<DB>,
     readonly dialect: Dialect,
@@ -76,6 +79,7 @@ export class Store<DB> {
       // drops it and the next query opens a new connection.
       pool.on('error', () => {});
       store = new Store<DB>(new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log }), 'postgres', pool);
+      store.displayTarget = displayTargetOf(opts.url);
     } else {
       const file = opts.file ?? ':memory:';
       if (file !== ':memory:') prepareSqliteFiles(file);
@@ -252,5 +256,16 @@ function tightenSqliteFiles(file: string): void {
     } catch {
       // not there
     }
+  }
+}
+
+/** `host:port/database` of a PostgreSQL URL: what may be shown of it (no user, no password, no options). */
+export function displayTargetOf(url: string): string | null {
+  try {
+    const u = new URL(url);
+    const db = decodeURIComponent(u.pathname.replace(/^\//, ''));
+    return `${u.hostname}:${u.port || '5432'}/${db}`;
+  } catch {
+    return null;
   }
 }

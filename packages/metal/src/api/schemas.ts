@@ -63,7 +63,14 @@ export const diskSchema = Type.Object({
   source: diskSourceSchema,
 });
 export type Disk = Static<typeof diskSchema>;
-export type DiskView = Disk;
+
+/**
+ * A system disk as the worker views show it: the record, and `os_tag`, the key the seed control
+ * plane's current WebUI names a disk by (`DELETE …/luns/disk/{os_tag}`, `default-disk {disk}`).
+ * Seed 004 keys a worker's disks by `os` (one per OS), so here it is the disk's `os`.
+ */
+export const diskViewSchema = Type.Composite([diskSchema, Type.Object({ os_tag: Type.String({ description: "the disk's key in the WebUI's routes: its os (one disk per os, seed 004)" }) })]);
+export type DiskView = Static<typeof diskViewSchema>;
 
 /** A worker's install CD (`cd`), or null. */
 export const cdSchema = Type.Object({ agent: Type.String(), iqn: Type.String(), iso: Type.String(), backing: Type.String() });
@@ -280,7 +287,7 @@ export const workerSchema = Type.Object({
   hostname: Type.String(),
   arch: Type.String(),
   state: StringEnum(['registered', 'ready', 'installing'] as const),
-  disks: Type.Array(diskSchema),
+  disks: Type.Array(diskViewSchema),
   cd: OrNull(cdSchema),
   worker_id: Type.String(),
   mac: OrNull(Type.String()),
@@ -406,12 +413,29 @@ export type DeviceReportQuery = Static<typeof deviceReportQuery>;
 
 export const autoRegisterSchema = Type.Object({
   enabled: Type.Boolean(),
-  closes_at: Type.Optional(Type.String({ description: 'when a registration window (IRONLENS_AUTO_REGISTER_WINDOW_MINUTES) runs: the moment auto-register closes by itself' })),
+  closes_at: Type.Optional(Type.String({ description: 'when a registration window (IRONLENS_AUTO_REGISTER_WINDOW_MINUTES, or POST /settings/registration-window) runs: the moment auto-register closes by itself' })),
 });
 export type AutoRegisterView = Static<typeof autoRegisterSchema>;
 
 export const autoRegisterBody = Type.Object({ enabled: Type.Boolean() });
 export type AutoRegisterRequest = Static<typeof autoRegisterBody>;
+
+/** `GET /settings/registration-window` (and the POST's 201): auto-register open for a bounded time (the seed control plane's current WebUI). */
+export const registrationWindowSchema = Type.Object({
+  open: Type.Boolean(),
+  opened_at: OrNull(Type.String({ description: 'ISO 8601; null when closed' })),
+  ttl_minutes: OrNull(Type.Integer({ description: 'the minutes it was opened for; null when closed' })),
+  closes_at: OrNull(Type.String({ description: 'ISO 8601; null when closed' })),
+  remaining_seconds: Type.Integer({ description: '0 when closed' }),
+});
+export type RegistrationWindowView = Static<typeof registrationWindowSchema>;
+
+/** `POST /settings/registration-window`: the integer is the schema's (422 otherwise), its range 1–60 the service's (400). */
+export const registrationWindowBody = Type.Object({ ttl_minutes: Type.Integer() });
+export type RegistrationWindowRequest = Static<typeof registrationWindowBody>;
+
+/** `DELETE /settings/registration-window`. */
+export const registrationWindowClosedSchema = Type.Object({ open: Type.Literal(false) });
 
 export const operationsQuery = Type.Object({
   since: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
@@ -454,6 +478,7 @@ const agentFields = {
   base_url: Type.String(),
   token: Type.Optional(nullableString),
   iscsi_server: Type.Optional(nullableString),
+  storager_ip: Type.Optional(nullableString),
   role: Type.Optional(OrNull(agentRole)),
   tags: Type.Optional(OrNull(Type.Array(Type.String()))),
   enabled: Type.Optional(OrNull(Type.Boolean())),
@@ -469,11 +494,30 @@ export type AgentInput = Static<typeof agentBody>;
 export const capabilitiesSchema = Type.Partial(AgentCapabilitiesAnswer);
 export type AgentCapabilities = Static<typeof capabilitiesSchema>;
 
+/** `PUT /agents/{agent_id}/masters/{master_name}/tag` (the seed control plane's current WebUI): each field checked by the service (400 `master_tag_invalid`). */
+export const masterTagBody = Type.Object({
+  os: Type.String({ description: 'an annotation, lower-cased: 1-32 of a-z 0-9 . _ - (disks keep seed 004’s os list)' }),
+  os_version: Type.Optional(Type.String({ default: '', description: "at most 32 of A-Za-z0-9 . _ + -; '' for none" })),
+  remark: Type.Optional(Type.String({ default: '', description: 'printable text, at most 200 characters' })),
+});
+export type MasterTagRequest = Static<typeof masterTagBody>;
+
+export const masterTagSchema = Type.Object({ agent: Type.String(), name: Type.String(), os: Type.String(), os_version: Type.String(), remark: Type.String() });
+export type MasterTagView = Static<typeof masterTagSchema>;
+
+export const masterTagClearedSchema = Type.Object({ agent: Type.String(), name: Type.String(), removed: Type.Boolean() });
+
+export const masterTagParams = Type.Object({ agent_id: Type.String(), master_name: Type.String() });
+
+/** `DELETE /agents/{agent_id}`. */
+export const agentDeletedSchema = Type.Object({ deleted: Type.String(), master_tags_removed: Type.Boolean() });
+
 /** An agent as the API shows it (never its token); `health`, `capabilities`, `error` from a live probe. */
 export const agentViewSchema = Type.Object({
   id: Type.String(),
   base_url: Type.String(),
   iscsi_server: OrNull(Type.String()),
+  storager_ip: OrNull(Type.String({ description: "iscsi_server under the name the seed control plane's current WebUI reads" })),
   role: Type.Object({ disk: Type.Boolean(), cd: Type.Boolean() }),
   enabled: Type.Boolean(),
   tags: Type.Array(Type.String()),
@@ -559,6 +603,14 @@ export const defaultOsBody = Type.Object({
   menu_timeout: Type.Optional(Type.Unsafe<number | string | null>({ type: ['integer', 'null', 'string'] })),
 });
 export type DefaultOsRequest = Static<typeof defaultOsBody>;
+
+/** `PUT /workers/<id>/default-disk` (the seed control plane's current WebUI): `disk` is a disk's `os_tag`; checked by the service as `/default-os`. */
+export const defaultDiskBody = Type.Object({
+  disk: Type.Optional(nullableString),
+  menu_default: Type.Optional(nullableString),
+  menu_timeout: Type.Optional(Type.Unsafe<number | string | null>({ type: ['integer', 'null', 'string'] })),
+});
+export type DefaultDiskRequest = Static<typeof defaultDiskBody>;
 
 export const workerDeleteQuery = Type.Object({ delete_disk: flag(), ignore_missing_target: flag() });
 export type WorkerDeleteQuery = Static<typeof workerDeleteQuery>;
@@ -690,13 +742,25 @@ export const scanResultSchema = Type.Object({
 });
 export type ScanResult = Static<typeof scanResultSchema>;
 
-/** A master image on an agent: `size` and `mtime` when the agent gave them. */
-export const masterSchema = Type.Composite([Type.Pick(AgentMasterAnswer, ['name']), Type.Partial(Type.Pick(AgentMasterAnswer, ['size', 'mtime']))]);
+/** A master image on an agent: `size` and `mtime` when the agent gave them; `os`, `os_version`, `remark` when it is tagged. */
+export const masterSchema = Type.Composite([
+  Type.Pick(AgentMasterAnswer, ['name']),
+  Type.Partial(Type.Pick(AgentMasterAnswer, ['size', 'mtime'])),
+  Type.Partial(Type.Pick(masterTagSchema, ['os', 'os_version', 'remark'])),
+]);
 export type AgentMaster = Static<typeof masterSchema>;
 
 /** `GET /masters`: every enabled disk agent's master images; an agent that failed has `error`. */
 export const mastersListingSchema = Type.Object({
-  agents: Type.Array(Type.Object({ agent: Type.String(), iscsi_server: OrNull(Type.String()), masters: Type.Array(masterSchema), error: Type.Optional(Type.String()) })),
+  agents: Type.Array(
+    Type.Object({
+      agent: Type.String(),
+      iscsi_server: OrNull(Type.String()),
+      storager_ip: OrNull(Type.String({ description: "iscsi_server under the name the seed control plane's current WebUI reads" })),
+      masters: Type.Array(masterSchema),
+      error: Type.Optional(Type.String()),
+    }),
+  ),
 });
 export type MastersListing = Static<typeof mastersListingSchema>;
 
@@ -706,6 +770,7 @@ export const agentProbeSchema = Type.Object({
   role: Type.Object({ disk: Type.Boolean(), cd: Type.Boolean() }),
   tags: Type.Array(Type.String()),
   iscsi_server: Type.String(),
+  storager_ip: Type.String({ description: 'iscsi_server under the WebUI’s name' }),
   enabled: Type.Boolean(),
   backend: StringEnum(['stgt', 'lio'] as const),
   ...Type.Partial(Type.Pick(AgentCapabilitiesAnswer, ['fs_type', 'base_iqn', 'clone', 'empty_disk', 'persistent'])).properties,

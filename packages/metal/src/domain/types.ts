@@ -42,7 +42,7 @@ export function workerView(w: WorkerRecord, mac: string | null): WorkerView {
     hostname: w.hostname,
     arch: w.arch,
     state: w.state,
-    disks: w.disks,
+    disks: w.disks.map((d) => ({ ...d, os_tag: d.os })),
     cd: w.cd,
     worker_id: w.worker_id,
     mac,

@@ -68,6 +68,23 @@ export class AgentRepository {
     return new Map(rows.map((r) => [r.agent, Number(r.n)]));
   }
 
+  /**
+   * What the ledger keeps on one agent: the workers whose system disk or install CD it holds
+   * (`/boot-vars` needs the agent's `iscsi_server` for each of them).
+   */
+  async usedBy(db: MetalDb, id: string): Promise<{ disks: string[]; cds: string[] }> {
+    const disks = await db.selectFrom('disks').select('worker_id').distinct().where('agent', '=', id).orderBy('worker_id').execute();
+    const withCd = await db.selectFrom('workers').select(['worker_id', 'cd']).where('cd', 'is not', null).orderBy('worker_id').execute();
+    const cds = withCd.filter((w) => (JSON.parse(w.cd as string) as { agent?: unknown }).agent === id).map((w) => w.worker_id);
+    return { disks: disks.map((d) => d.worker_id), cds };
+  }
+
+  /** True when there was an agent to delete (its master tags go with it: foreign key). */
+  async delete(db: MetalDb, id: string): Promise<boolean> {
+    const r = await db.deleteFrom('agents').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
   /** Every agent (`ironlens import --replace`). */
   async deleteAll(db: MetalDb): Promise<void> {
     await db.deleteFrom('agents').execute();

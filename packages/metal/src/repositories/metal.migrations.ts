@@ -203,4 +203,21 @@ export const metalMigrations: NamedMigration[] = [
       await db.schema.createIndex('worker_images_worker').on('worker_images').columns(['worker_id', 'id']).execute();
     },
   },
+  {
+    // Master tags (issue 33): os / os_version / remark annotations of a master image on an agent,
+    // merged into GET /masters. They go with their agent (DELETE /agents/{id}, import --replace).
+    name: 'metal-0033-master-tags',
+    async up(db) {
+      await db.schema
+        .createTable('master_tags')
+        .addColumn('agent_id', 'text', (c) => c.notNull().references('agents.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('os', 'text', (c) => c.notNull())
+        .addColumn('os_version', 'text', (c) => c.notNull())
+        .addColumn('remark', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('master_tags_pk', ['agent_id', 'name'])
+        .execute();
+    },
+  },
 ];

@@ -146,6 +146,15 @@ export interface SettingsTable {
   key: string;
   value: string;
 }
+/** A master image's annotation (the seed control plane's current WebUI): never checked against the agent's listing. */
+export interface MasterTagsTable {
+  agent_id: string;
+  name: string;
+  os: string;
+  os_version: string;
+  remark: string;
+  updated_at: string;
+}
 export interface MetalTables {
   workers: WorkersTable;
   disks: DisksTable;
@@ -161,6 +170,7 @@ export interface MetalTables {
   rollouts: RolloutsTable;
   rollout_workers: RolloutWorkersTable;
   worker_images: WorkerImagesTable;
+  master_tags: MasterTagsTable;
 }
 
 /** Every table the boot control plane's store holds: its own and the operations log. */

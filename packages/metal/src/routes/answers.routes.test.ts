@@ -63,6 +63,12 @@ describe('every answer is what the service returned (issue 19)', () => {
     await f.app.inject({ url: `/devices/report?mac=${MAC1}&uuid=4c4c4544-0042-3510-8052-b4c04f4e4d32&manufacturer=QEMU&product=Standard%20PC&serial=S1&cpumodel=Intel&mem-total=0x8000&mem-type=DDR5&mem-speed=5600&chip=RTL8125&busid=0110ec8125` });
     await api('GET', '/settings/auto-register');
     await api('PUT', '/settings/auto-register', { enabled: true });
+    // The registration window of the seed control plane's current WebUI.
+    await api('GET', '/settings/registration-window');
+    await api('POST', '/settings/registration-window', { ttl_minutes: 30 }, 201);
+    await api('GET', '/settings/registration-window');
+    await api('DELETE', '/settings/registration-window');
+    await api('PUT', '/settings/auto-register', { enabled: true });
 
     // Agents.
     await api('POST', '/agents/probe', { base_url: agent.url });
@@ -96,7 +102,10 @@ describe('every answer is what the service returned (issue 19)', () => {
     await api('DELETE', '/agents/a1/luns?iqn=iqn.2026-07.com.controller:direct&delete_file=true');
     await api('DELETE', '/agents/a1/luns?iqn=iqn.2026-07.com.controller:gone&ignore_missing=true');
     await api('POST', '/agents/a1/luns/scan');
+    await api('PUT', `/agents/a1/masters/${MASTER}/tag`, { os: 'Debian', os_version: '12', remark: 'the lab image' });
     await api('GET', '/masters');
+    await api('DELETE', `/agents/a1/masters/${MASTER}/tag`);
+    await api('PUT', '/workers/w1/default-disk', { disk: 'debian', menu_default: 'boot-os', menu_timeout: 3000 });
 
     // The booted worker: its boot variables and its host report.
     const bootVars = await f.app.inject({ url: `/boot-vars?mac=${MAC1}&format=json` });
@@ -181,6 +190,8 @@ describe('every answer is what the service returned (issue 19)', () => {
     await api('DELETE', '/devices/52:54:00:19:00:04');
     await api('DELETE', '/workers/w2?delete_disk=true');
     await api('POST', '/workers/delete/batch', { worker_ids: ['b-1', 'b-2', 'nobody'] });
+    await api('POST', '/agents', { id: 'a2', base_url: agent.url }, 201);
+    await api('DELETE', '/agents/a2');
 
     expect(f.answers.drifts, 'answers that differ from what their handler returned').toEqual([]);
 

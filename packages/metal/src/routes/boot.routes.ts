@@ -1,6 +1,21 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { autoRegisterBody, autoRegisterSchema, bootVarsQuery, deviceReportQuery, detailSchema, healthSchema, ipxeScriptAnswer, operationsQuery, operationsSchema, security } from '../api/schemas';
+import {
+  autoRegisterBody,
+  autoRegisterSchema,
+  bootVarsQuery,
+  deviceReportQuery,
+  detailSchema,
+  errorResponses,
+  healthSchema,
+  ipxeScriptAnswer,
+  operationsQuery,
+  operationsSchema,
+  registrationWindowBody,
+  registrationWindowClosedSchema,
+  registrationWindowSchema,
+  security,
+} from '../api/schemas';
 import type { MetalServices } from '../wiring';
 
 const IPXE = 'text/plain; charset=utf-8';
@@ -70,7 +85,7 @@ function ipxeRoutes(instance: FastifyInstance, s: MetalServices): void {
   );
 }
 
-/** §12, §16.5: the auto-register switch and the operations log. */
+/** §12, §16.5: the auto-register switch, the registration window and the operations log. */
 function settingsAndOperationsRoutes(instance: FastifyInstance, s: MetalServices): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/settings/auto-register', { schema: { tags: ['settings'], security, response: { 200: autoRegisterSchema } } }, async () => s.settings.autoRegisterView());
@@ -78,6 +93,29 @@ function settingsAndOperationsRoutes(instance: FastifyInstance, s: MetalServices
     '/settings/auto-register',
     { schema: { tags: ['settings'], security, body: autoRegisterBody, response: { 200: autoRegisterSchema, 422: detailSchema } } },
     async (req) => s.settings.putAutoRegister(req.body.enabled, { client: req.ip }),
+  );
+
+  // The seed control plane's current WebUI: auto-register open for 1-60 minutes (docs/metal.md).
+  const windowPath = '/settings/registration-window';
+  app.get(windowPath, { config: { permission: 'metal:setting:read' }, schema: { tags: ['settings'], security, summary: 'The registration window: auto-register open for a bounded time', response: { 200: registrationWindowSchema } } }, async () =>
+    s.settings.registrationWindow(),
+  );
+  app.post(
+    windowPath,
+    {
+      config: { permission: 'metal:setting:write' },
+      schema: { tags: ['settings'], security, summary: 'Open the registration window for ttl_minutes (1-60); it closes by itself', body: registrationWindowBody, response: { 201: registrationWindowSchema, ...errorResponses } },
+    },
+    async (req, reply) => {
+      const view = await s.settings.openRegistrationWindow(req.body.ttl_minutes, { client: req.ip });
+      reply.status(201);
+      return view;
+    },
+  );
+  app.delete(
+    windowPath,
+    { config: { permission: 'metal:setting:write' }, schema: { tags: ['settings'], security, summary: 'Close the registration window early', response: { 200: registrationWindowClosedSchema, ...errorResponses } } },
+    async (req) => s.settings.closeRegistrationWindow({ client: req.ip }),
   );
 
   app.get(

@@ -62,6 +62,15 @@ describe('POST /hosts/report', () => {
     expect(await f.services.hostReports.joinedTo('c0000003')).toEqual([]);
   });
 
+  it('gives the accelerators a joined worker reported (the deployments’ inventory, issue 28), none for another cluster', async () => {
+    const report = body();
+    report.hardware.accelerators = [{ vendor: 'NVIDIA Corporation', model: 'H100 80GB HBM3', pci_id: '10de:2330', count: 8, memory_bytes: null }] as never;
+    expect((await post(report)).statusCode).toBe(200);
+    await f.services.hostReports.joinCluster(['w1'], 'c0000002');
+    expect(await f.services.hostReports.inventoryOf('c0000002')).toEqual([{ workerId: 'w1', address: '192.0.2.5', accelerators: [{ vendor: 'NVIDIA Corporation', model: 'H100 80GB HBM3', pciId: '10de:2330', count: 8 }] }]);
+    expect(await f.services.hostReports.inventoryOf('c0000003')).toEqual([]);
+  });
+
   it('forgets the report, the fixed address and the cluster with the worker', async () => {
     expect((await post(body())).statusCode).toBe(200);
     await f.services.workers.setFixedAddress('w1', '192.0.2.40', {});

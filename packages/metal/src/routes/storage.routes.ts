@@ -13,6 +13,7 @@ import {
   workerStatusSchema,
   agentBody,
   agentCreateBody,
+  agentDeletedSchema,
   agentListQuery,
   agentProbeBody,
   agentViewSchema,
@@ -24,6 +25,10 @@ import {
   lunCdBody,
   lunDeleteQuery,
   lunDiskBody,
+  masterTagBody,
+  masterTagClearedSchema,
+  masterTagParams,
+  masterTagSchema,
   security,
   workerSchema,
   agentParams,
@@ -56,11 +61,31 @@ function agentRoutes(instance: FastifyInstance, s: MetalServices): void {
   app.post(
     '/agents/probe',
     { schema: { tags: agentTags, security, summary: 'Probe an agent (preview, writes nothing)', body: agentProbeBody, response: { 200: agentProbeSchema, ...errorResponses } } },
-    // A `${NAME}` in the body's token is expanded only for a caller who may register agents.
-    async (req) => ag.probe(req.body, { mayWriteAgents: req.principal !== undefined && roleAllows(req.principal.role, 'metal:agent:write') }),
+    // A `${NAME}` in the body's token is expanded only for a caller who may register agents, and logged.
+    async (req) => ag.probe(req.body, { client: req.ip, mayWriteAgents: req.principal !== undefined && roleAllows(req.principal.role, 'metal:agent:write') }),
   );
   app.put('/agents/:agent_id', { schema: { params: agentParams, tags: agentTags, security, body: agentBody, response: { 200: agentViewSchema, ...errorResponses } } }, async (req) =>
     ag.update(req.params.agent_id, req.body, { client: req.ip }),
+  );
+  // The seed control plane's current WebUI (docs/metal.md): remove an agent, annotate its masters.
+  app.delete(
+    '/agents/:agent_id',
+    {
+      config: { permission: 'metal:agent:delete' },
+      schema: { params: agentParams, tags: agentTags, security, summary: 'Remove an agent and its master tags (409 while a worker’s disk or CD is on it)', response: { 200: agentDeletedSchema, ...errorResponses } },
+    },
+    async (req) => ag.delete(req.params.agent_id, { client: req.ip }),
+  );
+  const tagPath = '/agents/:agent_id/masters/:master_name/tag';
+  app.put(
+    tagPath,
+    { config: { permission: 'metal:master:tag' }, schema: { params: masterTagParams, tags: ['masters'], security, summary: 'Tag a master image (os, os_version: annotations merged into GET /masters)', body: masterTagBody, response: { 200: masterTagSchema, ...errorResponses } } },
+    async (req) => ag.setMasterTag(req.params.agent_id, req.params.master_name, req.body, { client: req.ip }),
+  );
+  app.delete(
+    tagPath,
+    { config: { permission: 'metal:master:tag' }, schema: { params: masterTagParams, tags: ['masters'], security, summary: "Clear a master image's tag", response: { 200: masterTagClearedSchema, ...errorResponses } } },
+    async (req) => ag.clearMasterTag(req.params.agent_id, req.params.master_name, { client: req.ip }),
   );
 }
 

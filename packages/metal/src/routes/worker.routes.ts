@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   batchCreateBody,
   createWorkerBody,
+  defaultDiskBody,
   defaultOsBody,
   errorResponses,
   security,
@@ -64,6 +65,15 @@ export function workerRoutes(instance: FastifyInstance, s: MetalServices): void 
     '/workers/:worker_id/default-os',
     { schema: { params: workerParams, tags, security, body: defaultOsBody, response: one } },
     async (req) => s.workers.setDefaultOs(req.params.worker_id, req.body ?? {}, { client: req.ip }),
+  );
+
+  app.put(
+    '/workers/:worker_id/default-disk',
+    {
+      config: { permission: 'metal:worker:write' },
+      schema: { params: workerParams, tags, security, summary: "Default boot by disk key (the seed control plane's current WebUI): /default-os with disk = the disk's os_tag", body: defaultDiskBody, response: one },
+    },
+    async (req) => s.workers.setDefaultDisk(req.params.worker_id, req.body ?? {}, { client: req.ip }),
   );
 
   app.put(

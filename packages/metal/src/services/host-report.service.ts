@@ -232,6 +232,24 @@ export class HostReportService {
     return out;
   }
 
+  /**
+   * The workers that joined this cluster with the accelerators their host report lists (issue 28:
+   * clusters' `WorkerInventory`, shown beside their nodes and compared with what the nodes offer).
+   */
+  async inventoryOf(clusterId: string): Promise<Array<{ workerId: string; address: string | null; accelerators: Array<{ vendor: string; model: string; pciId: string | null; count: number }> }>> {
+    const out = [];
+    for (const id of await this.reports.workersOfCluster(this.db, clusterId)) {
+      const rec = await this.reports.get(this.db, id);
+      if (!rec) continue;
+      out.push({
+        workerId: id,
+        address: primaryAddress(rec.host, rec.mac),
+        accelerators: rec.host.hardware.accelerators.map((a) => ({ vendor: a.vendor, model: a.model, pciId: a.pci_id ?? null, count: a.count })),
+      });
+    }
+    return out;
+  }
+
   /** A bootstrap by worker registered these workers' cluster: each worker's view shows it. */
   async joinCluster(workerIds: string[], clusterId: string): Promise<void> {
     const at = isoSeconds(new Date(this.now()));

@@ -167,6 +167,8 @@ describe('ironlens import validation', () => {
       [{ ...VALID, 'config/agents.yml': 'agents:\n  a1: {base_url: "http://127.0.0.1:1", iscsi_server: "1.2.3.4\\nset x"}\n' }, 'config/agents.yml', 'agent "a1"', 'iscsi_server'],
       [{ ...VALID, 'state/settings.json': '{"auto_register": null}' }, 'state/settings.json', 'document', 'auto_register'],
       [{ ...VALID, 'state/settings.json': '{"evil": 1}' }, 'state/settings.json', 'document', 'evil'],
+      [{ ...VALID, 'state/settings.json': '{"registration_window": {"opened_at": "2026-08-21T10:00:00+00:00", "ttl_minutes": 600}}' }, 'state/settings.json', 'document', 'registration_window'],
+      [{ ...VALID, 'state/settings.json': '{"registration_window": {"opened_at": "soon", "ttl_minutes": 5}}' }, 'state/settings.json', 'document', 'registration_window'],
       [{ ...VALID, 'state/operations.jsonl': `${OPERATIONS}{"id":2,"ts":"2026-08-15T10:00:00+00:00","op":"x","mac":"nope"}\n` }, 'state/operations.jsonl', 'line 2', 'mac'],
       [{ ...VALID, 'dnsmasq/dhcp-hosts.conf': '00:0c:29:b9:8b:11,worker-01,set:x\n' }, 'dnsmasq/dhcp-hosts.conf', 'line 1', 'line'],
       [{ ...VALID, 'dnsmasq/dhcp-hosts.conf': '\n00:0c:29:b9:8b:11,Evil Host\n' }, 'dnsmasq/dhcp-hosts.conf', 'line 2', 'hostname'],

@@ -42,6 +42,15 @@ export const LAYOUT = {
 export const IMPORTABLE_SETTINGS: Record<string, { expected: string; ok: (v: unknown) => boolean }> = {
   auto_register: { expected: 'true or false', ok: (v) => typeof v === 'boolean' },
   auto_register_until: { expected: 'a timestamp or null', ok: (v) => v === null || (typeof v === 'string' && TIMESTAMP.test(v)) },
+  // POST /settings/registration-window (the seed control plane's current WebUI keeps it here too).
+  registration_window: {
+    expected: '{"opened_at": timestamp, "ttl_minutes": 1-60} or null',
+    ok: (v) => {
+      if (v === null) return true;
+      if (!isObject(v) || Object.keys(v).sort().join() !== 'opened_at,ttl_minutes') return false;
+      return typeof v.opened_at === 'string' && TIMESTAMP.test(v.opened_at) && Number.isInteger(v.ttl_minutes) && (v.ttl_minutes as number) >= 1 && (v.ttl_minutes as number) <= 60;
+    },
+  },
 };
 
 const WORKER_STATES = ['registered', 'ready', 'installing'];

@@ -182,11 +182,13 @@ export class StorageService implements WorkerStorage {
 
   async masters(ctx: RequestContext): Promise<MastersListing> {
     const agents = (await this.agents.list()).filter((a) => a.enabled && a.role.disk);
+    // Master tags (the seed control plane's current WebUI) are merged into the masters they name.
+    const tags = new Map((await this.agents.masterTags()).map((t) => [`${t.agent_id}/${t.name}`, { os: t.os, os_version: t.os_version, remark: t.remark }]));
     const entries = await Promise.all(
       agents.map(async (a) => {
-        const base = { agent: a.id, iscsi_server: iscsiServerOf(a) };
+        const base = { agent: a.id, iscsi_server: iscsiServerOf(a), storager_ip: iscsiServerOf(a) };
         try {
-          return { ...base, masters: await this.agents.client(a).masters() };
+          return { ...base, masters: (await this.agents.client(a).masters()).map((m) => ({ ...m, ...tags.get(`${a.id}/${m.name}`) })) };
         } catch (err) {
           const msg = err instanceof AppError ? String(err.extra.error ?? err.message) : (err as Error).message;
           await this.ops.append({ op: 'master.list', status: 'failed', agent: a.id, error: msg, client: ctx.client });

@@ -272,6 +272,31 @@ export class WorkerService {
   }
 
   /**
+   * `PUT /workers/{worker_id}/default-disk` (the seed control plane's current WebUI): `/default-os`
+   * with the disk named by its key (`disk`, the `os_tag` of the worker views, which is its `os`),
+   * and the WebUI's generic menu item `boot-os` meaning the worker's default disk (400
+   * `menu_item_invalid` when it has none). Same rules, errors and ledger fields as `/default-os`.
+   */
+  async setDefaultDisk(workerIdInput: string, body: Record<string, unknown>, ctx: RequestContext): Promise<WorkerView> {
+    const workerId = requireWorkerId(workerIdInput);
+    const has = (k: string) => Object.hasOwn(body ?? {}, k);
+    if (!has('disk') && !has('menu_default') && !has('menu_timeout')) throw new AppError('default_os_nothing_to_set', 'at least one of disk, menu_default, menu_timeout is required');
+    const asOs: Record<string, unknown> = {};
+    if (has('disk')) asOs.os = body.disk;
+    if (has('menu_timeout')) asOs.menu_timeout = body.menu_timeout;
+    if (has('menu_default')) {
+      const item = body.menu_default;
+      if (typeof item === 'string' && item.trim().toLowerCase() === 'boot-os') {
+        const disk = has('disk') ? (body.disk === '' ? null : body.disk) : (await this.workers.get(this.db, workerId))?.default_os;
+        if (disk === undefined && !has('disk')) throw new AppError('worker_not_found', `worker not found: ${workerId}`);
+        if (disk === null || disk === undefined) throw new AppError('menu_item_invalid', `menu_default boot-os boots the worker's default disk, and worker ${workerId} has none: set disk first`);
+        asOs.menu_default = disk;
+      } else asOs.menu_default = item;
+    }
+    return this.setDefaultOs(workerId, asOs, ctx);
+  }
+
+  /**
    * Issue 24: the worker's fixed IPv4 address (`null` removes it), rendered into the hosts
    * file (`mac,ipv4,hostname,infinite`), so machines that DHCP at the same moment are never
    * offered one address twice. Unique across workers.

@@ -9,6 +9,8 @@ import { BootstrapRunPage } from './pages/bootstrap/BootstrapRunPage';
 import { ClusterNewPage } from './pages/clusters/ClusterNewPage';
 import { ClusterPage } from './pages/clusters/ClusterPage';
 import { ClustersPage } from './pages/clusters/ClustersPage';
+import { DeployWizardPage } from './pages/deployments/DeployWizardPage';
+import { DeploymentPage } from './pages/deployments/DeploymentPage';
 import { LocalClustersPage } from './pages/LocalClustersPage';
 import { DevicesPage } from './pages/machines/DevicesPage';
 import { OperationsPage } from './pages/machines/OperationsPage';
@@ -39,7 +41,7 @@ const NAV: Array<{ group: string; items: NavItem[] }> = [
   {
     group: 'Kubernetes',
     items: [
-      { to: '/clusters', label: 'Clusters', pages: ['clusters', 'cluster'] },
+      { to: '/clusters', label: 'Clusters', pages: ['clusters', 'cluster', 'deploy', 'deployment'] },
       { to: '/clusters/new', label: 'Register a cluster', pages: ['cluster-new'] },
       { to: '/bootstrap', label: 'Bootstrap', pages: ['bootstrap', 'bootstrap-run'] },
       { to: '/local-clusters', label: 'Local clusters (kind)', pages: ['local-clusters'] },
@@ -62,6 +64,8 @@ const TITLES: Record<Route['page'], string> = {
   clusters: 'Clusters',
   'cluster-new': 'Register a cluster',
   cluster: 'Cluster',
+  deploy: 'Deploy a model',
+  deployment: 'Model deployment',
   bootstrap: 'Bootstrap',
   'bootstrap-run': 'Bootstrap run',
   'local-clusters': 'Local clusters',
@@ -91,6 +95,10 @@ function page(route: Route): ReactNode {
       return <ClusterNewPage />;
     case 'cluster':
       return <ClusterPage id={route.id} />;
+    case 'deploy':
+      return <DeployWizardPage clusterId={route.id} />;
+    case 'deployment':
+      return <DeploymentPage id={route.id} />;
     case 'bootstrap':
       return <BootstrapListPage />;
     case 'bootstrap-run':

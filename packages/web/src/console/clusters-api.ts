@@ -5,6 +5,16 @@
  * 19): the bundle holds no server code, and the client cannot drift from what the API answers.
  */
 import type {
+  AcceleratorInventory,
+  DeploymentExecution,
+  DeploymentExecutionList,
+  DeploymentPatchRequest,
+  DeploymentRun,
+  ExecutionEvents,
+  ExecutionPods,
+  PlacementAnswer,
+  PodLogs,
+  StandardVllmRunRequest,
   BootstrapNodeInput,
   BootstrapPhase,
   BootstrapStatus,
@@ -65,6 +75,9 @@ export type {
   WorkerNodeInput,
 };
 export type ClusterPatch = ClusterSettingsUpdateBody;
+/** Model deployments (issue 28). */
+export type { AcceleratorInventory, DeploymentExecution, ExecutionEvents, ExecutionPods, PlacementAnswer, PodLogs, StandardVllmRunRequest };
+export type PlacementPreview = { fits: boolean; detail: string | null; placement: PlacementAnswer };
 export type BootstrapRole = BootstrapNodeInput['roles'][number];
 export type BootstrapListItem = BootstrapSummary;
 export type KubernetesVersion = KubernetesVersionCheck;
@@ -124,6 +137,19 @@ export function createClustersApi(http: Http) {
     overview: (id: string) => c<Overview>('GET', `/api/cluster/overview${query({ clusterId: id })}`),
     cordon: (id: string, names: string[]) => c<CordonResults>('POST', `${cl(id)}/nodes/cordon`, { names }),
     uncordon: (id: string, names: string[]) => c<CordonResults>('POST', `${cl(id)}/nodes/uncordon`, { names }),
+
+    accelerators: (id: string) => c<AcceleratorInventory>('GET', `${cl(id)}/accelerators`),
+    deploy: (body: StandardVllmRunRequest) => c<DeploymentRun>('POST', '/api/v1/deployments/standard-vllm-runs', body),
+    placement: (body: StandardVllmRunRequest) => c<PlacementPreview>('POST', '/api/v1/deployments/placement', body),
+    deployments: (clusterId?: string) => c<DeploymentExecutionList>('GET', `/api/v1/deployments/executions${query({ cluster_id: clusterId })}`),
+    deployment: (execId: string) => c<DeploymentExecution>('GET', `/api/v1/deployments/executions/${enc(execId)}`),
+    patchDeployment: (execId: string, body: DeploymentPatchRequest) => c<DeploymentExecution>('PATCH', `/api/v1/deployments/executions/${enc(execId)}`, body),
+    deleteDeployment: (execId: string) => c<null>('DELETE', `/api/v1/deployments/executions/${enc(execId)}`),
+    cancelDeployment: (execId: string) => c<{ id: string; status: string }>('POST', `/api/v1/deployments/executions/${enc(execId)}/cancel`),
+    deploymentPods: (execId: string) => c<ExecutionPods>('GET', `/api/v1/deployments/executions/${enc(execId)}/pods`),
+    deploymentEvents: (execId: string) => c<ExecutionEvents>('GET', `/api/v1/deployments/executions/${enc(execId)}/events`),
+    podLogs: (execId: string, pod: string, o: { container?: string; previous?: boolean; tail?: number } = {}) =>
+      c<PodLogs>('GET', `/api/v1/deployments/executions/${enc(execId)}/pods/${enc(pod)}/logs${query({ container: o.container, previous: o.previous ? 'true' : undefined, tail: o.tail })}`),
 
     bootstraps: () => c<{ items: BootstrapListItem[] }>('GET', '/api/cluster/bootstrap'),
     hostKeys: (nodes: HostKeysRequest['nodes']) => c<HostKeysResponse>('POST', '/api/cluster/bootstrap/host-keys', { nodes }),

@@ -51,6 +51,9 @@ describe('routes', () => {
     expect(routeOf('/clusters')).toEqual({ page: 'clusters' });
     expect(routeOf('/clusters/new')).toEqual({ page: 'cluster-new' });
     expect(routeOf('/clusters/abcd1234')).toEqual({ page: 'cluster', id: 'abcd1234' });
+    expect(routeOf('/clusters/abcd1234/deploy')).toEqual({ page: 'deploy', id: 'abcd1234' });
+    expect(routeOf('/deployments/a1b2c3d4e5f6')).toEqual({ page: 'deployment', id: 'a1b2c3d4e5f6' });
+    expect(routeOf('/deployments')).toEqual({ page: 'not-found' });
     expect(routeOf('/bootstrap')).toEqual({ page: 'bootstrap' });
     expect(routeOf('/bootstrap/bootstrap-5b7fd3a81290')).toEqual({ page: 'bootstrap-run', id: 'bootstrap-5b7fd3a81290' });
     expect(routeOf('/local-clusters')).toEqual({ page: 'local-clusters' });

@@ -51,6 +51,8 @@ export type Route =
   | { page: 'clusters' }
   | { page: 'cluster-new' }
   | { page: 'cluster'; id: string }
+  | { page: 'deploy'; id: string }
+  | { page: 'deployment'; id: string }
   | { page: 'bootstrap' }
   | { page: 'bootstrap-run'; id: string }
   | { page: 'local-clusters' }
@@ -75,7 +77,9 @@ export function routeOf(path: string): Route {
     if (!b) return { page: 'clusters' };
     if (b === 'new' && !c) return { page: 'cluster-new' };
     if (!c) return { page: 'cluster', id: b };
+    if (c === 'deploy' && !d) return { page: 'deploy', id: b };
   }
+  if (a === 'deployments' && b && !c) return { page: 'deployment', id: b };
   if (a === 'bootstrap') {
     if (!b) return { page: 'bootstrap' };
     if (!c) return { page: 'bootstrap-run', id: b };

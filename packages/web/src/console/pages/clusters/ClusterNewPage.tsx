@@ -151,7 +151,7 @@ function VersionLine({ v }: { v: KubernetesVersion }) {
 function ProxyStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSaved: (c: ClusterRecord) => void; onNext: () => void }) {
   const { clusters } = useConsole();
   const access = useAccess();
-  const [p, setP] = useState<ProxyConfig>(cluster.proxy ?? { mode: 'none', httpProxy: null, httpsProxy: null, noProxy: null });
+  const [p, setP] = useState<ProxyConfig>(cluster.proxy ?? { mode: 'auto', httpProxy: null, httpsProxy: null, noProxy: null });
   const v = usePoll(() => clusters.kubernetesVersion(cluster.id), 0, [cluster.id, JSON.stringify(cluster.proxy)]);
   const act = useAction();
   const save = async (e: FormEvent) => {
@@ -167,9 +167,9 @@ function ProxyStep({ cluster, onSaved, onNext }: { cluster: ClusterRecord; onSav
         <label className="field">
           <span>How ironlens reaches this cluster</span>
           <select value={p.mode} onChange={(e) => setP({ ...p, mode: e.target.value as ProxyConfig['mode'] })} data-testid="proxy-mode">
-            <option value="none">directly (no proxy)</option>
-            <option value="system">through ironlens’ own proxy settings (HTTPS_PROXY, NO_PROXY)</option>
+            <option value="auto">automatic: ironlens’ own proxy settings (HTTPS_PROXY, NO_PROXY), if any</option>
             <option value="custom">through this proxy</option>
+            <option value="none">directly, even if ironlens has proxy settings</option>
           </select>
         </label>
         {p.mode === 'custom' && (

@@ -2,10 +2,13 @@ import { type FormEvent, useState } from 'react';
 import { useAction, usePoll } from '../../../shared/use-poll';
 import { gate, useAccess } from '../../access';
 import type { ClusterRecord, CordonResult, Overview } from '../../clusters-api';
+
+type ComponentStatus = Overview['kubernetes']['components']['monitoring'];
 import { BatchResultTable, DataTable } from '../../components/tables';
 import { Badge, bytes, Dialog, ErrorNote, Meter, PageHeader, ScrollBox, when } from '../../components/ui';
 import { useConsole } from '../../context';
 import { Link, navigate } from '../../router';
+import { DeploymentsCard, GpuAllocationCard } from './DeploymentsCard';
 import { GatewayCard } from './GatewayCard';
 
 /** One cluster: overview charts, nodes (cordon/uncordon), components, namespaces, CRDs, token rotation, edit, delete. */
@@ -42,6 +45,8 @@ export function ClusterPage({ id }: { id: string }) {
       {ov.data && <Workloads ov={ov.data} />}
       {c && <CrdCard id={id} />}
       {c && <GatewayCard id={id} />}
+      {c && <DeploymentsCard id={id} />}
+      {c && <GpuAllocationCard id={id} />}
       {c && <TokenCard cluster={c} />}
       {c && editing && (
         <EditCluster
@@ -113,7 +118,7 @@ function OverviewCharts({ ov }: { ov: Overview }) {
       </div>
       <h3>Components</h3>
       <ul className="plain">
-        {Object.entries(ov.kubernetes.components).map(([k, v]) => (
+        {componentRows(ov.kubernetes.components).map(([k, v]) => (
           <li key={k}>
             {k}: <Badge tone={v.status === 'ready' ? 'good' : v.installed ? 'warn' : 'muted'}>{v.installed ? v.status : 'not installed'}</Badge> {v.installed && `${v.ready}/${v.desired}`}
           </li>
@@ -414,4 +419,10 @@ function DeleteCluster({ cluster, onClose }: { cluster: ClusterRecord; onClose: 
       </div>
     </Dialog>
   );
+}
+
+/** Seed 000's components, then each accelerator profile's device plugin (Lens' acceleratorDevicePlugins). */
+function componentRows(c: Overview['kubernetes']['components']): Array<[string, ComponentStatus]> {
+  const { acceleratorDevicePlugins, ...rest } = c;
+  return [...Object.entries(rest), ...Object.entries(acceleratorDevicePlugins ?? {}).map(([id, v]): [string, ComponentStatus] => [`device plugin (${id})`, v])];
 }

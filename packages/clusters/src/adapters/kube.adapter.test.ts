@@ -1,0 +1,53 @@
+import { createServer, type Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClientNodeKube, KubeApiError } from './kube.adapter';
+
+// A read answered 429 (a custom resource's watch cache still initializing: "storage is
+// (re)initializing", or API priority and fairness) is tried again, as client-go does (issue 28:
+// a deployment's delete and a cluster's delete list such resources).
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+
+async function apiServer(tooMany: number): Promise<{ url: string; hits: () => number }> {
+  let hits = 0;
+  server = createServer((req, res) => {
+    hits++;
+    if (hits <= tooMany) {
+      res.writeHead(429, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429, message: 'storage is (re)initializing' }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'NodeList', apiVersion: 'v1', metadata: {}, items: [{ metadata: { name: 'n1' } }] }));
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+  const a = server.address();
+  return { url: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`, hits: () => hits };
+}
+
+const kubeconfig = (url: string) => `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${url}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`;
+
+describe('ClientNodeKube and 429', () => {
+  it('reads again after a 429, up to three times', async () => {
+    const s = await apiServer(3);
+    const kube = new ClientNodeKube(kubeconfig(s.url), { proxy: { mode: 'none' } as never, timeoutMs: 5000, allowLinkLocal: true });
+    expect((await kube.listNodes()).map((n) => n.metadata?.name)).toEqual(['n1']);
+    expect(s.hits()).toBe(4);
+    kube.close();
+  });
+
+  it('answers the 429 when it lasts', async () => {
+    const s = await apiServer(10);
+    const kube = new ClientNodeKube(kubeconfig(s.url), { proxy: { mode: 'none' } as never, timeoutMs: 5000, allowLinkLocal: true });
+    const err = await kube.listNodes().catch((e) => e);
+    expect(err).toBeInstanceOf(KubeApiError);
+    expect(err.status).toBe(429);
+    expect(s.hits()).toBe(4);
+    kube.close();
+  });
+});
