@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { productionSources } from '@ironlens/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { installService, renderEnvFile, renderUnit, ServiceError, serviceOptions } from './install-service';
+import { installService, nextSteps, renderEnvFile, renderUnit, ServiceError, serviceOptions } from './install-service';
 import { main } from './main';
 import { CLIENT_SETTINGS, SETTINGS, TEST_ONLY_SETTINGS } from './settings';
 
@@ -123,6 +123,13 @@ describe('ironlens install-service', () => {
     }
     expect(out.join('')).toContain('\nAmbientCapabilities=CAP_NET_BIND_SERVICE CAP_NET_ADMIN CAP_NET_RAW\n');
     expect(out.join('')).toContain('apt-get install dnsmasq-base ipxe');
+  });
+
+  it('says what to run next for each service: the storage target only for the agent, the boot packages only with --boot-services', () => {
+    const steps = (kind: string, bootServices = false) => nextSteps(serviceOptions(kind, {}, { bootServices }), false).split('\n').filter((l) => l.startsWith('  ')).map((l) => l.trim().split(/\s+/)[0]);
+    expect(steps('serve')).toEqual(['useradd', '$EDITOR', 'systemctl', 'systemctl', 'journalctl']);
+    expect(steps('serve', true)).toEqual(['useradd', 'apt-get', '$EDITOR', 'systemctl', 'systemctl', 'journalctl']);
+    expect(steps('agent')).toEqual(['mkdir', '$EDITOR', 'systemctl', 'systemctl', 'journalctl']);
   });
 
   it('refuses values that would not stay one line of a unit file', () => {

@@ -200,8 +200,8 @@ export function nextSteps(o: ServiceOptions, written: boolean): string {
     'next:',
   ];
   if (o.kind === 'serve') steps.push(`  useradd --system --user-group --home-dir ${o.dataDir} --shell /usr/sbin/nologin ${o.user}   # once`);
-  if (o.bootServices) steps.push('  apt-get install dnsmasq-base ipxe   # the dnsmasq the boot services run and the iPXE binaries they serve');
-  else steps.push(`  mkdir -p ${o.diskDir} && modprobe target_core_mod 2>/dev/null; systemctl enable --now tgt   # stgt (or LIO) on this node`);
+  if (o.kind === 'serve' && o.bootServices) steps.push('  apt-get install dnsmasq-base ipxe   # the dnsmasq the boot services run and the iPXE binaries they serve');
+  if (o.kind === 'agent') steps.push(`  mkdir -p ${o.diskDir} && modprobe target_core_mod 2>/dev/null; systemctl enable --now tgt   # stgt (or LIO) on this node`);
   steps.push(
     `  $EDITOR ${join(o.envDir, envName(o.kind))}   # set the tokens (${o.kind === 'serve' ? 'IPXE_CP_TOKEN, IRONLENS_CONSOLE_TOKEN' : 'IPXE_AGENT_TOKEN'}) before exposing it${o.bootServices ? ', and IRONLENS_BOOT_SERVICES with its interface' : ''}`,
     '  systemctl daemon-reload',
