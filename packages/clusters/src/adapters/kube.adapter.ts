@@ -97,6 +97,8 @@ export interface NamespacedItem {
   /** Secret type, ServiceAccount name… whatever helps to tell Kubernetes' own objects apart. */
   type?: string;
   annotations?: Record<string, string>;
+  /** It has a controller owner (`ownerReferences[].controller`): made from another object, going away with it. */
+  owned?: boolean;
 }
 
 export interface ApiResourceRef {
@@ -525,7 +527,7 @@ export class ClientNodeKube implements Kube {
     const lists = await Promise.all(
       resources.map(async (r) => {
         const base = r.group ? `/apis/${r.group}/${r.version}` : '/api/v1';
-        const items = await this.list<{ metadata?: { name?: unknown; annotations?: Record<string, string> }; type?: unknown }>(
+        const items = await this.list<{ metadata?: { name?: unknown; annotations?: Record<string, string>; ownerReferences?: unknown }; type?: unknown }>(
           `${base}/namespaces/${enc(namespace)}/${r.resource}`,
           `${r.kind}List`,
         );
@@ -535,6 +537,7 @@ export class ClientNodeKube implements Kube {
           name: String(i.metadata?.name ?? ''),
           type: typeof i.type === 'string' ? i.type : undefined,
           annotations: isPlainObject(i.metadata?.annotations) ? i.metadata.annotations : undefined,
+          owned: Array.isArray(i.metadata?.ownerReferences) && i.metadata.ownerReferences.some((o) => isPlainObject(o) && o.controller === true),
         }));
       }),
     );
