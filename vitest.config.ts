@@ -48,7 +48,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sqlite', include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'] },
+        test: { name: 'sqlite', include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'scripts/*.test.ts'] },
       },
       {
         extends: true,

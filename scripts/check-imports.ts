@@ -50,16 +50,6 @@ export const LAYERS: Record<string, string[][]> = {
   ],
 };
 
-/**
- * Circles known and being removed elsewhere, printed as warnings (not failures) while they last;
- * a listed circle that is gone is reported too, so its entry gets deleted.
- */
-const KNOWN_CIRCLES: Array<{ pkg: string; files: string[]; why: string }> = [
-];
-
-/** A folder of one level that may import another folder of the same level (none today). */
-const SAME_LEVEL_ALLOWED = new Set<string>();
-
 export interface Violation {
   pkg: string;
   kind: 'circle' | 'up' | 'sideways' | 'unlisted';
@@ -179,7 +169,7 @@ export function checkPackage(pkg: string, root = ROOT): Violation[] {
       const lb = level.get(b);
       if (lb === undefined) continue;
       if (lb > la) out.push({ pkg, kind: 'up', files: [rel(from), rel(to)], detail: `${relative(src, from)} imports ${relative(src, to)}: ${b}/ is above ${a}/` });
-      else if (lb === la && !SAME_LEVEL_ALLOWED.has(`${a}->${b}`)) out.push({ pkg, kind: 'sideways', files: [rel(from), rel(to)], detail: `${relative(src, from)} imports ${relative(src, to)}: ${a}/ and ${b}/ are features of one level` });
+      else if (lb === la) out.push({ pkg, kind: 'sideways', files: [rel(from), rel(to)], detail: `${relative(src, from)} imports ${relative(src, to)}: ${a}/ and ${b}/ are features of one level` });
     }
   }
   return out;
@@ -196,21 +186,13 @@ export function checkAll(root = ROOT): Violation[] {
   return pkgs.sort().flatMap((p) => checkPackage(p, root));
 }
 
-const sameFiles = (a: string[], b: string[]) => a.length === b.length && [...a].sort().every((f, i) => f === [...b].sort()[i]);
-
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const all = checkAll();
-  const known = (x: Violation) => x.kind === 'circle' && KNOWN_CIRCLES.some((k) => k.pkg === x.pkg && sameFiles(k.files, x.files));
-  for (const x of all.filter(known)) console.error(`[check-imports] warning: ${x.pkg}: ${x.detail} (known: ${KNOWN_CIRCLES.find((k) => sameFiles(k.files, x.files))?.why})`);
-  for (const k of KNOWN_CIRCLES.filter((k) => !all.some((x) => x.kind === 'circle' && x.pkg === k.pkg && sameFiles(k.files, x.files)))) {
-    console.error(`[check-imports] warning: the known circle ${k.files.join(' → ')} is gone: delete its entry in KNOWN_CIRCLES`);
-  }
-  const v = all.filter((x) => !known(x));
+  const v = checkAll();
   if (process.argv.includes('--json')) console.log(JSON.stringify(v, null, 2));
   else for (const x of v) console.error(`[check-imports] ${x.pkg}: ${x.detail}`);
   if (v.length) {
     console.error(`[check-imports] ${v.length} violation(s)`);
     process.exit(1);
   }
-  console.log(`[check-imports] no import circle in any package${all.length ? ' but the known one(s) above' : ''}; no import back up in core or clusters`);
+  console.log('[check-imports] no import circle in any package; no import back up in core or clusters');
 }

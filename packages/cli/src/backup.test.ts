@@ -11,7 +11,8 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BackupError, backupStore, encodeBackup, KDF_BOUNDS, readBackup, restoreStore } from './backup';
 import { main } from './main';
-import { serve } from './serve';
+import { ALL_MIGRATIONS, serve } from './serve';
+import { Store } from '@ironlens/core';
 import { sleep } from '@ironlens/core/testing';
 
 let dir: string;
@@ -246,6 +247,61 @@ describe('a backup that was changed is not restored (issue 29, finding 2)', () =
     }
     writeFileSync(join(dir, 'v1'), Buffer.concat([Buffer.from(`ironlens-backup v1\n${JSON.stringify({ format: 1 })}\n`), p.db]));
     expect(await codeOf(restoreStore(env('fresh'), join(dir, 'v1'), PASS))).toBe('backup_format_unsupported');
+  });
+});
+
+/** The migrations of issue 20, which alter two tables (`operations`, `jobs`) that earlier migrations created. */
+const ALTERING = new Set(['core-0011-actor', 'core-0011-actor-jobs']);
+
+/**
+ * The bytes of a store as a version before those migrations left it (the migration list without
+ * them), with a row in each table they alter, after `change` ran on it.
+ */
+async function olderStore(change: (d: Database.Database) => void = () => {}): Promise<Buffer> {
+  const f = join(dir, `older-${Math.random().toString(36).slice(2)}.db`);
+  const older = ALL_MIGRATIONS.filter((m) => !ALTERING.has(m.name));
+  expect(older.length).toBe(ALL_MIGRATIONS.length - 2);
+  const store = await Store.open<Record<string, never>>({ file: f, migrations: older });
+  await store.close();
+  return changedStore(readFileSync(f), (d) => {
+    d.prepare("INSERT INTO operations (ts, op, status, data) VALUES ('2026-01-01T00:00:00+00:00', 'device.register', 'ok', '{}')").run();
+    expect((d.prepare('PRAGMA table_info(operations)').all() as Array<{ name: string }>).map((c) => c.name)).not.toContain('actor');
+    change(d);
+  });
+}
+
+describe('a backup of an older version (review 1, S3, S4)', () => {
+  const key = { key: Buffer.alloc(32, 7), source: 'test' };
+
+  it('restores a store at an older migration level, whose tables later migrations altered, and its pending migrations upgrade it', async () => {
+    writeFileSync(join(dir, 'older'), encodeBackup(await olderStore(), key, PASS));
+    expect(await codeOf(restoreStore(env('fresh'), join(dir, 'older'), PASS))).toBe('restored');
+    const d = new Database(join(dir, 'fresh', 'ironlens.db'), { readonly: true });
+    try {
+      expect((d.prepare('PRAGMA table_info(operations)').all() as Array<{ name: string }>).map((c) => c.name)).toContain('actor');
+      expect((d.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map((c) => c.name)).toContain('actor');
+      expect(d.prepare('SELECT op, actor FROM operations').all()).toEqual([{ op: 'device.register', actor: null }]);
+      const applied = (d.prepare('SELECT name FROM kysely_migration').all() as Array<{ name: string }>).map((r) => r.name);
+      expect(applied.filter((n) => ALTERING.has(n)).sort()).toEqual(['core-0011-actor', 'core-0011-actor-jobs']);
+    } finally {
+      d.close();
+    }
+  });
+
+  it('refuses a trigger that would fire during the pending migrations before they run: backup_schema_foreign, not the trigger\'s own failure', async () => {
+    const trap = (d: Database.Database) => d.exec("CREATE TRIGGER trap BEFORE INSERT ON kysely_migration BEGIN SELECT RAISE(FAIL, 'trap fired'); END");
+    writeFileSync(join(dir, 'trapped'), encodeBackup(await olderStore(trap), key, PASS));
+    expect(await codeOf(restoreStore(env('fresh'), join(dir, 'trapped'), PASS))).toBe('backup_schema_foreign');
+    expect(existsSync(join(dir, 'fresh', 'ironlens.db'))).toBe(false);
+  });
+
+  it('refuses a store that records a migration this version does not have (a newer version\'s), and one that lacks a table its migrations create', async () => {
+    const newer = (d: Database.Database) => d.prepare("INSERT INTO kysely_migration (name, timestamp) VALUES ('zz-9999-from-the-future', '2030-01-01T00:00:00.000Z')").run();
+    writeFileSync(join(dir, 'newer'), encodeBackup(await olderStore(newer), key, PASS));
+    expect(await codeOf(restoreStore(env('fresh'), join(dir, 'newer'), PASS))).toBe('backup_schema_foreign');
+    writeFileSync(join(dir, 'less'), encodeBackup(await olderStore((d) => d.exec('DROP TABLE store_meta')), key, PASS));
+    expect(await codeOf(restoreStore(env('fresh'), join(dir, 'less'), PASS))).toBe('backup_schema_foreign');
+    expect(existsSync(join(dir, 'fresh', 'ironlens.db'))).toBe(false);
   });
 });
 

@@ -17,15 +17,16 @@
  * create. Format 1 files are refused (`backup_format_unsupported`): nothing proves they were not
  * changed.
  *
- * Temporaries (the store's copy, the file being written, on restore the store being checked and
- * the key file) live in a directory of their own, mode 0700, made by `mkdtemp`: nothing is ever
+ * Temporaries (the store's copy, the file being written, on restore the store being checked) live
+ * in a directory of their own, mode 0700, made by `mkdtemp`, and every file is created
+ * exclusively (`createFileExclusiveSync`, `replaceFileSync` for the key file): nothing is ever
  * opened at a name another user could have planted (issue 29, finding 9). The backup appears
  * under its name only once complete (a hard link, which refuses to replace anything), mode 0600.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { backupSqlite, type Env, type ErrorCode, envOptional, migratedSqliteSchema, partOf, readSecretKey, SecretBox, Store, schemaDifferences, secretKeyMatches, sqliteSchema } from '@ironlens/core';
+import { backupSqlite, createFileExclusiveSync, type Env, type ErrorCode, envOptional, migratedSqliteSchema, type NamedMigration, partOf, readSecretKey, replaceFileSync, SecretBox, Store, schemaDifferences, secretKeyMatches, sqliteAppliedMigrations, sqliteSchema } from '@ironlens/core';
 import { dataDirFrom, lockDataDir } from './data-dir';
 import { ALL_MIGRATIONS, type IronlensDatabase } from './serve';
 
@@ -123,7 +124,7 @@ export async function backupStore(env: Env, file: string, passphrase: string): P
     const copy = join(tmp, 'store.db');
     await backupSqlite(db, copy);
     const written = join(tmp, 'backup');
-    writeFileSync(written, encodeBackup(readFileSync(copy), secret, passphrase), { mode: 0o600, flag: 'wx' });
+    createFileExclusiveSync(written, encodeBackup(readFileSync(copy), secret, passphrase), 0o600);
     try {
       linkSync(written, out);
     } catch (err) {
@@ -201,9 +202,9 @@ export function readBackup(file: string, passphrase: string): { header: Header; 
   return { header, db, key };
 }
 
-/** Refuses a store whose schema holds what ironlens' migrations do not make (a trigger, a view, a table or index of anyone else's). */
-function checkSchema(file: string, expected: Awaited<ReturnType<typeof migratedSqliteSchema>>, partial: boolean): void {
-  const diff = schemaDifferences(sqliteSchema(file), expected, { partial });
+/** Refuses a store whose schema is not exactly what `migrations` make (a trigger, a view, a table or index of anyone else's, or one made otherwise). */
+async function checkSchema(file: string, migrations: NamedMigration[]): Promise<void> {
+  const diff = schemaDifferences(sqliteSchema(file), await migratedSqliteSchema(migrations));
   if (diff.length > 0) {
     throw new BackupError(`the store in the backup holds schema objects ironlens' migrations do not create, refusing it: ${diff.slice(0, 5).join('; ')}${diff.length > 5 ? `; and ${diff.length - 5} more` : ''}`, 'backup_schema_foreign');
   }
@@ -212,8 +213,8 @@ function checkSchema(file: string, expected: Awaited<ReturnType<typeof migratedS
 /**
  * Restores a backup into the data dir. Refused while a serve uses the data dir (its lock), over
  * an existing store unless `replace`, with a wrong passphrase, a file whose MAC does not verify,
- * a store with schema objects the migrations did not create (checked before and after its
- * pending migrations run), and when the key does not open the store's secrets. With
+ * a store with schema objects the migrations did not create (checked before its pending
+ * migrations run, against the migrations it records as applied, and after them, against all), and when the key does not open the store's secrets. With
  * `IRONLENS_SECRET_KEY` set, the backup's key must be that key; otherwise it is written as the
  * data dir's `secret.key` (0600).
  */
@@ -235,12 +236,18 @@ export async function restoreStore(env: Env, file: string, passphrase: string, o
     if (envKey !== undefined && !readSecretKey(env, dataDir)?.key.equals(key)) {
       throw new BackupError('IRONLENS_SECRET_KEY is set and is not the key of this backup: unset it (the backup\'s key is then written to secret.key) or set it to the backup\'s key');
     }
-    const expected = await migratedSqliteSchema(ALL_MIGRATIONS);
     const partial = join(tmp, 'ironlens.db');
-    writeFileSync(partial, db, { mode: 0o600, flag: 'wx' });
+    createFileExclusiveSync(partial, db, 0o600);
     // Nothing of the store runs before its schema is known to be ironlens' own (a trigger would
-    // fire during the migrations); after them, it must be exactly what they create.
-    checkSchema(partial, expected, true);
+    // fire during the migrations): exactly what the migrations it records as applied create (a
+    // backup of an older version has fewer, and tables they altered since look otherwise then).
+    // After its pending migrations ran, it must be exactly what all of them create.
+    const applied = new Set(sqliteAppliedMigrations(partial));
+    const unknown = [...applied].filter((n) => !ALL_MIGRATIONS.some((m) => m.name === n));
+    if (unknown.length > 0) {
+      throw new BackupError(`the store in the backup records migrations this version does not have (${unknown.slice(0, 3).join(', ')}): a backup of a newer ironlens? Restore it with that version`, 'backup_schema_foreign');
+    }
+    await checkSchema(partial, ALL_MIGRATIONS.filter((m) => applied.has(m.name)));
     // The key must open what the store holds sealed, before anything is replaced.
     const store = await Store.open<IronlensDatabase>({ file: partial, migrations: ALL_MIGRATIONS });
     try {
@@ -248,14 +255,10 @@ export async function restoreStore(env: Env, file: string, passphrase: string, o
     } finally {
       await store.close();
     }
-    checkSchema(partial, expected, false);
+    await checkSchema(partial, ALL_MIGRATIONS);
     for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
     renameSync(partial, target);
-    if (envKey === undefined) {
-      const keyTmp = join(tmp, 'secret.key');
-      writeFileSync(keyTmp, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-      renameSync(keyTmp, join(dataDir, 'secret.key'));
-    }
+    if (envKey === undefined) replaceFileSync(join(dataDir, 'secret.key'), `${key.toString('hex')}\n`, 0o600);
     return { dataDir, created_at: header.created_at };
   } finally {
     rmSync(tmp, { recursive: true, force: true });

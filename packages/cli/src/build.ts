@@ -95,23 +95,28 @@ const sourceRelativeUrls = (outdir: string): Plugin => ({
   },
 });
 
+/** The command's entry point. */
+export const CLI_ENTRY = join(REPO_ROOT, 'packages', 'cli', 'src', 'main.ts');
+
 /**
- * Builds the command into `outdir` (default {@link CLI_DIST}), emptied first. The output must
- * sit inside the repository, so that its imports of node_modules packages resolve.
+ * Builds the command into `outdir` (default {@link CLI_DIST}), emptied first, from `entry`
+ * (default {@link CLI_ENTRY}; the tests give their own). The output must sit inside the
+ * repository, so that its imports of node_modules packages resolve. Refuses (and leaves no
+ * output) when the bundle would carry a test-only module ({@link testOnlyInputs}).
  * Returns a one-line summary.
  */
-export async function buildCli(outdir = CLI_DIST): Promise<string> {
+export async function buildCli(outdir = CLI_DIST, entry = CLI_ENTRY): Promise<string> {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true }); // resolutions from dist/ are asked before it is written
   // First pass, written nowhere: which bundled dependency files find files next to themselves
   // (Swagger UI's static files, pino's transport worker)? Their packages stay external.
-  const probe = await build({ ...options(outdir, new Set()), write: false, sourcemap: false });
+  const probe = await build({ ...options(outdir, new Set(), entry), write: false, sourcemap: false });
   const keepOut = new Set<string>();
   for (const input of Object.keys(probe.metafile.inputs)) {
     const file = join(REPO_ROOT, input);
     if (file.includes(NODE_MODULES) && SELF_RELATIVE.test(readFileSync(file, 'utf8'))) keepOut.add(packageRoot(file));
   }
-  const result = await build(options(outdir, keepOut));
+  const result = await build(options(outdir, keepOut, entry));
   const testOnly = testOnlyInputs(Object.keys(result.metafile.inputs));
   if (testOnly.length > 0) {
     await rm(outdir, { recursive: true, force: true });
@@ -133,10 +138,10 @@ export function testOnlyInputs(inputs: string[]): string[] {
   return inputs.filter((f) => /^packages\/[^/]+\/(src|test)\/(.*\/)?(testing\/|[^/]+\.test\.tsx?$)/.test(f.split(sep).join('/'))).sort();
 }
 
-function options(outdir: string, keepOut: Set<string>) {
+function options(outdir: string, keepOut: Set<string>, entry: string) {
   return {
     absWorkingDir: REPO_ROOT,
-    entryPoints: { main: join(REPO_ROOT, 'packages', 'cli', 'src', 'main.ts') },
+    entryPoints: { main: entry },
     outdir,
     bundle: true,
     splitting: true,

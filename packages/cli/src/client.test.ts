@@ -7,7 +7,7 @@
  * its route's (issue 32 item 3), `jobs watch`, and the bash completion run by a real bash.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -274,6 +274,23 @@ describe('ironlens login / logout', () => {
     expect((await cli(['devices', 'list'], { IRONLENS_TOKEN: '', IRONLENS_URL: '' })).code).toBe(0);
     expect((await cli(['logout'])).code).toBe(0);
     expect((await cli(['devices', 'list'], { IRONLENS_TOKEN: '', IRONLENS_URL: running.urls.console })).code).toBe(1);
+  });
+
+  it('saving the token writes through nothing planted: not at the old .partial name, not a symlink where the file goes (review 1, M1)', async () => {
+    rmSync(join(dir, 'config'), { recursive: true, force: true });
+    mkdirSync(join(dir, 'config', 'ironlens'), { recursive: true, mode: 0o700 });
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'theirs');
+    writeFileSync(`${FILE()}.partial`, '', { mode: 0o666 });
+    linkSync(`${FILE()}.partial`, join(dir, 'partial.kept'));
+    symlinkSync(victim, FILE());
+    expect((await cli(['login'], { IRONLENS_TOKEN: '' }, `${TOKEN}\n`)).code).toBe(0);
+    expect(readFileSync(join(dir, 'partial.kept'), 'utf8')).toBe('');
+    expect(readFileSync(victim, 'utf8')).toBe('theirs');
+    expect(lstatSync(FILE()).isFile()).toBe(true);
+    expect(statSync(FILE()).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(FILE(), 'utf8'))).toEqual({ url: running.urls.console, token: TOKEN });
+    expect(readdirSync(join(dir, 'config', 'ironlens')).sort()).toEqual(['cli.json', 'cli.json.partial']);
   });
 
   it('the saved token goes to its own URL only: another --url does not get it, and is told what to do (issue 29 item 11)', async () => {

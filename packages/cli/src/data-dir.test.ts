@@ -45,7 +45,7 @@ describe('the default data dir', () => {
 describe('one serve per SQLite data dir', () => {
   const env = () => ({ IRONLENS_DATA_DIR: join(dir, 'data'), IRONLENS_BOOT_LISTEN: '127.0.0.1:0', IRONLENS_CONSOLE_LISTEN: 'off', IPXE_CP_DNSMASQ_RELOAD: 'false' });
 
-  it('a second serve on the same data dir refuses at once, naming the first one’s pid; after the first stops it starts', async () => {
+  it('a second serve on the same data dir refuses (after the lock’s short wait), naming the first one’s pid; after the first stops it starts', async () => {
     const lines: string[] = [];
     const first = await serve(env(), (m) => lines.push(m));
     try {

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Env, tryLockFile } from '@ironlens/core';
+import { type Env, replaceFileSync, tryLockFile } from '@ironlens/core';
 
 /**
  * The repository this command runs from, when it runs from a checkout: the folder three levels
@@ -42,9 +42,10 @@ export const SERVE_PID = 'serve.pid';
 
 /**
  * One `serve` per SQLite data dir: takes the data dir's lock and returns its release. The lock is
- * one the kernel releases when its process dies (a `kill -9`, a crash), so a supervisor's
- * immediate restart is never refused by a predecessor that is still exiting; one held by a
- * running process is refused at once, naming that pid (`serve.pid`). PostgreSQL replicas need no lock.
+ * one the kernel releases when its process has exited (a `kill -9`, a crash), and taking it waits
+ * up to `LOCK_WAIT_MS` (3 s) for that, so a supervisor's immediate restart is not refused by a
+ * predecessor that is still exiting; one still held by a running process after that wait is
+ * refused, naming that pid (`serve.pid`). PostgreSQL replicas need no lock.
  */
 export function lockDataDir(dataDir: string, pid: number = process.pid): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -60,10 +61,7 @@ export function lockDataDir(dataDir: string, pid: number = process.pid): () => v
     throw new Error(`another ironlens serve (pid ${holder}) already uses the data dir ${dataDir} (${join(dataDir, SERVE_LOCK)}); stop it, or give this one another IRONLENS_DATA_DIR`);
   }
   try {
-    const tmp = `${pidFile}.${pid}.tmp`;
-    rmSync(tmp, { force: true });
-    writeFileSync(tmp, `${pid}\n`, { mode: 0o600, flag: 'wx' });
-    renameSync(tmp, pidFile);
+    replaceFileSync(pidFile, `${pid}\n`, 0o600);
   } catch (err) {
     lock.release();
     throw err;

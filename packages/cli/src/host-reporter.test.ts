@@ -184,7 +184,7 @@ describe('the host reporter against ironlens serve', () => {
       hostname: 'worker-01',
       chapSecret: secret,
       controlPlane: boot,
-      marker: '# ironlens master image identity (ironlens master build)\nIRONLENS_MASTER=_tpl_debian_12.img\nIRONLENS_BUILD=0123456789abcdef\n',
+      marker: '# ironlens master image identity (ironlens master build)\nmaster=_tpl_debian_12.img\nbuild=0123456789abcdef\n',
       targetName: 'iqn.2026-07.com.controller:r3:worker-01.debian',
     });
     const run = await reporter(env);
@@ -295,7 +295,7 @@ describe('the host reporter against ironlens serve', () => {
 
   it('without CHAP accepts a report only from the bound MAC with its hostname, as /boot-vars decides', async () => {
     // A marker and a target name outside their grammars are left out (null), never sent as they are.
-    const ok = await reporter(machine('m2', { mac: MAC2, hostname: 'worker-02', controlPlane: boot, marker: 'IRONLENS_MASTER=../x\nIRONLENS_BUILD=0123456789abcdef\n', targetName: 'iqn.2026-07.x:w2;evil' }));
+    const ok = await reporter(machine('m2', { mac: MAC2, hostname: 'worker-02', controlPlane: boot, marker: 'master=../x\nbuild=0123456789abcdef\n', targetName: 'iqn.2026-07.x:w2;evil' }));
     expect(ok.code).toBe(0);
     const w2 = (await (await fetch(`${boot}/workers/worker-02`)).json()) as Record<string, Json>;
     expect(w2.address).toBe('192.0.2.24');

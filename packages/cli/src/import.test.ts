@@ -39,4 +39,17 @@ describe('ironlens import', () => {
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(join(out, 'state', 'workers.yml'), 'utf8')).toBe('workers: {}\n');
   });
+
+  it("exits 1 on an agent token that names one of ironlens' settings (IPXE_AGENT_BACKEND: allowed by IPXE_CP_AGENT_TOKEN_ENV's pattern, refused by the settings list)", async () => {
+    const root = join(dir, 'layout-agents');
+    mkdirSync(join(root, 'config'), { recursive: true });
+    writeFileSync(join(root, 'config', 'agents.yml'), 'agents:\n  a1:\n    base_url: http://127.0.0.1:1\n    token: "$' + '{IPXE_AGENT_BACKEND}"\n');
+    const bad = await ironlens('import', root);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(`config/agents.yml: agent "a1": token names $\{IPXE_AGENT_BACKEND}`);
+    const out = join(dir, 'export-agents');
+    expect((await ironlens('export', out)).code).toBe(0);
+    const { readFileSync } = await import('node:fs');
+    expect(readFileSync(join(out, 'config', 'agents.yml'), 'utf8')).toBe('agents: {}\n');
+  });
 });

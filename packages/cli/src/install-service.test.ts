@@ -4,7 +4,7 @@
  * environment file lists every setting the command reads, commented.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { productionSources } from '@ironlens/core/testing';
@@ -19,6 +19,31 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Whoever runs the tests: the owner of every tree they make. */
+const ME = process.getuid?.() ?? 0;
+
+/**
+ * A package as `npm install -g` lays it out, in this test's own folder, owned by whoever runs the
+ * test and writable by nobody else (never the checkout, whose owner and modes are not the test's).
+ */
+function packageTree(): { root: string; entry: string } {
+  const root = join(dir, 'lib', 'node_modules', 'ironlens');
+  for (const d of ['packages/cli/bin', 'packages/cli/dist', 'node_modules/pino/lib']) mkdirSync(join(root, d), { recursive: true, mode: 0o755 });
+  const entry = join(root, 'packages', 'cli', 'bin', 'ironlens.mjs');
+  writeFileSync(entry, 'import "../dist/main.js";\n', { mode: 0o755 });
+  writeFileSync(join(root, 'packages', 'cli', 'dist', 'main.js'), '\n', { mode: 0o644 });
+  writeFileSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), '\n', { mode: 0o644 });
+  writeFileSync(join(root, 'package.json'), '{}\n', { mode: 0o644 });
+  // Whatever the umask: nothing of it writable by a group or others.
+  for (const d of [dir, join(dir, 'lib'), join(dir, 'lib', 'node_modules')]) chmodSync(d, 0o755);
+  return { root, entry };
+}
+
+/** The service's options with the package tree's entry point, to be owned by whoever runs the test. */
+function ownOptions(kind: 'serve' | 'agent', flags: Record<string, string> = {}) {
+  return { ...serviceOptions(kind, { unitDir: join(dir, 'units'), envDir: join(dir, 'etc'), ...flags }), entry: packageTree().entry, codeOwner: ME };
+}
+
 function verify(unit: string): { code: number; out: string } {
   try {
     execFileSync('systemd-analyze', ['--version'], { stdio: 'ignore' });
@@ -32,7 +57,7 @@ function verify(unit: string): { code: number; out: string } {
 describe('ironlens install-service', () => {
   for (const kind of ['serve', 'agent'] as const) {
     it(`writes a ${kind} unit that systemd-analyze verify accepts, hardened, and an env file (0600) with every ${kind} setting commented`, () => {
-      const o = serviceOptions(kind, { unitDir: join(dir, 'units'), envDir: join(dir, 'etc') });
+      const o = ownOptions(kind);
       const w = installService(o);
       const unit = readFileSync(w.unit, 'utf8');
       const v = verify(w.unit);
@@ -62,7 +87,7 @@ describe('ironlens install-service', () => {
   }
 
   it('keeps an existing env file (the operator’s settings) and puts another data dir in ReadWritePaths', () => {
-    const o = serviceOptions('serve', { unitDir: join(dir, 'units'), envDir: join(dir, 'etc'), dataDir: '/srv/ironlens', user: 'lab' });
+    const o = ownOptions('serve', { dataDir: '/srv/ironlens', user: 'lab' });
     installService(o);
     writeFileSync(join(dir, 'etc', 'serve.env'), 'IPXE_CP_TOKEN=mine\n');
     expect(installService(o).envKept).toBe(true);
@@ -100,28 +125,16 @@ describe('ironlens install-service', () => {
 });
 
 describe('what install-service refuses or adapts (issue 29, finding 12)', () => {
-  /** A package as `npm install -g` lays it out, owned by root, nothing writable by others. */
-  function packageTree(): { root: string; entry: string } {
-    const root = join(dir, 'lib', 'node_modules', 'ironlens');
-    for (const d of ['packages/cli/bin', 'packages/cli/dist', 'node_modules/pino/lib']) mkdirSync(join(root, d), { recursive: true, mode: 0o755 });
-    const entry = join(root, 'packages', 'cli', 'bin', 'ironlens.mjs');
-    writeFileSync(entry, 'import "../dist/main.js";\n', { mode: 0o755 });
-    writeFileSync(join(root, 'packages', 'cli', 'dist', 'main.js'), '\n', { mode: 0o644 });
-    writeFileSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), '\n', { mode: 0o644 });
-    writeFileSync(join(root, 'package.json'), '{}\n', { mode: 0o644 });
-    return { root, entry };
-  }
-  const optionsFor = (kind: 'serve' | 'agent', entry: string) => ({ ...serviceOptions(kind, { unitDir: join(dir, 'units'), envDir: join(dir, 'etc') }), entry });
+  const optionsFor = (kind: 'serve' | 'agent', entry: string, codeOwner = ME) => ({ ...serviceOptions(kind, { unitDir: join(dir, 'units'), envDir: join(dir, 'etc') }), entry, codeOwner });
 
   it("refuses a unit whose code (the package, its node_modules, a folder above) another user could change, as root's agent or serve", () => {
-    if (process.getuid?.() !== 0) throw new Error('this test changes files\' owners: run it as root, as the suite runs');
     const { root, entry } = packageTree();
     expect(installService(optionsFor('agent', entry)).unit).toBe(join(dir, 'units', 'ironlens-agent.service'));
     const refusals: Array<[string, () => void, () => void]> = [
       ['a dependency writable by anyone', () => chmodSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), 0o666), () => chmodSync(join(root, 'node_modules', 'pino', 'lib', 'pino.js'), 0o644)],
-      ['the bundle owned by another user', () => chownSync(join(root, 'packages', 'cli', 'dist', 'main.js'), 65534, 65534), () => chownSync(join(root, 'packages', 'cli', 'dist', 'main.js'), 0, 0)],
+      ['the bundle writable by its group', () => chmodSync(join(root, 'packages', 'cli', 'dist', 'main.js'), 0o664), () => chmodSync(join(root, 'packages', 'cli', 'dist', 'main.js'), 0o644)],
       ['a folder above the package writable by its group', () => chmodSync(join(dir, 'lib'), 0o775), () => chmodSync(join(dir, 'lib'), 0o755)],
-      ['node_modules owned by another user', () => chownSync(join(root, 'node_modules'), 65534, 65534), () => chownSync(join(root, 'node_modules'), 0, 0)],
+      ['node_modules writable by anyone', () => chmodSync(join(root, 'node_modules'), 0o777), () => chmodSync(join(root, 'node_modules'), 0o755)],
       ['a symlink to a folder anyone may write', () => {
         mkdirSync(join(dir, 'shared'), { mode: 0o777 });
         chmodSync(join(dir, 'shared'), 0o777);
@@ -134,6 +147,17 @@ describe('what install-service refuses or adapts (issue 29, finding 12)', () => 
       mend();
     }
     expect(installService(optionsFor('serve', entry)).unit).toBe(join(dir, 'units', 'ironlens.service'));
+  });
+
+  it('refuses a package owned by another user than the one the code must belong to, whoever runs the test', () => {
+    const { root, entry } = packageTree();
+    // The tree is this process' own; the code must belong to another uid (not root's either).
+    const other = ME === 4242 ? 4243 : 4242;
+    for (const kind of ['agent', 'serve'] as const) {
+      expect(() => installService(optionsFor(kind, entry, other)), kind).toThrow(`${root}: owned by uid ${ME}, not ${other}`);
+    }
+    // Folders above the package and the Node.js binary may be root's too; the package's own files may not.
+    expect(() => installService(optionsFor('serve', entry))).not.toThrow();
   });
 
   it("binds a data or disk dir under /home into the sandbox instead of hiding it, and the unit still verifies", () => {

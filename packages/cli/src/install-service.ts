@@ -2,9 +2,10 @@
  * `ironlens install-service [serve|agent]` (issue 23): a hardened systemd unit and an environment
  * file with every setting of that command commented, then what to run next.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { replaceFileSync } from '@ironlens/core/fs';
 import { SETTINGS } from './settings';
 
 export type ServiceKind = 'serve' | 'agent';
@@ -195,17 +196,19 @@ export function packageRootOf(entry: string): string {
 }
 
 /**
- * What makes the code `ExecStart` runs changeable by someone else than `owner` (root): the Node.js
- * binary, and the package's `packages/`, `node_modules/` and `package.json` (everything Node loads
- * from there), each file and folder, and every folder above them, must belong to `owner` and be
- * writable by no group or other user (a folder with the sticky bit, as /tmp, only by its owner's
- * entries). A symlink is followed to what it names. One line per problem, at most `max`.
- * (Issue 29, finding 12: a unit pointing into a user's checkout hands that user root.)
+ * What makes the code `ExecStart` runs changeable by someone else than `owner` (root): the
+ * package's `packages/`, `node_modules/` and `package.json` (everything Node loads from there),
+ * each file and folder, must belong to `owner`; the Node.js binary and every folder above them to
+ * `owner` or root (root may change anything anyway); and none may be writable by a group or
+ * another user (a folder above with the sticky bit, as /tmp, only by its owner's entries). A
+ * symlink is followed to what it names. One line per problem, at most `max`. (Issue 29, finding
+ * 12: a unit pointing into a user's checkout hands that user root.) With the default owner, root,
+ * both rules are one: root's alone.
  */
 export function codeProblems(node: string, entry: string, owner = 0, max = 10): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
-  const check = (path: string, above: boolean): void => {
+  const check = (path: string, above: boolean, rootToo = above): void => {
     if (problems.length >= max || seen.has(path)) return;
     seen.add(path);
     let st: ReturnType<typeof lstatSync>;
@@ -227,7 +230,7 @@ export function codeProblems(node: string, entry: string, owner = 0, max = 10): 
       walk(target);
       return;
     }
-    if (st.uid !== owner) problems.push(`${path}: owned by uid ${st.uid}, not ${owner}`);
+    if (st.uid !== owner && !(rootToo && st.uid === 0)) problems.push(`${path}: owned by uid ${st.uid}, not ${owner}`);
     else if (st.mode & 0o022 && !(above && st.isDirectory() && st.mode & 0o1000)) problems.push(`${path}: writable by ${st.mode & 0o002 ? 'anyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8)})`);
   };
   const ancestors = (path: string): void => {
@@ -250,18 +253,12 @@ export function codeProblems(node: string, entry: string, owner = 0, max = 10): 
   };
   const nodeReal = realpathSync(node);
   ancestors(nodeReal);
-  check(nodeReal, false);
+  check(nodeReal, false, true);
   const root = realpathSync(packageRootOf(entry));
   ancestors(root);
-  check(root, true);
+  check(root, true, false);
   for (const name of ['packages', 'node_modules', 'package.json']) if (existsSync(join(root, name))) walk(join(root, name));
   return problems.slice(0, max);
-}
-
-/** Writes a file through a name nobody else can have planted: removed first, then created exclusively. */
-function writeExclusive(file: string, text: string, mode: number): void {
-  rmSync(file, { force: true });
-  writeFileSync(file, text, { mode, flag: 'wx' });
 }
 
 /**
@@ -280,12 +277,10 @@ export function installService(o: ServiceOptions): { unit: string; env: string; 
   const env = join(o.envDir, envName(o.kind));
   mkdirSync(o.unitDir, { recursive: true });
   mkdirSync(o.envDir, { recursive: true, mode: 0o755 });
-  writeExclusive(`${unit}.partial`, renderUnit(o), 0o644);
-  renameSync(`${unit}.partial`, unit);
+  replaceFileSync(unit, renderUnit(o), 0o644);
   const envKept = existsSync(env);
   if (!envKept) {
-    writeExclusive(`${env}.partial`, renderEnvFile(o), 0o600);
-    renameSync(`${env}.partial`, env);
+    replaceFileSync(env, renderEnvFile(o), 0o600);
   }
   mkdirSync(dirname(unit), { recursive: true });
   return { unit, env, envKept };

@@ -2,6 +2,7 @@ import { exec, openChangeFeed, partOf } from '@ironlens/core';
 import { announceEverythingChanged, createMetalServices, DetectingReloader, metalConfigFromEnv, reloaderFor } from '@ironlens/metal';
 import type { Env } from '@ironlens/core';
 import { dataDirFrom, openStore } from './serve';
+import { AGENT_TOKEN_RESERVED_ENV } from './settings';
 
 /**
  * `ironlens import DIR` / `ironlens export DIR`: the old file layout in or out of the store.
@@ -18,7 +19,7 @@ export async function transferLayout(env: Env, direction: 'import' | 'export', d
   });
   try {
     const reloader = reloaderFor(config, exec);
-    const metal = createMetalServices({ store: partOf(store), config, reloader, changes });
+    const metal = createMetalServices({ store: partOf(store), config, reloader, changes, reservedEnv: AGENT_TOKEN_RESERVED_ENV });
     if (direction === 'export') return await metal.layout.export(dir, { bmcPasswords: opts.bmcPasswords });
     const out = await metal.layout.import(dir, { replace: opts.replace });
     announceEverythingChanged(changes);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeTcpPort, testDatabaseEnv, waitFor } from '@ironlens/core/testing';
 import { FakeAgent } from '@ironlens/metal/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ServeProcess, startServeProcess } from './testing/serve-process';
 import { tokenCommand } from './token';
 
@@ -83,6 +83,12 @@ afterAll(async () => {
 });
 
 describe('agent token placeholders in requests (issue 29, finding 1)', () => {
+  // Each test reads only what it caused.
+  beforeEach(() => {
+    attacker.calls.length = 0;
+    agent.calls.length = 0;
+  });
+
   it('an operator whose probe names $IPXE_AGENT_TOKEN (as a placeholder) is refused, directly or through /api/metal, and nothing reaches the listener it names', async () => {
     const body = { base_url: attacker.url, token: envRef('IPXE_AGENT_TOKEN') };
     const tries = [
@@ -108,6 +114,25 @@ describe('agent token placeholders in requests (issue 29, finding 1)', () => {
     expect(elsewhere.json.code).toBe('agent_token_misdirected');
     // An operator may not register one of its own.
     expect((await call(boot, 'POST', '/agents', tokens.operator, { id: 'ag2', base_url: attacker.url, token: envRef('IPXE_AGENT_TOKEN'), role: { disk: true } })).status).toBe(403);
+    expect(attacker.calls).toEqual([]);
+  });
+
+  it("an admin's probe that expanded a placeholder is in the operations log (who, where, which variable, never its value); one naming any of ironlens' settings is refused", async () => {
+    const before = (await call(boot, 'GET', '/operations', tokens.admin)).json.next_cursor as number;
+    expect((await call(consoleUrl, 'POST', '/api/metal/agents/probe', tokens.admin, { base_url: attacker.url, token: `Bearer ${envRef('IPXE_AGENT_TOKEN')}` })).status).toBe(200);
+    const log = await call(boot, 'GET', `/operations?since=${before}`, tokens.viewer);
+    const probes = (log.json.entries as Array<Record<string, unknown>>).filter((e) => e.op === 'agent.probe');
+    expect(probes.map(({ id: _i, ts: _t, client: _c, ...e }) => e)).toEqual([{ op: 'agent.probe', status: 'ok', actor: 'h-admin', base_url: attacker.url, env: ['IPXE_AGENT_TOKEN'] }]);
+    expect(log.text).not.toContain(AGENT_SECRET);
+    // IPXE_AGENT_* is allowed by default, but IPXE_AGENT_BACKEND is one of ironlens' settings (the table serve passes on); the others by their prefix.
+    attacker.calls.length = 0;
+    for (const name of ['IPXE_AGENT_BACKEND', 'IPXE_CP_TOKEN', 'IRONLENS_SECRET_KEY', 'IRONLENS_DATABASE_URL', 'KIND_K8S_TOKEN']) {
+      const r = await call(boot, 'POST', '/agents/probe', tokens.admin, { base_url: attacker.url, token: envRef(name) });
+      expect(r.status, name).toBe(400);
+      expect(r.json, name).toMatchObject({ code: 'agent_token_env_reserved', variable: name });
+      const reg = await call(boot, 'POST', '/agents', tokens.admin, { id: 'reserved', base_url: attacker.url, token: envRef(name), role: { disk: true } });
+      expect(reg.json.code, name).toBe('agent_token_env_reserved');
+    }
     expect(attacker.calls).toEqual([]);
   });
 });

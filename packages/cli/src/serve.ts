@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
 import { dataDirFrom, lockDataDir } from './data-dir';
 import { mountConsole } from './console/console.plugin';
+import { AGENT_TOKEN_RESERVED_ENV } from './settings';
 
 export const ALL_MIGRATIONS = [...storeMetaMigrations, ...authTokensMigrations, ...operationsMigrations, ...jobsMigrations, ...metalMigrations, ...kindMigrations, ...clustersMigrations, ...bootstrapMigrations];
 
@@ -266,7 +267,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
     // Rollouts (issue 31) run on a runner of their own and drain the registered clusters' nodes.
     const clusterNodes = createClusterNodes({ store: partOf(store), env, dataDir });
     const rolloutRunner = new JobRunner(new JobsRepository(partOf(store)), { ...jobLeaseFromEnv(env), observer: metrics.jobs });
-    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, metrics, changes, clusterNodes: clusterNodes.nodes, runner: rolloutRunner });
+    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, reservedEnv: AGENT_TOKEN_RESERVED_ENV, metrics, changes, clusterNodes: clusterNodes.nodes, runner: rolloutRunner });
     metalServices = metal;
     started.closers.push(async () => {
       await rolloutRunner.stop();

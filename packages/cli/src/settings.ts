@@ -141,3 +141,11 @@ export const CLIENT_SETTINGS = new Set(['IRONLENS_URL', 'IRONLENS_TOKEN']);
 
 /** Variables only the tests set: never in an environment file. */
 export const TEST_ONLY_SETTINGS = new Set(['IRONLENS_TEST_POSTGRES_URL', 'IRONLENS_TEST_STORE', 'IRONLENS_FROM_SOURCE']);
+
+/**
+ * The names no agent token may name as `${NAME}` (metal's `reservedEnv`, beside its rule of
+ * `IRONLENS_*`, `IPXE_CP_*`, `KIND_*`): every setting above, and the client's and the tests'.
+ * Except `IPXE_AGENT_TOKEN`: the storage agent's own token, which a control plane holds
+ * precisely so that agent records name it (docs/metal.md, "agent tokens").
+ */
+export const AGENT_TOKEN_RESERVED_ENV: readonly string[] = [...SETTINGS.map((s) => s.name), ...CLIENT_SETTINGS, ...TEST_ONLY_SETTINGS].filter((n) => n !== 'IPXE_AGENT_TOKEN');

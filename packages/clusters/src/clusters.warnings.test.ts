@@ -76,6 +76,8 @@ describe('failures said where a user looks', () => {
 
   it('a DaemonSet the delete could not remove is named in the delete job’s log and the operations log; one that is not there is not', async () => {
     const id = await register('ds-refused');
+    // A draft some write of ironlens reached (a draft nothing reached is deleted without a remote cleanup).
+    await t.store.db.updateTable('clusters').set({ reached_at: '2026-01-01T00:00:00Z' }).where('id', '=', id).execute();
     api.set(`/apis/apps/v1/namespaces/lens-node-tuning/daemonsets/inotify-${id}`, {
       status: 403,
       json: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'daemonsets.apps "inotify" is forbidden: User "u" cannot delete resource' },

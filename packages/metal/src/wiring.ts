@@ -35,6 +35,7 @@ import { AGENT_PROBE_BUDGET_MS, InventoryService } from './services/inventory.se
 import { HostReportRepository } from './repositories/host-report.repository';
 import { HostReportService } from './services/host-report.service';
 import type { BmcConnector } from './adapters/bmc';
+import { cleaningBmcErrors } from './domain/bmc-text';
 import { IpmitoolBmc } from './adapters/ipmitool.adapter';
 import { RedfishBmc } from './adapters/redfish.adapter';
 import { BmcRepository, PowerRepository } from './repositories/bmc.repository';
@@ -76,6 +77,11 @@ export interface MetalDeps {
   storageAgents?: StorageAgents;
   /** Where `${NAME}` in agent tokens and `IRONLENS_SECRET_KEY` are read. Default is `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The names of ironlens' settings (the CLI's settings table): no agent token may name one as
+   * `${NAME}`, beside every `IRONLENS_*`, `IPXE_CP_*` and `KIND_*` name. Default: the prefixes only.
+   */
+  reservedEnv?: readonly string[];
   /** Seals agent tokens and CHAP secrets at rest. Default is `SecretBox.fromEnv(env, config.dataDir)`. */
   secrets?: SecretBox;
   /** Where warnings go (records a renderer refused, …). Default is stderr. */
@@ -136,7 +142,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   // Late-bound: agent changes clear the boot-vars cache, which needs the agent service.
   let bootVars: BootVarsService | undefined;
   const storageAgents = deps.storageAgents ?? new HttpStorageAgents({ timeoutMs: config.agentTimeoutMs, allowLinkLocal: config.agentAllowLinkLocal });
-  const agents = new AgentService(store, agentRepo, new MasterTagRepository(), storageAgents, ops, { allowedEnv: config.agentTokenEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
+  const agents = new AgentService(store, agentRepo, new MasterTagRepository(), storageAgents, ops, { allowedEnv: config.agentTokenEnv, reservedEnv: deps.reservedEnv, env: deps.env }, () => bootVars?.invalidate(), changes);
   bootVars = new BootVarsService(store, workerRepo, deviceRepo, agents, config, (r) => void guard.refused('boot-vars', [r]), metrics?.bootVarsLookup, chapRepo, changes);
   metrics?.collectFrom(new InventoryService(store, deviceRepo, workerRepo, agents, Math.min(config.agentTimeoutMs, AGENT_PROBE_BUDGET_MS)));
   const reportGuard = new ReportGuard(ops, { registerPerMinute: config.reportRegisterPerMinute, now: deps.now });
@@ -149,7 +155,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     bmcRepo,
     powerRepo,
     ops,
-    deps.bmc ?? bmcConnectorFor(config, exec),
+    // Every BMC text is cleaned of the BMC's address and user here, whatever the driver.
+    cleaningBmcErrors(deps.bmc ?? bmcConnectorFor(config, exec)),
     new BmcScheduler(config.bmcConcurrency, config.bmcStaggerMs),
     proof,
     { stateCacheMs: config.bmcStateCacheMs },
@@ -219,7 +226,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     agents,
     storage,
     hostReports,
-    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets }),
+    layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets }, deps.reservedEnv),
     power,
     rollouts,
     drift: new DriftService(store, workerRepo, deviceRepo, hostRepo, dhcp, storage, ops),

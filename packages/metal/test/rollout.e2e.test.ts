@@ -413,7 +413,7 @@ describe('rollout end to end: two diskless Debian workers rolled from master A t
       expect(cp.host!.image).toEqual(cpBefore.image);
       expect(cp.host!.boot_disk).toEqual({ iqn: `${BASE_IQN}:node-cp.debian` });
       expect(Date.parse(cp.host!.reported_at)).toBeGreaterThan(Date.parse(cpBefore.reported_at));
-      expect(await ssh('node-cp', 'cat /etc/ironlens-master')).toMatch(new RegExp(`^IRONLENS_MASTER=${A.replace(/\./g, '\\.')}$`, 'm'));
+      expect(await ssh('node-cp', 'cat /etc/ironlens-master')).toMatch(new RegExp(`^master=${A.replace(/\./g, '\\.')}$`, 'm'));
       expect(cp.image_history?.[0]).toMatchObject({ master: A, outcome: 'rolled_back', rollout_id: id });
       expect(await targets()).not.toMatch(/:r\d+:node-cp\.debian/);
       expect(nodeEvents.filter((e) => e.name === 'node-wk' && e.unschedulable)).toEqual([]);
@@ -449,7 +449,7 @@ describe('rollout end to end: two diskless Debian workers rolled from master A t
         expect(w.disks[0].iqn).toBe(w.host!.boot_disk?.iqn);
         expect(Date.parse(w.host!.reported_at)).toBeGreaterThan(Date.parse(before[vm.id].host!.reported_at));
         const facts = await ssh(vm.id, 'cat /etc/ironlens-master; iscsiadm -m session');
-        expect(facts).toMatch(new RegExp(`^IRONLENS_MASTER=${B.replace(/\./g, '\\.')}$`, 'm'));
+        expect(facts).toMatch(new RegExp(`^master=${B.replace(/\./g, '\\.')}$`, 'm'));
         expect(facts).toContain(w.host!.boot_disk!.iqn);
         expect(w.image_history?.[0]).toMatchObject({ master: B, outcome: 'rolled_out', rollout_id: id });
         // Proven: the old disk is gone.

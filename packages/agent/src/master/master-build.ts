@@ -476,9 +476,9 @@ export function buildIdentity(plan: MasterPlan, uuid: string): string {
   return h.digest('hex').slice(0, 16);
 }
 
-/** The file the image carries its identity in; the host reporter sends it as `image` (`IRONLENS_MASTER`, `IRONLENS_BUILD`). */
+/** The file the image carries its identity in (keys `master`, `build`: docs/master-images.md); the host reporter sends it as `image`. */
 export function masterMarker(fileName: string, build: string): string {
-  return `# ironlens master image identity, written by \`ironlens master build\` (the host reporter sends it)\nIRONLENS_MASTER=${fileName}\nIRONLENS_BUILD=${build}\n`;
+  return `# ironlens master image identity, written by \`ironlens master build\` (the host reporter sends it)\nmaster=${fileName}\nbuild=${build}\n`;
 }
 
 /** Everything one disk has of its own: fstab and GRUB (UUID), authorized keys, the host reporter and its URL, its identity. */

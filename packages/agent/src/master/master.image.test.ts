@@ -127,7 +127,7 @@ describe('ironlens master build --os debian-12: the image', () => {
   it('carries its identity for the host reporter: the master file name and a build hash no other build shares (issue 31)', async () => {
     expect(built.build).toMatch(/^[0-9a-f]{16}$/);
     expect((await fs.cat('/etc/ironlens-master')).toString()).toBe(
-      `# ironlens master image identity, written by \`ironlens master build\` (the host reporter sends it)\nIRONLENS_MASTER=_tpl_debian_12.img\nIRONLENS_BUILD=${built.build}\n`,
+      `# ironlens master image identity, written by \`ironlens master build\` (the host reporter sends it)\nmaster=_tpl_debian_12.img\nbuild=${built.build}\n`,
     );
     expect(await fs.stat('/etc/ironlens-master')).toMatchObject({ type: 'regular', mode: 0o644, uid: 0 });
   });

@@ -6,9 +6,10 @@
  * not a saved login stops the command with what is wrong with which file: it is never taken for
  * "not logged in".
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
+import { replaceFileSync } from '@ironlens/core/fs';
 import { Type } from '@sinclair/typebox';
 import { mismatch } from './check';
 import { ClientError, UsageError } from './errors';
@@ -53,20 +54,18 @@ export function readSaved(env: NodeJS.ProcessEnv): SavedLogin {
   return saved as SavedLogin;
 }
 
-/** Saves `url` and its `token` (0600, in a 0700 directory, replaced in one rename); the file's path. */
+/** Saves `url` and its `token` (0600, in a 0700 directory, replaced in one rename through an exclusive temporary); the file's path. */
 export function saveLogin(env: NodeJS.ProcessEnv, url: string, token: string): string {
   const f = configFile(env);
   mkdirSync(dirname(f), { recursive: true, mode: 0o700 });
-  writeFileSync(`${f}.partial`, `${JSON.stringify({ url, token })}\n`, { mode: 0o600 });
-  chmodSync(`${f}.partial`, 0o600);
-  renameSync(`${f}.partial`, f);
+  replaceFileSync(f, `${JSON.stringify({ url, token })}\n`, 0o600);
   return f;
 }
 
 /** Forgets the saved login (whatever the file held); the file's path. */
 export function forgetLogin(env: NodeJS.ProcessEnv): string {
   const f = configFile(env);
-  if (existsSync(f)) writeFileSync(f, '{}\n', { mode: 0o600 });
+  if (existsSync(f)) replaceFileSync(f, '{}\n', 0o600);
   return f;
 }
 

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JobContext, SecretBox } from '@ironlens/core';
+import { createFileExclusiveSync, type JobContext, type SecretBox } from '@ironlens/core';
 import type { BootstrapRepository } from './bootstrap.repository';
 import { type BootstrapProxy, renderGroupVars, renderInventory, renderKnownHosts, renderPasswordVars } from './inventory';
 import type { IronlensKey } from './ironlens-key';
@@ -153,10 +153,7 @@ export class BootstrapJob {
     mkdirSync(join(dir, 'host_vars'), { mode: 0o700 });
     mkdirSync(join(dir, 'group_vars', 'all'), { recursive: true });
     mkdirSync(join(dir, 'artifacts'), { mode: 0o700 });
-    const secret = (file: string, text: string) => {
-      writeFileSync(file, text, { mode: 0o600, flag: 'wx' });
-      chmodSync(file, 0o600);
-    };
+    const secret = (file: string, text: string) => createFileExclusiveSync(file, text, 0o600);
     const keyFiles = new Map<string, string>();
     for (const n of run.nodes) {
       if (n.privateKey) {

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SecretBox } from '@ironlens/core';
+import { createFileExclusiveSync, replaceFileSync, type SecretBox } from '@ironlens/core';
 import ssh2 from 'ssh2';
 
 const KEY_TYPE = 'ssh-ed25519';
@@ -73,17 +73,6 @@ export interface IdentityStore {
 const IDENTITY = 'ssh-ed25519';
 const PURPOSE = 'bootstrap:ssh-identity';
 
-/** Writes the private key file (0600) through a temporary of this process' own name, created exclusively. */
-function writeKeyFile(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
-    renameSync(tmp, file);
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
-
 /**
  * ironlens' own SSH key (ed25519), used for a node that gives neither a private key nor a
  * password: `<dataDir>/bootstrap/ssh/id_ed25519` (0600) and its `.pub`, created on first start
@@ -112,7 +101,7 @@ export class IronlensKey {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       const pair = generateEd25519Key('ironlens');
       try {
-        writeFileSync(this.privateKeyFile, pair.private, { mode: 0o600, flag: 'wx' });
+        createFileExclusiveSync(this.privateKeyFile, pair.private, 0o600);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
@@ -122,7 +111,7 @@ export class IronlensKey {
     const publicKey = usablePublicKey(readFileSync(this.privateKeyFile, 'utf8'), 'ironlens');
     if (!publicKey) throw new Error(`${this.privateKeyFile}: a key ssh2 cannot use, just made`);
     const onDisk = existsSync(pubFile) ? readFileSync(pubFile, 'utf8').trim() : '';
-    if (onDisk.split(' ').slice(0, 2).join(' ') !== publicKey.split(' ').slice(0, 2).join(' ')) writeFileSync(pubFile, `${publicKey}\n`, { mode: 0o644 });
+    if (onDisk.split(' ').slice(0, 2).join(' ') !== publicKey.split(' ').slice(0, 2).join(' ')) replaceFileSync(pubFile, `${publicKey}\n`, 0o644);
     this.publicKey = existsSync(pubFile) ? readFileSync(pubFile, 'utf8').trim() : publicKey;
   }
 
@@ -148,7 +137,7 @@ export class IronlensKey {
     if (!existsSync(file) || readFileSync(file, 'utf8') !== text) {
       // The file this data dir held is not the store's identity: kept aside, never lost.
       if (existsSync(file)) renameSync(file, `${file}.replaced-${now().toISOString().replace(/[:.]/g, '-')}`);
-      writeKeyFile(file, text);
+      replaceFileSync(file, text, 0o600);
     }
     const key = new IronlensKey(dataDir, now);
     if (key.replaced) await store.putIdentity(IDENTITY, box.seal(key.privateKey(), PURPOSE), { replace: true });

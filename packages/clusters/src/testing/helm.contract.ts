@@ -7,7 +7,7 @@ export interface HelmContractTarget {
   /** The same adapter with no chart mirror configured. */
   helmWithoutMirror: Helm;
   kubeconfig: string;
-  /** A namespace of the cluster's the suite may use (created by the first install). */
+  /** A namespace of the cluster's the suite may use, and the names that start with it and `-` (each created by its first install). */
   namespace: string;
   /** A chart the mirror holds: its name, a version as the gateway asks for it, and as `get` reports it. */
   chart: { name: string; version: string; reported: string };
@@ -20,7 +20,8 @@ export interface HelmContractTarget {
  * The Helm adapter's contract, as the gateway's reconcile relies on it: one suite, run against
  * the real `HelmCli` (the kube-harness and the chart mirror, in `gateway.kube.test.ts`) and the
  * `FakeHelm` (`fake-helm.test.ts`), so the fake cannot drift from the real one. `target` is
- * called once the suite runs (after the caller's `beforeAll`).
+ * called once the suite runs (after the caller's `beforeAll`). Each test installs the releases it
+ * reads, under names of its own: any one runs alone (`-t`), in any order.
  */
 export function helmContract(name: string, target: () => HelmContractTarget): void {
   describe(`the Helm adapter's contract (${name})`, () => {
@@ -39,8 +40,13 @@ export function helmContract(name: string, target: () => HelmContractTarget): vo
 
     it('an upgrade with other values: get reports the new values, still deployed', async () => {
       const t = target();
-      await t.helm.upgradeInstall(t.kubeconfig, { release: 'contract-a', namespace: t.namespace, chart: t.chart.name, version: t.chart.version, values: t.otherValues });
-      expect(await t.helm.get(t.kubeconfig, 'contract-a', t.namespace)).toEqual({ chart: `${t.chart.name}-${t.chart.reported}`, status: 'deployed', values: t.otherValues });
+      // A namespace of its own: the chart's objects are named by its values, as another test's release here would be.
+      const namespace = `${t.namespace}-upgrade`;
+      const release = { release: 'contract-u', namespace, chart: t.chart.name, version: t.chart.version };
+      await t.helm.upgradeInstall(t.kubeconfig, { ...release, values: t.values });
+      expect(await t.helm.get(t.kubeconfig, 'contract-u', namespace)).toMatchObject({ values: t.values });
+      await t.helm.upgradeInstall(t.kubeconfig, { ...release, values: t.otherValues });
+      expect(await t.helm.get(t.kubeconfig, 'contract-u', namespace)).toEqual({ chart: `${t.chart.name}-${t.chart.reported}`, status: 'deployed', values: t.otherValues });
     });
 
     it('no values given: get reports {}', async () => {
@@ -62,7 +68,10 @@ export function helmContract(name: string, target: () => HelmContractTarget): vo
 
     it('a release is per namespace: the same name elsewhere is not there', async () => {
       const t = target();
-      expect(await t.helm.get(t.kubeconfig, 'contract-a', `${t.namespace}-other`)).toBeNull();
+      const namespace = `${t.namespace}-here`;
+      await t.helm.upgradeInstall(t.kubeconfig, { release: 'contract-n', namespace, chart: t.chart.name, version: t.chart.version, values: {} });
+      expect(await t.helm.get(t.kubeconfig, 'contract-n', namespace)).not.toBeNull();
+      expect(await t.helm.get(t.kubeconfig, 'contract-n', `${t.namespace}-other`)).toBeNull();
     });
 
     it('a version the mirror does not hold fails and installs nothing', async () => {

@@ -12,7 +12,7 @@ import { JobsRepository, type JobsTables, jobsMigrations } from '../jobs';
 import { currentActor, runAsActor } from '../actor';
 import { Authenticator, AuthLimiter, NamedTokens } from './access';
 import { permissionsOf, roleAllows } from './permissions';
-import { type AuthTokensTables, authTokensMigrations, TokensRepository } from './tokens';
+import { type AuthTokensTables, authTokensMigrations, hashToken, TOKEN_PREFIX, TokensRepository } from './tokens';
 
 let dir: string;
 let store: Store<AuthTokensTables & OperationsTables>;
@@ -151,6 +151,20 @@ describe('access control', () => {
     // A duration past ten years is refused before any date is made of it (it was a 500: "Invalid time value").
     for (const expires of ['99999999999d', '3651d', `${'9'.repeat(400)}s`]) await expect(repo.create({ name: 'far', role: 'admin', expires })).rejects.toMatchObject({ code: 'token_expiry_out_of_range' });
     expect((await repo.create({ name: 'far', role: 'admin', expires: '3650d' })).expires_at).not.toBeNull();
+  });
+
+  it('a token stored under a reserved actor name (made before those names were refused) signs in as nobody: 401', async () => {
+    const { app } = await build();
+    // A token of an ordinary name, so named tokens are in force.
+    const ok = await repo.create({ name: 'alice', role: 'admin' });
+    expect((await app.inject({ url: '/devices', headers: bearer(ok.token) })).json()).toEqual({ actor: 'alice' });
+    for (const [i, name] of ['ironlens', 'anonymous', 'Anonymous', 'env:IPXE_CP_TOKEN', 'env:X'].entries()) {
+      const token = `${TOKEN_PREFIX}reserved-${i}-${'x'.repeat(32)}`;
+      await store.db.insertInto('auth_tokens').values({ name, role: 'admin', hash: hashToken(token), created_at: new Date().toISOString(), expires_at: null, last_used_at: null, revoked_at: null }).execute();
+      const r = await app.inject({ url: '/devices', headers: bearer(token) });
+      expect(r.statusCode, name).toBe(401);
+      expect((await app.inject({ method: 'POST', url: '/settings', headers: bearer(token) })).statusCode, name).toBe(401);
+    }
   });
 
   it('the failed-auth limiter slows then answers 429 one source, never another; counted in metrics', async () => {

@@ -178,6 +178,7 @@ export const errorCatalog = {
   backup_tampered: { status: 400, message: "the backup's header or store was altered after it was written" },
   backup_schema_foreign: { status: 400, message: "the backup's store holds a schema object ironlens' migrations do not create" },
   agent_token_rejected: { status: 502, message: "the agent rejected ironlens' token" },
+  agent_token_env_reserved: { status: 400, message: "the token names one of ironlens' own settings or secrets (a variable named IRONLENS_…, IPXE_CP_… or KIND_…, or another of its settings)" },
   agent_token_env_forbidden: { status: 400, message: 'the token names an environment variable that IPXE_CP_AGENT_TOKEN_ENV does not allow' },
   agent_token_misdirected: { status: 400, message: "a stored agent token is only sent to that agent's base_url" },
   agent_address_forbidden: { status: 400, message: 'the agent address is link-local or a cloud metadata service' },

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../errors';
-import { resolveInside } from './files';
+import { createFileExclusive, createFileExclusiveSync, replaceFileSync, resolveInside, temporaryNameFor, writeFileAtomic } from './files';
 
 let root: string;
 beforeEach(() => {
@@ -50,3 +50,58 @@ describe('resolveInside', () => {
     }
   });
 });
+
+describe('files ironlens creates for itself (review 1, M1)', () => {
+  /** Another user's plants at `name`: a file of theirs (0666), and a symlink to a file elsewhere. */
+  const plants = (name: string) => {
+    const victim = join(root, 'victim');
+    writeFileSync(victim, 'theirs');
+    return [
+      () => writeFileSync(name, 'planted', { mode: 0o666 }),
+      () => symlinkSync(victim, name),
+    ].map((plant) => ({ plant, victim }));
+  };
+
+  it('creates a new file 0600 by default, and never writes through a file or symlink already at its name', async () => {
+    createFileExclusiveSync(join(root, 'new'), 'secret');
+    expect(readFileSync(join(root, 'new'), 'utf8')).toBe('secret');
+    expect(statSync(join(root, 'new')).mode & 0o777).toBe(0o600);
+    await createFileExclusive(join(root, 'new-async'), 'secret');
+    expect(statSync(join(root, 'new-async')).mode & 0o777).toBe(0o600);
+    for (const create of [createFileExclusiveSync, createFileExclusive]) {
+      for (const { plant, victim } of plants(join(root, 'planted'))) {
+        plant();
+        await expect(async () => create(join(root, 'planted'), 'secret')).rejects.toMatchObject({ code: 'EEXIST' });
+        expect(readFileSync(victim, 'utf8')).toBe('theirs');
+        rmSync(join(root, 'planted'));
+      }
+    }
+  });
+
+  it('replaces a file through a temporary of a random name beside it; one planted at that name is refused and left alone, the file too', async () => {
+    const file = join(root, 'login.json');
+    writeFileSync(file, 'old');
+    replaceFileSync(file, 'new');
+    expect(readFileSync(file, 'utf8')).toBe('new');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    await writeFileAtomic(join(root, 'deeper', 'hosts.conf'), 'hosts');
+    expect(statSync(join(root, 'deeper', 'hosts.conf')).mode & 0o777).toBe(0o644);
+    // Nothing is left beside them.
+    expect(readdirSync(root).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    expect(temporaryNameFor(file)).toMatch(/\/\.login\.json\.[0-9a-f]{12}\.tmp$/);
+    expect(temporaryNameFor(file)).not.toBe(temporaryNameFor(file));
+    const temp = join(root, '.login.json.planted.tmp');
+    const replace = [(t: string) => replaceFileSync(file, 'secret', 0o600, t), (t: string) => writeFileAtomic(file, 'secret', 0o600, t)];
+    for (const write of replace) {
+      for (const { plant, victim } of plants(temp)) {
+        plant();
+        await expect(async () => write(temp)).rejects.toMatchObject({ code: 'EEXIST' });
+        expect(readFileSync(victim, 'utf8')).toBe('theirs');
+        expect(readFileSync(file, 'utf8')).toBe('new');
+        expect(lstatSync(temp).isFile() || lstatSync(temp).isSymbolicLink()).toBe(true);
+        rmSync(temp);
+      }
+    }
+  });
+});
+

@@ -1,27 +1,85 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { AppError, echo } from '../errors';
 
 /**
- * Writes `data` to `file` atomically: a temporary file in the same directory, fsync,
- * then rename over the target. Readers see the old content or the new, never half.
+ * Every file ironlens creates for itself is opened with this flag: `O_CREAT | O_EXCL`, so a file
+ * or a symlink someone planted at the name is an error (`EEXIST`), never written through.
  */
-export async function writeFileAtomic(file: string, data: string | Buffer, mode = 0o644): Promise<void> {
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
-  const fh = await open(tmp, 'w', mode);
+const EXCLUSIVE = 'wx';
+
+/**
+ * Creates `file`, which must not exist (a symlink there counts: `EEXIST`), with `data` and
+ * `mode` (default `0o600`; the umask can only take bits away), and fsyncs it. The one way
+ * ironlens creates a file of its own at a name: {@link replaceFileSync} and
+ * {@link writeFileAtomic} write their temporaries through it.
+ */
+export function createFileExclusiveSync(file: string, data: string | Buffer, mode = 0o600): void {
+  const fd = openSync(file, EXCLUSIVE, mode);
+  try {
+    writeFileSync(fd, data);
+    fsyncSync(fd);
+  } catch (err) {
+    // Ours (the open succeeded): not left half-written.
+    closeSync(fd);
+    unlinkSync(file);
+    throw err;
+  }
+  closeSync(fd);
+}
+
+/** {@link createFileExclusiveSync}, without blocking the event loop on the write and the fsync. */
+export async function createFileExclusive(file: string, data: string | Buffer, mode = 0o600): Promise<void> {
+  const fh = await open(file, EXCLUSIVE, mode);
   try {
     await fh.writeFile(data);
     await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, file);
   } catch (err) {
-    await unlink(tmp).catch(() => {});
+    await fh.close();
+    await unlink(file).catch(() => {});
+    throw err;
+  }
+  await fh.close();
+}
+
+/** A temporary's name beside `file`: `.<name>.<12 random hex>.tmp` (nobody can plant a file there in advance). */
+export function temporaryNameFor(file: string): string {
+  return join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/**
+ * Replaces `file` with `data` (mode `mode`, default `0o600`) in one rename: the temporary `temp`
+ * (default {@link temporaryNameFor}) is created exclusively ({@link createFileExclusiveSync}) and
+ * renamed over `file`. Readers see the old content or the new, never half; a file planted at the
+ * temporary's name is refused (`EEXIST`) and left as it was.
+ */
+export function replaceFileSync(file: string, data: string | Buffer, mode = 0o600, temp = temporaryNameFor(file)): void {
+  createFileExclusiveSync(temp, data, mode);
+  try {
+    renameSync(temp, file);
+  } catch (err) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // gone already
+    }
+    throw err;
+  }
+}
+
+/**
+ * Writes `data` to `file` atomically, as {@link replaceFileSync} does (its directory made when
+ * missing; mode default `0o644`), without blocking the event loop.
+ */
+export async function writeFileAtomic(file: string, data: string | Buffer, mode = 0o644, temp = temporaryNameFor(file)): Promise<void> {
+  mkdirSync(dirname(file), { recursive: true });
+  await createFileExclusive(temp, data, mode);
+  try {
+    await rename(temp, file);
+  } catch (err) {
+    await unlink(temp).catch(() => {});
     throw err;
   }
 }

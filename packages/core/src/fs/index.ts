@@ -1,1 +1,1 @@
-export { resolveInside, writeFileAtomic } from './files';
+export { createFileExclusive, createFileExclusiveSync, replaceFileSync, resolveInside, temporaryNameFor, writeFileAtomic } from './files';

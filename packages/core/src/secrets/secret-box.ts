@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Env, envOptional } from '../config';
+import { createFileExclusiveSync } from '../fs';
 
 const PREFIX = 'v1:';
 const IV_BYTES = 12;
@@ -95,7 +96,7 @@ function loadOrCreateKeyFile(file: string): Buffer {
   const key = randomBytes(32);
   // `wx`: two processes starting at once never overwrite each other's key.
   try {
-    writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    createFileExclusiveSync(file, `${key.toString('hex')}\n`, 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateKeyFile(file);
     throw err;

@@ -42,6 +42,22 @@ export function sqliteSchema(file: string): SchemaObject[] {
   }
 }
 
+/**
+ * The names of the migrations the SQLite file `file` records as applied (Kysely's
+ * `kysely_migration` table), read without running anything of it: nothing when it has no such
+ * table. What the store says of itself: compare its schema with what those migrations create.
+ */
+export function sqliteAppliedMigrations(file: string): string[] {
+  const db = new Database(file, { fileMustExist: true });
+  try {
+    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").get();
+    if (!table) return [];
+    return (db.prepare('SELECT name FROM kysely_migration ORDER BY name').all() as Array<{ name: unknown }>).map((r) => String(r.name));
+  } finally {
+    db.close();
+  }
+}
+
 /** The schema objects `migrations` create in an empty SQLite store: what a store of this version holds. */
 export async function migratedSqliteSchema(migrations: NamedMigration[]): Promise<SchemaObject[]> {
   const store = await Store.open<Record<string, never>>({ file: ':memory:', migrations });
@@ -58,10 +74,11 @@ const SQLITE_OWN = /^sqlite_(sequence|stat[1-4])$/;
 /**
  * How the schema of a store differs from what `expected` (the migrations' own) holds, one line
  * per object: each trigger, view, table or index the migrations did not create, or created
- * otherwise. With `partial`, a missing object is fine (a store of an older version, before
- * its pending migrations ran). Empty when it matches.
+ * otherwise, and each they create that is missing. Empty when it matches. (A store of an older
+ * version is compared with what the migrations it records as applied create:
+ * {@link sqliteAppliedMigrations}.)
  */
-export function schemaDifferences(actual: SchemaObject[], expected: SchemaObject[], opts: { partial?: boolean } = {}): string[] {
+export function schemaDifferences(actual: SchemaObject[], expected: SchemaObject[]): string[] {
   const norm = (s: string | null) => (s === null ? null : s.replace(/\s+/g, ' ').trim());
   const key = (o: SchemaObject) => `${o.type} ${o.name}`;
   const want = new Map(expected.map((o) => [key(o), o]));
@@ -72,9 +89,7 @@ export function schemaDifferences(actual: SchemaObject[], expected: SchemaObject
     if (!w) out.push(`${key(o)} (on ${o.tbl_name}): not created by any migration`);
     else if (w.tbl_name !== o.tbl_name || norm(w.sql) !== norm(o.sql)) out.push(`${key(o)}: not as the migrations create it`);
   }
-  if (!opts.partial) {
-    const have = new Set(actual.map(key));
-    for (const o of expected) if (!have.has(key(o)) && !(o.type === 'table' && SQLITE_OWN.test(o.name))) out.push(`${key(o)}: missing`);
-  }
+  const have = new Set(actual.map(key));
+  for (const o of expected) if (!have.has(key(o)) && !(o.type === 'table' && SQLITE_OWN.test(o.name))) out.push(`${key(o)}: missing`);
   return out;
 }

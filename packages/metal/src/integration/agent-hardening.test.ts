@@ -6,7 +6,13 @@
  * metadata addresses. Real store, services and app; agents are FakeAgent stand-ins that
  * speak the agent's HTTP protocol on loopback.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runAsActor, SecretBox } from '@ironlens/core';
+import { freeTcpPort } from '@ironlens/core/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AgentRepository } from '../repositories/agent.repository';
 import { FakeAgent } from '../testing/fake-agent';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
@@ -75,6 +81,69 @@ describe('agent tokens that name environment variables', () => {
     expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('LIO_TOKEN') })).statusCode).toBe(200);
     expect(agent.calls.find((c) => c.path === '/capabilities')?.authorization).toBe('Bearer lio-token');
     expect((await inject('POST', '/agents/probe', { base_url: agent.url, token: envRef('IRONLENS_CONSOLE_TOKEN') })).statusCode).toBe(400);
+  });
+});
+
+describe("ironlens' own settings and secrets are never an agent token (review 1, S2)", () => {
+  /** Everything allowed by the patterns, and one name of the settings list as wiring passes it. */
+  const openPolicy = async () => {
+    await f.close();
+    vi.stubEnv('IRONLENS_SECRET_KEY', 'a'.repeat(64));
+    vi.stubEnv('DISK_DIR', '/srv/disks');
+    f = await newMetalFixture({ IPXE_CP_AGENT_TOKEN_ENV: '*' }, { reservedEnv: ['DISK_DIR'] });
+  };
+
+  it('refuses them in a probe, a registration, an update and an import, even when IPXE_CP_AGENT_TOKEN_ENV allows every name; nothing is sent or stored', async () => {
+    await openPolicy();
+    for (const name of ['IRONLENS_SECRET_KEY', 'IPXE_CP_TOKEN', 'IRONLENS_CONSOLE_TOKEN', 'IRONLENS_DATABASE_URL', 'KIND_K8S_TOKEN', 'DISK_DIR']) {
+      const probe = await inject('POST', '/agents/probe', { base_url: other.url, token: `x${envRef(name)}` });
+      expect(probe.statusCode, name).toBe(400);
+      expect(probe.json(), name).toMatchObject({ code: 'agent_token_env_reserved', variable: name });
+      expect((await inject('POST', '/agents', { id: 'ag1', base_url: other.url, token: envRef(name), role: { disk: true } })).json().code, name).toBe('agent_token_env_reserved');
+    }
+    expect((await inject('POST', '/agents', { id: 'ag2', base_url: agent.url, token: 'literal', role: { disk: true } })).statusCode).toBe(201);
+    const upd = await inject('PUT', '/agents/ag2', { base_url: agent.url, token: envRef('IRONLENS_SECRET_KEY'), role: { disk: true } });
+    expect(upd.json().code).toBe('agent_token_env_reserved');
+    const dir = mkdtempSync(join(tmpdir(), 'ironlens-layout-'));
+    try {
+      mkdirSync(join(dir, 'config'));
+      writeFileSync(join(dir, 'config', 'agents.yml'), `agents:\n  imported:\n    base_url: ${other.url}\n    token: "${envRef('KIND_K8S_TOKEN')}"\n`);
+      await expect(f.services.layout.import(dir, { replace: true })).rejects.toMatchObject({ code: 'agent_token_env_reserved', status: 400 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect((await inject('GET', '/agents?live=false')).json().map((a: { id: string }) => a.id)).toEqual(['ag2']);
+    expect(other.calls).toEqual([]);
+    // The update left the old token: still the literal one.
+    await inject('POST', '/agents/probe', { base_url: agent.url, agent_id: 'ag2' });
+    expect(agent.calls.filter((c) => c.path === '/capabilities').map((c) => c.authorization)).toEqual(['Bearer literal']);
+  });
+
+  it('refuses one stored before this rule (an older import) when it would be used, and sends nothing', async () => {
+    await openPolicy();
+    const secrets = SecretBox.fromEnv(process.env, f.dir);
+    await new AgentRepository(secrets).insert(f.store.db, { id: 'old', base_url: other.url, token: envRef('IRONLENS_SECRET_KEY'), iscsi_server: null, role: { disk: true, cd: false }, tags: ['stgt'], enabled: true });
+    const r = await inject('POST', '/agents/probe', { base_url: other.url, agent_id: 'old' });
+    expect(r.json().code).toBe('agent_token_env_reserved');
+    expect((await inject('GET', '/agents/old/luns')).statusCode).toBe(400);
+    expect(other.calls).toEqual([]);
+  });
+});
+
+describe("an admin's probe that expands a placeholder (review 1, S2)", () => {
+  it("is written to the operations log before anything is sent: who, the URL, the variable's name, never its value", async () => {
+    const closed = await freeTcpPort();
+    await runAsActor('alice', () => f.services.agents.probe({ base_url: agent.url, token: `Bearer-${envRef('IPXE_AGENT_FAKE_TOKEN')}${envRef('IPXE_AGENT_FAKE_TOKEN')}` }, { client: '192.0.2.7', mayWriteAgents: true }));
+    // Nothing answers there: the entry is written all the same (the token may have left).
+    await expect(runAsActor('bob', () => f.services.agents.probe({ base_url: `http://127.0.0.1:${closed}`, token: envRef('IPXE_AGENT_FAKE_TOKEN') }, { mayWriteAgents: true }))).rejects.toMatchObject({ code: 'agent_bad_gateway' });
+    // A literal token, and a registered agent's own, are no such probe.
+    await f.services.agents.probe({ base_url: agent.url, token: 'literal' }, { mayWriteAgents: true });
+    const { entries } = await f.services.operations({});
+    expect(entries.filter((e) => e.op === 'agent.probe').map(({ id: _i, ts: _t, ...e }) => e)).toEqual([
+      { op: 'agent.probe', status: 'ok', actor: 'alice', base_url: agent.url, env: ['IPXE_AGENT_FAKE_TOKEN'], client: '192.0.2.7' },
+      { op: 'agent.probe', status: 'ok', actor: 'bob', base_url: `http://127.0.0.1:${closed}`, env: ['IPXE_AGENT_FAKE_TOKEN'] },
+    ]);
+    expect(JSON.stringify(entries)).not.toContain('fake-agent-token');
   });
 });
 

@@ -61,8 +61,8 @@ function agentRoutes(instance: FastifyInstance, s: MetalServices): void {
   app.post(
     '/agents/probe',
     { schema: { tags: agentTags, security, summary: 'Probe an agent (preview, writes nothing)', body: agentProbeBody, response: { 200: agentProbeSchema, ...errorResponses } } },
-    // A `${NAME}` in the body's token is expanded only for a caller who may register agents.
-    async (req) => ag.probe(req.body, { mayWriteAgents: req.principal !== undefined && roleAllows(req.principal.role, 'metal:agent:write') }),
+    // A `${NAME}` in the body's token is expanded only for a caller who may register agents, and logged.
+    async (req) => ag.probe(req.body, { client: req.ip, mayWriteAgents: req.principal !== undefined && roleAllows(req.principal.role, 'metal:agent:write') }),
   );
   app.put('/agents/:agent_id', { schema: { params: agentParams, tags: agentTags, security, body: agentBody, response: { 200: agentViewSchema, ...errorResponses } } }, async (req) =>
     ag.update(req.params.agent_id, req.body, { client: req.ip }),

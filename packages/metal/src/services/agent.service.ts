@@ -1,7 +1,7 @@
 import { AppError, type ChangeFeed, echo, isoSeconds, isUniqueViolation, type OperationsLog, redactUrlCredentials } from '@ironlens/core';
 import { type AgentCapabilities, type AgentEndpoint, AgentFailedError, AgentAnswerInvalidError, AgentTokenRejectedError, AgentUnreachableError, type StorageAgent, type StorageAgents } from '../adapters/storage-agent';
 import type { AgentInput, AgentProbe, AgentProbeRequest, AgentView, MasterTagRequest, MasterTagView } from '../api/schemas';
-import { checkTokenEnv, expandToken, refuseRequestPlaceholders } from '../domain/agent-token';
+import { checkTokenEnv, expandToken, refuseRequestPlaceholders, type TokenEnvPolicy, tokenEnvNames } from '../domain/agent-token';
 import { isFileName, isValidId } from '../domain/identifiers';
 import type { Agent } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
@@ -18,9 +18,7 @@ export type Capabilities = AgentCapabilities;
 export type { AgentView };
 
 /** How the agent service reads tokens: which `${NAME}`s it may expand, from which environment. */
-export interface AgentTokenPolicy {
-  /** Patterns of allowed names (`IPXE_CP_AGENT_TOKEN_ENV`). */
-  allowedEnv: readonly string[];
+export interface AgentTokenPolicy extends TokenEnvPolicy {
   /** Default is `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
@@ -110,7 +108,7 @@ export class AgentService implements DataPlaneLookup {
   }
 
   private expand(token: string | null, whose: string): string | null {
-    return expandToken(token, this.tokens.env ?? process.env, this.tokens.allowedEnv, whose);
+    return expandToken(token, this.tokens.env ?? process.env, this.tokens, whose);
   }
 
   /** A client for a registered agent: its own token, to its own base_url. */
@@ -161,7 +159,7 @@ export class AgentService implements DataPlaneLookup {
     if (iscsi && !/^[A-Za-z0-9.:[\]-]{1,253}$/.test(iscsi)) throw new AppError('request_invalid', `invalid iscsi_server: ${JSON.stringify(address)}`);
     const tags = (input.tags ?? []).map((t) => String(t).trim()).filter(Boolean);
     const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
-    checkTokenEnv(given, this.tokens.allowedEnv);
+    checkTokenEnv(given, this.tokens);
     const token = given ?? oldToken;
     return {
       id,
@@ -291,15 +289,20 @@ export class AgentService implements DataPlaneLookup {
    * (`metal:agent:write`, an admin's, `ctx.mayWriteAgents`): anyone else would have ironlens send
    * its own secret to whatever base_url they name (issue 29, finding 1), and is refused (403
    * `permission_denied`) before anything is sent. An admin could send it there anyway, by
-   * registering an agent at that URL with the placeholder: the probe gives no admin more.
+   * registering an agent at that URL with the placeholder: the probe gives no admin more, and
+   * such a probe is written to the operations log (`agent.probe`: who, the URL, the variables'
+   * names) before anything is sent, as a registration would be. No token names one of ironlens'
+   * own settings (400 `agent_token_env_reserved`, {@link checkTokenEnv}).
    */
-  async probe(input: AgentProbeRequest, ctx: { mayWriteAgents: boolean }): Promise<AgentProbe> {
+  async probe(input: AgentProbeRequest, ctx: RequestContext & { mayWriteAgents: boolean }): Promise<AgentProbe> {
     const base_url = normalizeBaseUrl(input.base_url);
     const given = typeof input.token === 'string' && input.token !== '' ? input.token : null;
     let token: string | null;
     if (given !== null || !input.agent_id) {
       if (!ctx.mayWriteAgents) refuseRequestPlaceholders(given);
       token = this.expand(given, 'the token');
+      const names = given === null ? [] : tokenEnvNames(given);
+      if (names.length > 0) await this.ops.append({ op: 'agent.probe', base_url: redactUrlCredentials(base_url), env: [...new Set(names)], client: ctx.client });
     } else {
       const stored = await this.require(input.agent_id);
       if (stored.base_url !== base_url) {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { AppError, type OperationEntry, type OperationsLog, type SecretBox, writeFileAtomic } from '@ironlens/core';
 import YAML from 'yaml';
 import { parseDhcpHosts } from '../adapters/dnsmasq.adapter';
+import { refuseReservedEnv } from '../domain/agent-token';
 import { isValidId, normalizeMac } from '../domain/identifiers';
 import type { Agent, Device, WorkerRecord } from '../domain/types';
 import type { AgentRepository } from '../repositories/agent.repository';
@@ -40,6 +41,8 @@ export class LayoutService {
     private readonly ops: OperationsLog,
     /** Devices' BMCs (issue 21): exported without passwords, unless asked (then sealed). */
     private readonly power?: { bmcs: BmcRepository; records: PowerRepository; secrets: SecretBox },
+    /** Settings no agent token may name beside the reserved prefixes ({@link refuseReservedEnv}). Default: none. */
+    private readonly reservedEnv: readonly string[] = [],
   ) {}
 
   /**
@@ -150,8 +153,10 @@ export class LayoutService {
     validateImportLayout(texts);
     const doc = <K extends string>(rel: string) => (YAML.parse(this.read(root, rel) ?? '') ?? {}) as Partial<Record<K, Record<string, Record<string, unknown>>>>;
     const settingsText = this.read(root, LAYOUT.settings);
+    const agents = Object.entries(doc<'agents'>(LAYOUT.agents).agents ?? {}).map(([id, a]) => agentFromLayout(id, a));
+    for (const a of agents) refuseReservedEnv(a.token, this.reservedEnv, `${LAYOUT.agents}: agent ${JSON.stringify(a.id)}: token`);
     return {
-      agents: Object.entries(doc<'agents'>(LAYOUT.agents).agents ?? {}).map(([id, a]) => agentFromLayout(id, a)),
+      agents,
       workers: Object.entries(doc<'workers'>(LAYOUT.workers).workers ?? {}).map(([id, w]) => workerFromLayout(id, w)),
       devices: Object.entries(doc<'devices'>(LAYOUT.devices).devices ?? {}).map(([key, d]) => deviceFromLayout(key, d)),
       bmcs: this.bmcsOf(doc<'devices'>(LAYOUT.devices).devices ?? {}),
