@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type KubeHarness, Pki } from '@ironlens/kube-harness';
 import { parseAllDocuments } from 'yaml';
 import { upstreamDir } from './gateway-upstream';
+import { RestartingProcess } from './restarting-process';
 
 export const LWS_VERSION = 'v0.9.0';
 
@@ -31,13 +31,9 @@ type WebhookConfiguration = { apiVersion: string; kind: string; metadata: { name
  * no metrics or health listeners.
  */
 export class LwsController {
-  private child?: ChildProcess;
-  private stopped = false;
-  private log$?: ReturnType<typeof createWriteStream>;
+  private proc?: RestartingProcess;
   readonly dir = mkdtempSync(join(tmpdir(), `ironlens-lws-${process.pid}-`));
   readonly logPath = join(this.dir, 'lws.log');
-  /** How many times the process was started. */
-  starts = 0;
   port = 0;
 
   constructor(
@@ -74,8 +70,9 @@ export class LwsController {
         '',
       ].join('\n'),
     );
-    this.log$ = createWriteStream(this.logPath, { flags: 'a' });
-    this.spawnOnce(config);
+    // Like its pod, restarted when it exits, one second later, until stop().
+    this.proc = new RestartingProcess(this.logPath);
+    this.proc.start(this.bin, ['--config', config, '--zap-log-level=info'], { PATH: process.env.PATH, HOME: this.dir, KUBECONFIG: this.h.kubeconfigPath });
     await this.listening();
     await this.h.apply(this.webhookConfigurations(readFileSync(pki.ca.cert).toString('base64')));
   }
@@ -108,7 +105,8 @@ export class LwsController {
   /** Resolves once the webhook server accepts connections (fails when the process exits first). */
   private async listening(): Promise<void> {
     for (;;) {
-      if (this.child?.exitCode !== null && this.child?.exitCode !== undefined) throw new Error(`the LeaderWorkerSet controller exited (${this.child.exitCode}):\n${this.log()}`);
+      const exit = this.proc?.exitCode() ?? null;
+      if (exit !== null) throw new Error(`the LeaderWorkerSet controller exited (${exit}):\n${this.log()}`);
       const ok = await new Promise<boolean>((resolve) => {
         const s = tcpConnect({ host: '127.0.0.1', port: this.port }, () => {
           s.destroy();
@@ -121,46 +119,18 @@ export class LwsController {
     }
   }
 
-  private spawnOnce(config: string): void {
-    if (this.stopped) return;
-    this.starts++;
-    const child = spawn(this.bin, ['--config', config, '--zap-log-level=info'], {
-      env: { PATH: process.env.PATH, HOME: this.dir, KUBECONFIG: this.h.kubeconfigPath },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout?.on('data', (d: Buffer) => this.log$?.write(d));
-    child.stderr?.on('data', (d: Buffer) => this.log$?.write(d));
-    // Like its pod, restarted when it exits, one second later, until stop().
-    child.once('exit', () => {
-      if (!this.stopped) setTimeout(() => this.spawnOnce(config), 1000);
-    });
-    this.child = child;
+  /** How many times the process was started. */
+  get starts(): number {
+    return this.proc?.starts ?? 0;
   }
 
   /** The controller's log (for a failing assertion's message). */
   log(): string {
-    return existsSync(this.logPath) ? readFileSync(this.logPath, 'utf8').slice(-4000) : '';
+    return this.proc?.log() ?? '';
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    const c = this.child;
-    if (c?.pid && c.exitCode === null) {
-      const gone = new Promise((r) => c.once('exit', r));
-      const kill = (sig: NodeJS.Signals) => {
-        try {
-          process.kill(-(c.pid as number), sig);
-        } catch {
-          // already gone
-        }
-      };
-      kill('SIGTERM');
-      const t = setTimeout(() => kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(t);
-    }
-    await new Promise<void>((r) => (this.log$ ? this.log$.end(() => r()) : r()));
+    await this.proc?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
