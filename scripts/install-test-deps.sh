@@ -63,3 +63,4 @@ fi
 bash scripts/build-helm.sh
 bash scripts/fetch-gateway-fixtures.sh
 bash scripts/build-envoy-gateway.sh  # the real Envoy Gateway controller the suite runs out of cluster
+bash scripts/build-lws.sh  # the real LeaderWorkerSet controller the deployments suite runs out of cluster (wide-EP)
