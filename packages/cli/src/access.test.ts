@@ -125,6 +125,9 @@ describe('every route of every listener', () => {
         // The booted machine's host reporter (issue 24), open like /devices/report.
         'boot POST /hosts/report',
         'boot GET /healthz',
+        // The boot script iPXE chains over HTTP (issue 30).
+        'boot GET /boot.ipxe',
+        'consoleMetal GET /boot.ipxe',
         'console GET /healthz',
         // The OpenAI-style model list (issue 28) answers a gateway access key, as the hook does (not a token of ours).
         'console GET /v1/models',

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { productionSources } from '@ironlens/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { installService, renderEnvFile, renderUnit, ServiceError, serviceOptions } from './install-service';
+import { installService, nextSteps, renderEnvFile, renderUnit, ServiceError, serviceOptions } from './install-service';
 import { main } from './main';
 import { CLIENT_SETTINGS, SETTINGS, TEST_ONLY_SETTINGS } from './settings';
 
@@ -96,6 +96,40 @@ describe('ironlens install-service', () => {
     expect(unit).toContain('\nReadWritePaths=/srv/ironlens\n');
     expect(unit).toContain('\nUser=lab\n');
     expect(verify(join(dir, 'units', 'ironlens.service')).code).toBe(0);
+  });
+
+  it('--boot-services: the serve unit grants exactly what its own dnsmasq needs, ambient so that dnsmasq gets them, and still verifies', async () => {
+    const plain = renderUnit(serviceOptions('serve', {}));
+    expect(plain).toContain('\nCapabilityBoundingSet=\nAmbientCapabilities=\n');
+    const o = serviceOptions('serve', { unitDir: join(dir, 'units'), envDir: join(dir, 'etc') }, { bootServices: true });
+    const w = installService(o);
+    const unit = readFileSync(w.unit, 'utf8');
+    expect(unit).toContain('\nCapabilityBoundingSet=CAP_NET_BIND_SERVICE CAP_NET_ADMIN CAP_NET_RAW\nAmbientCapabilities=CAP_NET_BIND_SERVICE CAP_NET_ADMIN CAP_NET_RAW\n');
+    // Everything else as without it: the same user, the same sandbox.
+    expect(unit.replace(/^(CapabilityBoundingSet|AmbientCapabilities)=.*$/gm, '$1=')).toBe(renderUnit({ ...o, bootServices: false }));
+    expect(unit).toContain('\nNoNewPrivileges=yes\n');
+    const v = verify(w.unit);
+    expect(v.out).not.toMatch(/Unknown (key|section)|Failed to parse|Invalid|not executable|Missing/i);
+    expect(v.code).toBe(0);
+    expect(() => serviceOptions('agent', {}, { bootServices: true })).toThrow('--boot-services is for serve');
+    // Through the command line, with its next steps.
+    const out: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((s: string) => out.push(String(s)) > 0) as typeof process.stdout.write;
+    try {
+      expect(await main(['install-service', 'serve', '--boot-services', '--dry-run', '--unit-dir', join(dir, 'u'), '--env-dir', join(dir, 'e')])).toBe(0);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(out.join('')).toContain('\nAmbientCapabilities=CAP_NET_BIND_SERVICE CAP_NET_ADMIN CAP_NET_RAW\n');
+    expect(out.join('')).toContain('apt-get install dnsmasq-base ipxe');
+  });
+
+  it('says what to run next for each service: the storage target only for the agent, the boot packages only with --boot-services', () => {
+    const steps = (kind: string, bootServices = false) => nextSteps(serviceOptions(kind, {}, { bootServices }), false).split('\n').filter((l) => l.startsWith('  ')).map((l) => l.trim().split(/\s+/)[0]);
+    expect(steps('serve')).toEqual(['useradd', '$EDITOR', 'systemctl', 'systemctl', 'journalctl']);
+    expect(steps('serve', true)).toEqual(['useradd', 'apt-get', '$EDITOR', 'systemctl', 'systemctl', 'journalctl']);
+    expect(steps('agent')).toEqual(['mkdir', '$EDITOR', 'systemctl', 'systemctl', 'journalctl']);
   });
 
   it('refuses values that would not stay one line of a unit file', () => {

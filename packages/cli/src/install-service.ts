@@ -27,7 +27,17 @@ export interface ServiceOptions {
   entry: string;
   /** Who must own the code `ExecStart` runs (uid). Default is `0` (root). */
   codeOwner?: number;
+  /**
+   * serve runs its own dnsmasq (`IRONLENS_BOOT_SERVICES`, issue 30): the unit grants the three
+   * capabilities dnsmasq needs as a user other than root (DHCP's port 67, TFTP's 69, the ARP
+   * entries of the addresses it hands out, router advertisements' ICMPv6 socket), as ambient
+   * capabilities that pass to the dnsmasq it starts, and no other. Default is `false`: none.
+   */
+  bootServices?: boolean;
 }
+
+/** What dnsmasq needs, run by serve as its own user (tried: without any one of them it exits at start). */
+export const BOOT_SERVICES_CAPABILITIES = 'CAP_NET_BIND_SERVICE CAP_NET_ADMIN CAP_NET_RAW';
 
 const USER_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
 
@@ -38,7 +48,7 @@ export function defaultEntry(): string {
   return resolve(fileURLToPath(new URL('.', import.meta.url)), '..', 'bin', 'ironlens.mjs');
 }
 
-export function serviceOptions(kind: string | undefined, flags: Record<string, string | undefined>): ServiceOptions {
+export function serviceOptions(kind: string | undefined, flags: Record<string, string | undefined>, switches: { bootServices?: boolean } = {}): ServiceOptions {
   const k = kind ?? 'serve';
   if (k !== 'serve' && k !== 'agent') throw new ServiceError(`the service is serve or agent, not ${JSON.stringify(k)}`);
   const o: ServiceOptions = {
@@ -50,7 +60,9 @@ export function serviceOptions(kind: string | undefined, flags: Record<string, s
     envDir: flags.envDir ?? '/etc/ironlens',
     node: process.execPath,
     entry: defaultEntry(),
+    ...(switches.bootServices ? { bootServices: true } : {}),
   };
+  if (o.bootServices && k !== 'serve') throw new ServiceError('--boot-services is for serve: the boot services run in ironlens serve');
   if (!USER_PATTERN.test(o.user) || o.user === 'root') throw new ServiceError(`--user must be a system user name other than root, got ${JSON.stringify(o.user)}`);
   for (const [name, p] of [['--data-dir', o.dataDir], ['--disk-dir', o.diskDir], ['--unit-dir', o.unitDir], ['--env-dir', o.envDir]] as const) {
     // Paths go into a unit file: absolute, and nothing systemd would read as a specifier or a separator.
@@ -123,9 +135,17 @@ export function renderUnit(o: ServiceOptions): string {
       'PrivateDevices=yes',
       'ProtectKernelTunables=yes',
       'RestrictNamespaces=yes',
-      // serve needs no privilege: its ports are above 1024, dnsmasq is reloaded by a configured way.
-      'CapabilityBoundingSet=',
-      'AmbientCapabilities=',
+      ...(o.bootServices
+        ? [
+            // Its own dnsmasq (IRONLENS_BOOT_SERVICES) needs them (ports 67 and 69, ARP entries, router advertisements): ambient, so they pass to it.
+            `CapabilityBoundingSet=${BOOT_SERVICES_CAPABILITIES}`,
+            `AmbientCapabilities=${BOOT_SERVICES_CAPABILITIES}`,
+          ]
+        : [
+            // serve needs no privilege: its ports are above 1024, dnsmasq is reloaded by a configured way.
+            'CapabilityBoundingSet=',
+            'AmbientCapabilities=',
+          ]),
       'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK',
       '',
       '[Install]',
@@ -180,9 +200,10 @@ export function nextSteps(o: ServiceOptions, written: boolean): string {
     'next:',
   ];
   if (o.kind === 'serve') steps.push(`  useradd --system --user-group --home-dir ${o.dataDir} --shell /usr/sbin/nologin ${o.user}   # once`);
-  else steps.push(`  mkdir -p ${o.diskDir} && modprobe target_core_mod 2>/dev/null; systemctl enable --now tgt   # stgt (or LIO) on this node`);
+  if (o.kind === 'serve' && o.bootServices) steps.push('  apt-get install dnsmasq-base ipxe   # the dnsmasq the boot services run and the iPXE binaries they serve');
+  if (o.kind === 'agent') steps.push(`  mkdir -p ${o.diskDir} && modprobe target_core_mod 2>/dev/null; systemctl enable --now tgt   # stgt (or LIO) on this node`);
   steps.push(
-    `  $EDITOR ${join(o.envDir, envName(o.kind))}   # set the tokens (${o.kind === 'serve' ? 'IPXE_CP_TOKEN, IRONLENS_CONSOLE_TOKEN' : 'IPXE_AGENT_TOKEN'}) before exposing it`,
+    `  $EDITOR ${join(o.envDir, envName(o.kind))}   # set the tokens (${o.kind === 'serve' ? 'IPXE_CP_TOKEN, IRONLENS_CONSOLE_TOKEN' : 'IPXE_AGENT_TOKEN'}) before exposing it${o.bootServices ? ', and IRONLENS_BOOT_SERVICES with its interface' : ''}`,
     '  systemctl daemon-reload',
     `  systemctl enable --now ${name}`,
     `  journalctl -u ${name} -f   # its start lines say where it listens${o.kind === 'serve' ? ' and where the data dir is' : ''}`,

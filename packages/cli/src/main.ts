@@ -22,7 +22,7 @@ const FLAGS: Record<string, string> = {
 };
 
 /** Switches (no value) each command accepts, besides `--help`/`-h`. */
-const SWITCHES: Record<string, string[]> = { import: ['--replace'], export: ['--bmc-passwords'], restore: ['--replace'], migrate: ['--status'], 'install-service': ['--dry-run'] };
+const SWITCHES: Record<string, string[]> = { import: ['--replace'], export: ['--bmc-passwords'], restore: ['--replace'], migrate: ['--status'], 'install-service': ['--dry-run', '--boot-services'] };
 
 export interface ParsedArgs {
   positional: string[];
@@ -140,7 +140,7 @@ async function run(cmd: string, rest: string[], parsed: ParsedArgs, env: Env): P
       try {
         // Flags only: a data dir in the environment of whoever runs this is not the service's.
         const f = parsed.env;
-        const o = svc.serviceOptions(rest[0], { user: f.IRONLENS_SERVICE_USER, dataDir: f.IRONLENS_DATA_DIR, diskDir: f.DISK_DIR, unitDir: f.IRONLENS_SERVICE_UNIT_DIR, envDir: f.IRONLENS_SERVICE_ENV_DIR });
+        const o = svc.serviceOptions(rest[0], { user: f.IRONLENS_SERVICE_USER, dataDir: f.IRONLENS_DATA_DIR, diskDir: f.DISK_DIR, unitDir: f.IRONLENS_SERVICE_UNIT_DIR, envDir: f.IRONLENS_SERVICE_ENV_DIR }, { bootServices: parsed.switches.has('--boot-services') });
         if (parsed.switches.has('--dry-run')) {
           process.stdout.write(`# ${join(o.unitDir, o.kind === 'serve' ? 'ironlens.service' : 'ironlens-agent.service')}\n${svc.renderUnit(o)}\n# ${join(o.envDir, `${o.kind}.env`)}\n${svc.renderEnvFile(o)}\n${svc.nextSteps(o, false)}`);
           return 0;
@@ -293,6 +293,7 @@ async function masterCommand(argv: string[]): Promise<number> {
     '--disk-dir': 'diskDir',
     '--name': 'name',
     '--size': 'size',
+    '--firmware': 'firmware',
     '--control-plane': 'controlPlane',
     '--mirror': 'mirror',
     '--security-mirror': 'securityMirror',

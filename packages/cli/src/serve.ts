@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type BootstrapDatabase, bootstrapMigrations, bootstrapPlugin, type ClustersDatabase, clustersMigrations, clustersPlugin, createBootstrapServices, createClusterNodes, createClusterServices, preloadKubeClient, type WorkerDirectory } from '@ironlens/clusters';
 import { type AuthTokensTables, Authenticator, authRoutes, AuthLimiter, authLimiterOptionsFromEnv, authTokensMigrations, type ChangeFeed, CHANGES_CHANNEL, createHttpApp, type Env, envInt, envListen, envOptional, envString, exec, hostList, type HttpLimits, httpLimitsFromEnv, originList, jobLeaseFromEnv, JobRunner, jobsMigrations, JobsRepository, Metrics, NamedTokens, openChangeFeed, OperationsLog, operationsMigrations, partOf, replicaIdFromEnv, SecretBox, secretKeyMatches, Store, type StoreMetaTables, storeMetaMigrations, TokensRepository, type TrustProxy, trustedProxiesFromEnv } from '@ironlens/core';
 import { createKindServices, type KindDatabase, kindMigrations, kindPlugin } from '@ironlens/kind';
-import { buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalConfig, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
+import { BootServices, buildMetalApp, ChapReconciler, createMetalServices, type MetalServices, DetectingReloader, type MetalConfig, type MetalDatabase, MetalReplication, metalConfigFromEnv, metalMigrations, reloaderFor } from '@ironlens/metal';
 import { WEB_BUILD_COMMAND, webDistDir } from '@ironlens/web';
 import type { FastifyInstance } from 'fastify';
 import { describeAddress, isLoopback } from './address';
@@ -85,6 +85,8 @@ interface ListenerContext {
   /** Whose X-Forwarded-For to believe, the same on both listeners (IRONLENS_TRUSTED_PROXIES). */
   trustProxy: TrustProxy;
   started: Started;
+  /** ironlens' own dnsmasq (IRONLENS_BOOT_SERVICES), started once the provisioning listener answers. */
+  bootServices: BootServices | null;
 }
 
 /** What the listeners started: their apps (closed first), URLs, and what closes after them, in order. */
@@ -97,7 +99,7 @@ interface Started {
 
 /** The provisioning listener: seed 004 at its exact paths, and the tokens API. */
 async function startBootListener(c: ListenerContext, bootListen: { host: string; port: number }): Promise<void> {
-  const { env, log, store, metal, metalConfig, metrics, named, namedCount, limiter, logger, limits, trustProxy, started } = c;
+  const { env, log, store, metal, metalConfig, metrics, named, namedCount, limiter, logger, limits, trustProxy, started, bootServices } = c;
   const bootAuth = new Authenticator([{ variable: 'IPXE_CP_TOKEN', token: metalConfig.token }], named);
   const app = await buildMetalApp({
     services: metal,
@@ -109,6 +111,7 @@ async function startBootListener(c: ListenerContext, bootListen: { host: string;
   started.appsByName.boot = app;
   started.urls.boot = await listenOrExplain(app, bootListen, 'IRONLENS_BOOT_LISTEN (--boot-listen)');
   log(`provisioning API on ${boundAddress(app)} (${started.urls.boot}; docs at /docs, /redoc)`);
+  bootServices?.attach({ dhcp: metal.dhcp, bootScript: metal.bootScript, port: (app.server.address() as AddressInfo).port });
   if (!metalConfig.token && namedCount === 0) log(`warning: IPXE_CP_TOKEN is not set: the provisioning API (workers, devices, agents, settings) is open to anyone who reaches ${boundAddress(app).split(' ')[0]}`);
 }
 
@@ -203,12 +206,16 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
   const bootListen = envListen(env, 'IRONLENS_BOOT_LISTEN', '0.0.0.0:4839');
   const consoleListen = envListen(env, 'IRONLENS_CONSOLE_LISTEN', '127.0.0.1:8080');
   const metalConfig = metalConfigFromEnv(env, dataDir);
-  // dnsmasq detection (a `docker inspect`, /proc) runs while the store opens.
-  const reloader = reloaderFor(metalConfig, exec);
-  const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
-  const origin = replicaIdFromEnv(env);
   // One metrics registry for the process, served at /metrics on each listener (docs/metrics.md).
   const metrics = new Metrics();
+  // Boot services (issue 30): ironlens' own dnsmasq, checked before anything starts; it is the hosts file's reloader.
+  const bootServices = BootServices.fromEnv(env, metalConfig.dnsmasqHostsFile, log, metrics);
+  if (bootServices && !bootListen) throw new Error('IRONLENS_BOOT_SERVICES needs the provisioning listener (IRONLENS_BOOT_LISTEN is off): iPXE chains boot.ipxe from it');
+  await bootServices?.checkHost(exec);
+  // dnsmasq detection (a `docker inspect`, /proc) runs while the store opens.
+  const reloader = bootServices?.reloader ?? reloaderFor(metalConfig, exec);
+  const detection = reloader instanceof DetectingReloader ? reloader.detect() : undefined;
+  const origin = replicaIdFromEnv(env);
   // One serve per SQLite data dir: a second one refuses at once, naming the first's pid.
   const unlock = envOptional(env, 'IRONLENS_DATABASE_URL') === undefined ? lockDataDir(dataDir) : () => {};
   const store = await openStore(env, metrics).catch((err) => {
@@ -236,6 +243,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
   const close = async () => {
     process.off('unhandledRejection', onUnhandled);
     for (const app of started.apps.splice(0)) await app.close();
+    await bootServices?.stop();
     chapReconciler?.stop();
     metalServices?.power.stop();
     for (const c of started.closers.splice(0)) await c();
@@ -270,7 +278,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
     // Rollouts (issue 31) run on a runner of their own and drain the registered clusters' nodes.
     const clusterNodes = createClusterNodes({ store: partOf(store), env, dataDir });
     const rolloutRunner = new JobRunner(new JobsRepository(partOf(store)), { ...jobLeaseFromEnv(env), observer: metrics.jobs });
-    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, reservedEnv: AGENT_TOKEN_RESERVED_ENV, metrics, changes, clusterNodes: clusterNodes.nodes, runner: rolloutRunner });
+    const metal = createMetalServices({ store: partOf(store), config: metalConfig, reloader, env, reservedEnv: AGENT_TOKEN_RESERVED_ENV, metrics, changes, clusterNodes: clusterNodes.nodes, runner: rolloutRunner, bootServices: bootServices ?? undefined });
     metalServices = metal;
     started.closers.push(async () => {
       await rolloutRunner.stop();
@@ -319,6 +327,7 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
       limits: httpLimitsFromEnv(env),
       trustProxy: proxies.trustProxy,
       started,
+      bootServices,
     };
     if (bootListen) await startBootListener(ctx, bootListen);
     if (consoleListen) await startConsoleListener(ctx, consoleListen);

@@ -30,7 +30,7 @@ day-to-day work against a running ironlens, through its API (--url, IRONLENS_TOK
   logout                  forget them
   completion              a bash or zsh completion script
   migrate [--status]      create or upgrade the store, then exit (--status: say what would run)
-  install-service [serve|agent] [--dry-run]
+  install-service [serve|agent] [--boot-services] [--dry-run]
                           a hardened systemd unit and an environment file
   backup FILE             a consistent copy of the SQLite store and its sealed secret key
   restore FILE            put a backup back into the data dir (not while serve runs)
@@ -248,7 +248,7 @@ the same IRONLENS_SECRET_KEY can import them), in a state/devices.yml of mode 06
 `,
   token: TOKEN_USAGE_TEXT,
   'install-service': `usage: ironlens install-service [serve|agent] [--user USER] [--data-dir DIR]
-                        [--disk-dir DIR] [--unit-dir DIR] [--env-dir DIR] [--dry-run]
+                        [--disk-dir DIR] [--unit-dir DIR] [--env-dir DIR] [--boot-services] [--dry-run]
 
 Writes a hardened systemd unit (ironlens.service for serve, ironlens-agent.service for the agent)
 into --unit-dir (default /etc/systemd/system) and an environment file <env-dir>/<serve|agent>.env
@@ -258,6 +258,8 @@ then says what to run next. --dry-run prints both instead of writing them.
   --user USER      the user serve runs as (default ironlens; created by you, as printed)
   --data-dir DIR   serve's data dir (default /var/lib/ironlens, the unit's StateDirectory)
   --disk-dir DIR   the agent's DISK_DIR (default /home/iscsi_img)
+  --boot-services  serve runs its own dnsmasq (IRONLENS_BOOT_SERVICES): the unit grants it
+                   CAP_NET_BIND_SERVICE, CAP_NET_ADMIN and CAP_NET_RAW, passed on to dnsmasq
 `,
   backup: `usage: ironlens backup FILE [--key-file FILE] [--data-dir DIR]
 
@@ -281,6 +283,7 @@ the store's secrets. A store from an older version is upgraded by the next start
 Creates or upgrades the store in IRONLENS_DATA_DIR (or IRONLENS_DATABASE_URL), then exits.
 `,
   master: `usage: ironlens master build --os debian-12 --disk-dir DIR [--name NAME] [--size 4G]
+                             [--firmware both|uefi|bios]
                              [--authorized-key FILE_OR_KEY]... [--control-plane URL]
                              [--package PKG]... [--mirror URL] [--security-mirror URL]
                              [--cache-dir DIR]
@@ -293,6 +296,9 @@ root (mmdebstrap's root mode); progress on stderr, the result as JSON on stdout.
   --disk-dir DIR          the agent's DISK_DIR (GET /masters lists the image)
   --name NAME             master name (default debian_12): DIR/_tpl_NAME.img
   --size SIZE             disk size (default 4G; sparse)
+  --firmware F            both (default: GPT with an EFI System Partition holding the
+                          distribution's signed shim and GRUB, and a BIOS boot partition),
+                          uefi, or bios (an MBR, as masters were before UEFI)
   --authorized-key K      root's authorized key: a key line or a file of them (repeatable);
                           typically ironlens' own, GET /api/cluster/bootstrap/ssh-public-key
   --control-plane URL     where the host reporter reports (default: the iBFT's DHCP server, :4839)
@@ -301,7 +307,7 @@ root (mmdebstrap's root mode); progress on stderr, the result as JSON on stdout.
   --security-mirror URL   the security archive (IRONLENS_MASTER_SECURITY_MIRROR; default: likewise)
   --cache-dir DIR         IRONLENS_MASTER_CACHE (default ~/.cache/ironlens/master)
 
-The root filesystem is cached by its inputs (OS, packages, mirrors, hooks): a second build with
+The root filesystem is cached by its inputs (OS, packages, mirrors, hooks, UEFI or not): a second build with
 the same inputs, or with other keys or another control-plane URL, only assembles the disk
 (seconds). A failed build leaves no _tpl_ file. No SSH host key is in the image: every clone makes
 its own at first boot.

@@ -24,4 +24,6 @@ export {
 export type { FixtureSize, FixtureNode, GpuModel } from './gpu.fixtures';
 export { crdBundle, jsonSize, BUNDLE_GROUP } from './crd-bundle.fixture';
 export { RawApplyClient, ApiError } from './raw-apply.client';
+export { Pki } from './pki.generator';
+export type { CertPair, LeafSpec } from './pki.generator';
 export type { ApplyTarget } from './raw-apply.client';

@@ -17,7 +17,7 @@ export interface MetalPluginOptions {
 }
 
 /** Paths iPXE calls without a token (seed §1.3, §5, §16.6). */
-export const PUBLIC_PATHS = new Set(['/healthz', '/boot-vars', '/devices/report', '/hosts/report']);
+export const PUBLIC_PATHS = new Set(['/healthz', '/boot-vars', '/devices/report', '/hosts/report', '/boot.ipxe']);
 
 /**
  * The boot control plane's API (seed 004) as one Fastify plugin: each route's permission

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Env, envBool, envInt, envNumber, envOptional, envString } from '@ironlens/core';
+import { checkBootUrl } from './services/boot-script.service';
 
 export type ReloadMethod =
   | { kind: 'docker'; container: string }
@@ -105,6 +106,12 @@ export interface MetalConfig {
   bmcReadQueuePerHost: number;
   /** `IRONLENS_BMC_READ_QUEUE`: state reads that may wait over every BMC host; more are refused with 503 `bmc_busy`. Default is `64`. */
   bmcReadQueue: number;
+  /**
+   * `IRONLENS_BOOT_URL`: the provisioning listener as machines reach it (`http://10.0.0.5:4839`),
+   * filled into the `boot.ipxe` served at `GET /boot.ipxe`. Default: unset, or with boot services
+   * on, the provisioning interface's address and the listener's port.
+   */
+  bootUrl: string | undefined;
   /** `IRONLENS_BOOT_CONFIRM_TIMEOUT_MS`: after a power action with `boot: "network"`, how long to wait for the device report and `/boot-vars` before `no_network_boot`. Default is `300000` (5 minutes). */
   bootConfirmTimeoutMs: number;
 }
@@ -136,6 +143,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
   const agentTimeout = Number(envString(env, 'IPXE_CP_AGENT_TIMEOUT', '10'));
   if (!Number.isFinite(agentTimeout) || agentTimeout <= 0) throw new Error('IPXE_CP_AGENT_TIMEOUT must be a positive number of seconds');
   const dnsmasqHostsFile = envString(env, 'IPXE_CP_DNSMASQ_HOSTS_FILE', join(dataDir, 'dnsmasq', 'dhcp-hosts.conf'));
+  const bootUrl = envOptional(env, 'IRONLENS_BOOT_URL');
   return {
     dataDir,
     token: envOptional(env, 'IPXE_CP_TOKEN'),
@@ -171,6 +179,7 @@ export function metalConfigFromEnv(env: Env, dataDir: string): MetalConfig {
     bmcReadQueuePerHost: Math.max(1, envInt(env, 'IRONLENS_BMC_READ_QUEUE_PER_HOST', 4)),
     bmcReadQueue: Math.max(1, envInt(env, 'IRONLENS_BMC_READ_QUEUE', 64)),
     bootConfirmTimeoutMs: Math.max(1, envInt(env, 'IRONLENS_BOOT_CONFIRM_TIMEOUT_MS', 300_000)),
+    bootUrl: bootUrl === undefined ? undefined : checkBootUrl(bootUrl),
   };
 }
 

@@ -1,3 +1,8 @@
+export { BootServices, type BootServicesStatus } from './boot-services/boot-services';
+export { type BootServicesConfig, BootServicesConfigError, bootServicesConfigFromEnv } from './boot-services/boot-services.config';
+export { dnsmasqArgv } from './boot-services/dnsmasq-argv';
+export { DnsmasqService, type DnsmasqStatus, logSafe } from './boot-services/dnsmasq-service.adapter';
+export { BootScriptService, checkBootUrl } from './services/boot-script.service';
 export { DetectingReloader, type DnsmasqDetection, detectDnsmasq } from './adapters/dnsmasq-detect.adapter';
 export { buildMetalApp, type MetalPluginOptions, metalPlugin, PUBLIC_PATHS } from './app';
 export { type MetalConfig, metalConfigFromEnv, type ReloadMethod } from './config';

@@ -10,6 +10,8 @@ export const METAL_ROUTE_PERMISSIONS: Readonly<Record<string, string>> = {
   'GET /healthz': 'public',
   'GET /boot-vars': 'public',
   'GET /devices/report': 'public',
+  // The boot script iPXE chains over HTTP with the control plane's URL filled in (issue 30).
+  'GET /boot.ipxe': 'public',
   'GET /settings/auto-register': 'metal:setting:read',
   'PUT /settings/auto-register': 'metal:setting:write',
   'GET /operations': 'metal:operation:read',

@@ -42,6 +42,8 @@ import { BmcRepository, PowerRepository } from './repositories/bmc.repository';
 import { BmcScheduler } from './services/bmc-scheduler';
 import { BootProofService } from './services/boot-proof.service';
 import { PowerService } from './services/power.service';
+import { BootScriptService } from './services/boot-script.service';
+import type { BootServicesStatus } from './boot-services/boot-services';
 
 /** What the routes get: services only, never the store (the services own every transaction). */
 export interface MetalServices {
@@ -58,6 +60,10 @@ export interface MetalServices {
   hostReports: HostReportService;
   /** BMCs, power actions and the proof of boot (issue 21). */
   power: PowerService;
+  /** `GET /boot.ipxe`: the shipped script with the control plane's URL (issue 30). */
+  bootScript: BootScriptService;
+  /** ironlens' own dnsmasq, when `IRONLENS_BOOT_SERVICES` is on: its state in `/healthz`. */
+  bootServices?: { status(): BootServicesStatus };
   /** Rollouts of a new master across workers (issue 31). */
   rollouts: RolloutService;
   /** The ledger against reality, and its reconcile (issue 31). */
@@ -98,6 +104,8 @@ export interface MetalDeps {
   changes?: ChangeFeed;
   /** Opens a BMC for a device's credentials (issue 21). Default: Redfish over HTTP(S), IPMI through `ipmitool` run by `exec`. */
   bmc?: BmcConnector;
+  /** ironlens' own dnsmasq (`IRONLENS_BOOT_SERVICES`, issue 30). Default: none. */
+  bootServices?: { status(): BootServicesStatus };
   /** The Kubernetes nodes workers are (issue 31: a rollout drains them). Default: none (no worker is a node). */
   clusterNodes?: ClusterNodes;
   /** The shared job runner rollouts run on. Default: one of its own over `store` (which then needs `jobsMigrations`). */
@@ -228,6 +236,8 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
     hostReports,
     layout: new LayoutService(store, workerRepo, deviceRepo, agentRepo, settingsRepo, ops, { bmcs: bmcRepo, records: powerRepo, secrets, allowLinkLocal: config.bmcAllowLinkLocal }, deps.reservedEnv),
     power,
+    bootScript: new BootScriptService(undefined, config.bootUrl),
+    bootServices: deps.bootServices,
     rollouts,
     drift: new DriftService(store, workerRepo, deviceRepo, hostRepo, dhcp, storage, ops),
     operations: (q) => ops.list({ ...q, mac: q.mac ? requireMac(q.mac) : undefined }),

@@ -34,12 +34,13 @@ describe('boot.ipxe', () => {
     expect(script).toMatch(/sanboot \$\{root-path\} \|\| goto san-failed/);
   });
 
-  it('reports the eleven fingerprint fields, then asks for boot vars with the colon-form MAC', () => {
+  it('reports the eleven fingerprint fields and the firmware it runs under, then asks for boot vars with the colon-form MAC', () => {
     const report = lines.find((l) => l.startsWith('chain --autofree ${cp-url}/devices/report?'));
     expect(report).toBeDefined();
     const query = report!.slice(report!.indexOf('?') + 1).split(' ')[0];
     const fields = query.split('&').map((kv) => kv.split('=')[0]);
-    expect(fields).toEqual(['mac', 'uuid', 'manufacturer', 'product', 'serial', 'cpumodel', 'mem-total', 'mem-type', 'mem-speed', 'chip', 'busid']);
+    expect(fields).toEqual(['mac', 'uuid', 'manufacturer', 'product', 'serial', 'cpumodel', 'mem-total', 'mem-type', 'mem-speed', 'chip', 'busid', 'platform']);
+    expect(query).toContain('&platform=${platform}');
     const reportAt = lines.indexOf(report!);
     const varsAt = lines.findIndex((l) => l.startsWith('chain --autofree ${cp-url}/boot-vars?mac=${ironlens-mac}&hostname=${hostname} '));
     expect(varsAt).toBeGreaterThan(reportAt);

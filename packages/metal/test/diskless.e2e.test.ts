@@ -12,12 +12,13 @@ import { exec } from '@ironlens/core';
 import { artifactPath, sleep, waitFor } from '@ironlens/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { kubesprayStandInFiles } from '../../clusters/src/bootstrap/testing/kubespray-standin';
-import { BridgedNetns, Daemon, FORWARDER_JS, flatConsole, httpOverSocket, killAllSync, markerBootSector, requireNetbootTools, TCP_TO_SOCKET_JS } from './netboot.harness';
+import { BridgedNetns, bootPhases, Daemon, FORWARDER_JS, httpOverSocket, killAllSync, type MachineFirmware, markerBootSector, phaseTable, qemuArgv, requireNetbootTools, stampedArgv, stepper, TCP_TO_SOCKET_JS, timedLines } from './netboot.harness';
 
 /**
  * Issue 24 end to end: power on → diskless Debian → Kubernetes node, with nothing typed.
  *
- * Two qemu machines (TCG; 1.7 GiB for the control-plane node, 1.2 GiB for the worker) boot
+ * Two qemu machines (TCG; 1.7 GiB for the control-plane node, BIOS; 1.2 GiB for the worker,
+ * UEFI: OVMF and iPXE's UEFI ROM, issue 30) boot, from the same `--firmware both` master,
  * through the shipped `boot.ipxe`, dnsmasq, `ironlens serve`, `ironlens agent` and tgtd, with
  * CHAP on, from disks the agent cloned from the master `ironlens master build` made (the root
  * filesystem from the cache scripts/build-test-master.sh filled; ironlens' own SSH key added
@@ -41,8 +42,9 @@ const BASE_IQN = 'iqn.2026-07.io.ironlens.diskless';
 const TOKEN = `cp-${randomBytes(8).toString('hex')}`;
 const CONSOLE_TOKEN = `console-${randomBytes(8).toString('hex')}`;
 const AGENT_TOKEN = `agent-${randomBytes(8).toString('hex')}`;
-const CP = { id: 'node-cp', mac: '52:54:00:d4:00:01', memory: 1700, tap: 'tap1' };
-const WK = { id: 'node-wk', mac: '52:54:00:d4:00:02', memory: 1200, tap: 'tap2' };
+const CP = { id: 'node-cp', mac: '52:54:00:d4:00:01', memory: 1700, tap: 'tap1', firmware: 'bios' as MachineFirmware };
+/** The worker boots UEFI (OVMF, iPXE's UEFI ROM) from the same master as the BIOS control-plane node (issue 30). */
+const WK = { id: 'node-wk', mac: '52:54:00:d4:00:02', memory: 1200, tap: 'tap2', firmware: 'uefi' as MachineFirmware };
 /** The machine that claims node-cp's hostname from a first stage of its own. */
 const FORGER = { mac: '52:54:00:d4:00:66', tap: 'tap3' };
 /** The boot-sector reference run (the netboot test's marker disk, same chain). */
@@ -51,26 +53,6 @@ const MARKER = `DISKLESS-REF-OK ${randomBytes(4).toString('hex')}`;
 
 const t0 = Date.now();
 const say = (msg: string) => console.log(`[diskless ${((Date.now() - t0) / 1000).toFixed(1)} s] ${msg}`);
-
-/** Serial lines with the time each arrived (a bash loop stamps them: `<epoch seconds> <line>`). */
-interface TimedLine {
-  t: number;
-  text: string;
-}
-
-function timedLines(file: string): TimedLine[] {
-  if (!existsSync(file)) return [];
-  const out: TimedLine[] = [];
-  for (const raw of readFileSync(file, 'latin1').split('\n')) {
-    const m = /^(\d+\.\d+) (.*)$/s.exec(raw);
-    if (m) out.push({ t: Number(m[1]) * 1000, text: flatConsole(m[2]) });
-  }
-  return out;
-}
-
-function firstAt(lines: TimedLine[], re: RegExp): number | undefined {
-  return lines.find((l) => re.test(l.text))?.t;
-}
 
 interface Worker {
   worker_id: string;
@@ -116,54 +98,17 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
   let keptLogs: string | undefined;
   const logsDir = () => (keptLogs ??= artifactPath('diskless-e2e-logs'));
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    const start = Date.now();
-    say(`${name}: start`);
-    try {
-      const v = await fn();
-      say(`${name}: done in ${((Date.now() - start) / 1000).toFixed(1)} s`);
-      return v;
-    } catch (err) {
-      failed = true;
-      const e = err as Error;
-      const tail = (n: string, text: string) => `\n--- ${n} (tail) ---\n${text.slice(-3000)}`;
-      e.message += `\nlogs kept in: ${logsDir()}`;
-      for (const vm of [CP, WK]) e.message += tail(`${vm.id} serial`, timedLines(join(work, `${vm.id}.serial.log`)).map((l) => l.text).join('\n'));
-      e.message += tail('dnsmasq', dnsmasqLog());
-      e.message += tail('serve', serveLog());
-      throw e;
-    }
-  }
+  const { step } = stepper(say, () => {
+    failed = true;
+    const tail = (n: string, text: string) => `\n--- ${n} (tail) ---\n${text.slice(-3000)}`;
+    let more = `\nlogs kept in: ${logsDir()}`;
+    for (const vm of [CP, WK]) more += tail(`${vm.id} serial`, timedLines(join(work, `${vm.id}.serial.log`)).map((l) => l.text).join('\n'));
+    return more + tail('dnsmasq', dnsmasqLog()) + tail('serve', serveLog());
+  });
 
   /** Powers a machine on: qemu (TCG) in its own process group, serial lines time-stamped. */
-  function powerOn(name: string, mac: string, tap: string, memory: number): Daemon {
-    const qemu = [
-      'qemu-system-x86_64',
-      '-accel',
-      'tcg',
-      '-m',
-      String(memory),
-      '-smp',
-      '1',
-      '-nodefaults',
-      '-vga',
-      'std',
-      '-nographic',
-      '-serial',
-      'mon:stdio',
-      '-no-reboot',
-      '-boot',
-      'n,strict=on,reboot-timeout=0',
-      '-netdev',
-      `tap,id=n0,ifname=${tap},script=no,downscript=no`,
-      '-device',
-      `virtio-net-pci,netdev=n0,mac=${mac}`,
-      '-device',
-      'isa-debug-exit,iobase=0xf4,iosize=0x04',
-    ];
-    // A fixed script; the machine's argv follows as "$@" (no string built from values).
-    const stamp = 'exec 0</dev/null; set -o pipefail; "$@" 2>&1 | while IFS= read -r l; do printf "%s %s\\n" "$EPOCHREALTIME" "$l"; done';
-    const d = Daemon.start(name, ['bash', '-c', stamp, 'qemu-stamped', ...netns!.wrap, ...qemu], join(work, `${name}.serial.log`));
+  function powerOn(name: string, mac: string, tap: string, memory: number, firmware: MachineFirmware = 'bios'): Daemon {
+    const d = Daemon.start(name, stampedArgv([...netns!.wrap, ...qemuArgv({ mac, tap, memory, firmware })]), join(work, `${name}.serial.log`));
     daemons.push(d);
     return d;
   }
@@ -194,7 +139,7 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
     );
 
   beforeAll(async () => {
-    requireNetbootTools();
+    requireNetbootTools({ uefi: true });
     requireTool('/usr/bin/ansible-playbook', 'Debian ansible-core');
     const plan = planMasterBuild({ os: 'debian-12', diskDir: tmpdir() });
     if (!existsSync(join(plan.rootfsDir, 'done'))) {
@@ -399,10 +344,11 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
 
   it('boots both machines from iSCSI with CHAP: Linux mounts its root over iSCSI and the host reporter reports', async () => {
     await step('diskless boot', async () => {
-      booted[CP.id] = { qemu: powerOn(CP.id, CP.mac, CP.tap, CP.memory), poweredOn: Date.now() };
-      // Two iPXE machines DHCPing at the same moment get the same offer (recipe pitfall 11): 8 s apart.
+      booted[CP.id] = { qemu: powerOn(CP.id, CP.mac, CP.tap, CP.memory, CP.firmware), poweredOn: Date.now() };
+      // Two iPXE machines DHCPing at the same moment get the same offer (recipe pitfall 11): 8 s
+      // apart. The UEFI machine's firmware takes ~10 s longer to reach iPXE.
       await sleep(8_000);
-      booted[WK.id] = { qemu: powerOn(WK.id, WK.mac, WK.tap, WK.memory), poweredOn: Date.now() };
+      booted[WK.id] = { qemu: powerOn(WK.id, WK.mac, WK.tap, WK.memory, WK.firmware), poweredOn: Date.now() };
       for (const vm of [CP, WK]) {
         const w = await waitFor(
           `${vm.id}'s host report`,
@@ -447,13 +393,16 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
           .sort();
         expect(fps.length).toBeGreaterThanOrEqual(2);
         expect(worker!.host!.ssh_host_keys.map((k) => k.fingerprint).sort()).toEqual(fps);
-        const facts = await ssh(ip!, 'hostname; findmnt -no SOURCE,FSTYPE /; iscsiadm -m session; cat /sys/firmware/ibft/target0/chap-name; ls /etc/ssh/ | grep -c ssh_host_');
-        const [hostname, root, session, chapName] = facts.stdout.split('\n');
+        const facts = await ssh(ip!, 'hostname; findmnt -no SOURCE,FSTYPE /; iscsiadm -m session; cat /sys/firmware/ibft/target0/chap-name; if [ -d /sys/firmware/efi ]; then echo efi; else echo bios; fi');
+        const [hostname, root, session, chapName, firmware] = facts.stdout.split('\n');
         expect(hostname).toBe(vm.id);
+        // Booted as its firmware says: the UEFI machine's kernel runs on UEFI, its iBFT came from iPXE's EFI build (an ACPI table).
+        expect(firmware).toBe(vm.firmware === 'bios' ? 'bios' : 'efi');
+        expect((await api('GET', `/devices/${vm.mac}`)).json<{ fingerprint: { platform?: string } }>().fingerprint.platform).toBe(vm.firmware === 'bios' ? 'pcbios' : 'efi');
         expect(root).toMatch(/^\/dev\/sd[a-z]1 ext4$/);
         expect(session).toContain(`${BASE_IQN}:${vm.id}.debian`);
         expect(chapName).toBe(`il-${vm.id}`);
-        say(`${vm.id} (${ip}): ssh-keyscan ${fps.join(' ')} = the report; root ${root}; ${session.trim()}`);
+        say(`${vm.id} (${ip}, ${firmware}): ssh-keyscan ${fps.join(' ')} = the report; root ${root}; ${session.trim()}`);
       }
       // Every clone made its own keys at first boot: the two machines share none.
       const a = booted[CP.id].worker!.host!.ssh_host_keys.map((k) => k.fingerprint);
@@ -553,21 +502,8 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
         const w = booted[vm.id].worker ?? (await api('GET', `/workers/${vm.id}`)).json<Worker>();
         const lines = timedLines(join(work, `${vm.id}.serial.log`));
         const on = booted[vm.id].poweredOn;
-        const rel = (t: number | undefined) => (t === undefined ? undefined : (t - on) / 1000);
         const bootVars = served(`/boot-vars?mac=${encodeURIComponent(vm.mac)}`).at(-1);
-        const row = {
-          'iPXE script (DHCP, TFTP)': rel(firstAt(lines, /ironlens: \S+ hostname=/)),
-          '/boot-vars': rel(bootVars),
-          sanboot: rel(firstAt(lines, /ironlens: sanboot/)),
-          'GRUB (from the iSCSI disk) / marker': rel(firstAt(lines, vm === MARK ? new RegExp(MARKER) : /GRUB loading/)),
-          'kernel (GRUB read it and the initrd over INT13)': rel(firstAt(lines, /Linux version \d/)),
-          initramfs: rel(firstAt(lines, /Run \/init as init process/)),
-          'iSCSI login by the initramfs': rel(firstAt(lines, /iscsistart: Logging into/)),
-          systemd: rel(firstAt(lines, /Welcome to .*Debian/)),
-          'SSH host keys (first boot)': rel(firstAt(lines, /Starting .*ssh-hostkeys/)),
-          'login prompt': rel(firstAt(lines, /login: /)),
-          'host report': w.host ? rel(Date.parse(w.host.reported_at)) : undefined,
-        };
+        const row = bootPhases(lines, { poweredOn: on, bootVars, hostReport: w.host ? Date.parse(w.host.reported_at) : undefined, marker: vm === MARK ? MARKER : undefined });
         rows.push(row);
         if (vm !== MARK) {
           const tl = w.boot_timeline!;
@@ -592,13 +528,11 @@ describe('diskless end to end: two machines boot Debian from iSCSI disks cloned 
       const count = Number(/^ironlens_\w*boot\w*_seconds_count(\{[^}]*\})? (\d+)/m.exec(metrics.text)?.[2] ?? 'NaN');
       expect(count, 'boot-duration histogram samples').toBeGreaterThanOrEqual(2);
 
-      const names = Object.keys(rows[0]);
-      const fmt = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(1));
-      const table = [
-        `| phase (s after power-on) | ${CP.id} (Debian, ${CP.memory} MiB) | ${WK.id} (Debian, ${WK.memory} MiB) | boot sector (reference) |`,
-        '| --- | --- | --- | --- |',
-        ...names.map((n) => `| ${n} | ${fmt(rows[0][n])} | ${fmt(rows[1][n])} | ${fmt(rows[2][n])} |`),
-      ].join('\n');
+      const table = phaseTable([
+        { title: `${CP.id} (${CP.firmware.toUpperCase()}, Debian, ${CP.memory} MiB)`, row: rows[0] },
+        { title: `${WK.id} (${WK.firmware.toUpperCase()}, Debian, ${WK.memory} MiB)`, row: rows[1] },
+        { title: 'boot sector (BIOS, reference)', row: rows[2] },
+      ]);
       console.log(`[diskless] boot phases, this run (TCG, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}):\n${table}`);
       writeFileSync(artifactPath('diskless-boot-phases', '.md'), `${table}\n`);
     });

@@ -14,7 +14,7 @@ import { sleep } from '@ironlens/core/testing';
 
 
 /** Fails (never skips) when the test cannot run here, naming what is missing. */
-export function requireNetbootTools(): void {
+export function requireNetbootTools(opts: { uefi?: boolean } = {}): void {
   const problems: string[] = [];
   if (process.getuid?.() !== 0) problems.push(`must run as root (uid is ${process.getuid?.()}): network namespaces, tap devices and tgtd need it`);
   for (const tool of ['ip', 'dnsmasq', 'tgtd', 'tgtadm', 'qemu-system-x86_64']) {
@@ -24,9 +24,169 @@ export function requireNetbootTools(): void {
   if (!existsSync('/dev/net/tun')) problems.push('/dev/net/tun missing (tap devices)');
   const roms = ['/usr/lib/ipxe/qemu/pxe-virtio.rom', '/usr/share/qemu/pxe-virtio.rom'];
   if (!roms.some((r) => existsSync(r))) problems.push(`iPXE ROM for virtio-net missing (${roms.join(' or ')}; Debian package ipxe-qemu)`);
+  if (opts.uefi) {
+    if (!existsSync(OVMF)) problems.push(`UEFI firmware missing (${OVMF}; Debian package ovmf)`);
+    if (!existsSync(EFI_VIRTIO_ROM)) problems.push(`iPXE's UEFI ROM for virtio-net missing (${EFI_VIRTIO_ROM}; Debian package ipxe-qemu)`);
+  }
   if (problems.length) {
     throw new Error(`netboot e2e cannot run: ${problems.join('; ')}. Install the tools with scripts/install-test-deps.sh and run as root.`);
   }
+}
+
+/** Debian's OVMF (package `ovmf`): UEFI firmware for qemu. */
+export const OVMF = '/usr/share/ovmf/OVMF.fd';
+/** iPXE's UEFI driver for virtio-net (Debian's `ipxe-qemu`): the NIC's own iPXE, as a UEFI option ROM. */
+export const EFI_VIRTIO_ROM = '/usr/lib/ipxe/qemu/efi-virtio.rom';
+
+/** Debian's OVMF with Secure Boot and Microsoft's keys enrolled (code, and the variables' template). */
+export const OVMF_SECURE_CODE = '/usr/share/OVMF/OVMF_CODE_4M.ms.fd';
+export const OVMF_SECURE_VARS = '/usr/share/OVMF/OVMF_VARS_4M.ms.fd';
+
+/**
+ * How a test machine boots: `bios` (SeaBIOS with the NIC's iPXE ROM), `uefi` (OVMF with the
+ * NIC's iPXE UEFI ROM), `uefi-pxe` (OVMF's own PXE client, no iPXE on the NIC: it fetches iPXE
+ * by TFTP, as most UEFI servers' NICs do), `uefi-sb` (OVMF with Secure Boot on and Microsoft's
+ * keys, the NIC's iPXE UEFI ROM, which OVMF runs without checking option ROMs; `varsFile`: a
+ * writable copy of {@link OVMF_SECURE_VARS}).
+ */
+export type MachineFirmware = 'bios' | 'uefi' | 'uefi-pxe' | 'uefi-sb';
+
+export interface MachineSpec {
+  mac: string;
+  /** The tap device (one per running machine). */
+  tap: string;
+  memory: number;
+  firmware?: MachineFirmware;
+  /** qemu's SMBIOS/UUID and other extra arguments. */
+  extra?: string[];
+  /** `uefi-sb`: the machine's own copy of the Secure Boot variables. */
+  varsFile?: string;
+}
+
+/**
+ * A test machine's qemu command line (TCG, one CPU, serial console on stdio, network boot
+ * only, ends instead of rebooting; `isa-debug-exit` lets a boot sector end it with a code).
+ */
+export function qemuArgv(m: MachineSpec): string[] {
+  const fw = m.firmware ?? 'bios';
+  const nic = `virtio-net-pci,netdev=n0,mac=${m.mac}${fw === 'uefi' || fw === 'uefi-sb' ? `,romfile=${EFI_VIRTIO_ROM}` : fw === 'uefi-pxe' ? ',romfile=' : ''}`;
+  if (fw === 'uefi-sb' && !m.varsFile) throw new Error('uefi-sb needs varsFile: a writable copy of OVMF_SECURE_VARS');
+  const firmware =
+    fw === 'bios'
+      ? []
+      : fw === 'uefi-sb'
+        ? ['-machine', 'q35,smm=on', '-global', 'driver=cfi.pflash01,property=secure,value=on', '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_SECURE_CODE}`, '-drive', `if=pflash,format=raw,unit=1,file=${m.varsFile}`]
+        : ['-bios', OVMF];
+  return [
+    'qemu-system-x86_64',
+    '-accel',
+    'tcg',
+    '-m',
+    String(m.memory),
+    '-smp',
+    '1',
+    '-nodefaults',
+    '-vga',
+    'std',
+    '-nographic',
+    '-serial',
+    'mon:stdio',
+    '-no-reboot',
+    ...firmware,
+    '-boot',
+    'n,strict=on,reboot-timeout=0',
+    '-netdev',
+    `tap,id=n0,ifname=${m.tap},script=no,downscript=no`,
+    '-device',
+    nic,
+    '-device',
+    'isa-debug-exit,iobase=0xf4,iosize=0x04',
+    ...(m.extra ?? []),
+  ];
+}
+
+/** A time-stamping wrapper: `argv` runs with each output line prefixed by its arrival time (`<epoch seconds> <line>`); one process group. */
+export function stampedArgv(argv: string[]): string[] {
+  // A fixed script; the machine's argv follows as "$@" (no string built from values).
+  const stamp = 'exec 0</dev/null; set -o pipefail; "$@" 2>&1 | while IFS= read -r l; do printf "%s %s\\n" "$EPOCHREALTIME" "$l"; done';
+  return ['bash', '-c', stamp, 'qemu-stamped', ...argv];
+}
+
+/** Serial lines with the time each arrived (see {@link stampedArgv}), the console flattened. */
+export interface TimedLine {
+  t: number;
+  text: string;
+}
+
+export function timedLines(file: string): TimedLine[] {
+  if (!existsSync(file)) return [];
+  const out: TimedLine[] = [];
+  for (const raw of readFileSync(file, 'latin1').split('\n')) {
+    const m = /^(\d+\.\d+) (.*)$/s.exec(raw);
+    if (m) out.push({ t: Number(m[1]) * 1000, text: flatConsole(m[2]) });
+  }
+  return out;
+}
+
+export function firstAt(lines: TimedLine[], re: RegExp): number | undefined {
+  return lines.find((l) => re.test(l.text))?.t;
+}
+
+/**
+ * The phases of a diskless Debian boot (or a marker boot sector's), in seconds after power-on:
+ * from the serial console (`lines`), the provisioning listener's `/boot-vars` answer and the host
+ * report. The diskless end-to-end test and `npm run bench:boot` print the same rows.
+ */
+export function bootPhases(lines: TimedLine[], at: { poweredOn: number; bootVars?: number; hostReport?: number; marker?: string }): Record<string, number | undefined> {
+  const rel = (t: number | undefined) => (t === undefined ? undefined : (t - at.poweredOn) / 1000);
+  return {
+    'iPXE starts (firmware done)': rel(firstAt(lines, /iPXE initialising devices|iPXE \d\.\d/)),
+    'iPXE script (DHCP, TFTP)': rel(firstAt(lines, /ironlens: \S+ hostname=/)),
+    '/boot-vars': rel(at.bootVars),
+    sanboot: rel(firstAt(lines, /ironlens: sanboot/)),
+    'GRUB (from the iSCSI disk) / marker': rel(firstAt(lines, at.marker ? new RegExp(at.marker) : /GRUB loading|Welcome to GRUB/)),
+    'kernel (GRUB read it and the initrd from the iSCSI disk)': rel(firstAt(lines, /Linux version \d/)),
+    initramfs: rel(firstAt(lines, /Run \/init as init process/)),
+    'iSCSI login by the initramfs': rel(firstAt(lines, /iscsistart: Logging into/)),
+    systemd: rel(firstAt(lines, /Welcome to .*Debian/)),
+    'SSH host keys (first boot)': rel(firstAt(lines, /Starting .*ssh-hostkeys/)),
+    'login prompt': rel(firstAt(lines, /login: /)),
+    'host report': rel(at.hostReport),
+  };
+}
+
+/** A Markdown table of {@link bootPhases} rows, one column per machine. */
+export function phaseTable(columns: Array<{ title: string; row: Record<string, number | undefined> }>): string {
+  const names = Object.keys(columns[0]?.row ?? {});
+  const fmt = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(1));
+  return [
+    `| phase (s after power-on) | ${columns.map((c) => c.title).join(' | ')} |`,
+    `| --- |${columns.map(() => ' --- |').join('')}`,
+    ...names.map((n) => `| ${n} | ${columns.map((c) => fmt(c.row[n])).join(' | ')} |`),
+  ].join('\n');
+}
+
+/**
+ * The named steps of an end-to-end test: each says when it starts and how long it took (kept in
+ * `times`); a failing one gets what `onFail` returns appended to its message (where the logs
+ * are kept, their tails; `onFail` also marks the run failed) and is thrown again.
+ */
+export function stepper(say: (msg: string) => void, onFail: () => string): { step<T>(name: string, fn: () => Promise<T>): Promise<T>; times: Record<string, number> } {
+  const times: Record<string, number> = {};
+  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const start = Date.now();
+    say(`${name}: start`);
+    try {
+      const v = await fn();
+      times[name] = (Date.now() - start) / 1000;
+      say(`${name}: done in ${times[name].toFixed(1)} s`);
+      return v;
+    } catch (err) {
+      (err as Error).message += onFail();
+      throw err;
+    }
+  }
+  return { step, times };
 }
 
 /** A process started in its own process group, output to a file. */
@@ -165,6 +325,7 @@ export class Netns {
  */
 export class BridgedNetns {
   private created = false;
+  private readonly peers: string[] = [];
   readonly taps: string[];
   constructor(
     readonly name: string,
@@ -196,13 +357,34 @@ export class BridgedNetns {
     }
   }
 
+  /**
+   * Another host on the bridge: a namespace of its own (`peer`, lo up) whose `eth0` is one end of a
+   * veth pair, the other end (`link`) enslaved to br0; `eth0` takes `mac` and `addresses` (CIDR)
+   * when given, and comes up. Deleted with this namespace.
+   */
+  async attachPeer(peer: string, link: string, opts: { mac?: string; addresses?: string[] } = {}): Promise<void> {
+    await exec(['ip', 'netns', 'del', peer], { allowFailure: true });
+    await exec(['ip', 'netns', 'add', peer]);
+    this.peers.push(peer);
+    const ipn = (ns: string, ...args: string[]) => exec(['ip', '-n', ns, ...args]);
+    await ipn(peer, 'link', 'set', 'lo', 'up');
+    await ipn(this.name, 'link', 'add', link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', peer);
+    await ipn(this.name, 'link', 'set', link, 'master', 'br0');
+    await ipn(this.name, 'link', 'set', link, 'up');
+    if (opts.mac) await ipn(peer, 'link', 'set', 'eth0', 'address', opts.mac);
+    for (const a of opts.addresses ?? []) await ipn(peer, 'addr', 'add', a, 'dev', 'eth0', ...(a.includes(':') ? ['nodad'] : []));
+    await ipn(peer, 'link', 'set', 'eth0', 'up');
+  }
+
   async destroy(): Promise<void> {
+    for (const p of this.peers.splice(0)) await exec(['ip', 'netns', 'del', p], { allowFailure: true });
     if (!this.created) return;
     await exec(['ip', 'netns', 'del', this.name], { allowFailure: true });
     this.created = false;
   }
 
   destroySync(): void {
+    for (const p of this.peers.splice(0)) spawnSync('ip', ['netns', 'del', p]);
     if (this.created) spawnSync('ip', ['netns', 'del', this.name]);
     this.created = false;
   }

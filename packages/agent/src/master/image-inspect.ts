@@ -1,6 +1,7 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { type Exec, exec as realExec } from '@ironlens/core';
 
 /**
@@ -123,3 +124,81 @@ export function cpioNames(buf: Buffer): { names: string[]; end: number } {
 }
 
 const align4 = (n: number) => (n + 3) & ~3;
+
+export interface GptPartition {
+  number: number;
+  type: string;
+  guid: string;
+  first: number;
+  last: number;
+  name: string;
+}
+
+export interface Gpt {
+  diskGuid: string;
+  partitions: GptPartition[];
+  /** Both headers' and both entry arrays' CRC32s are right, and the backup header mirrors the primary. */
+  valid: boolean;
+  problems: string[];
+}
+
+const guidAt = (b: Buffer, at: number): string => {
+  const h = (from: number, to: number, reverse: boolean) => {
+    const part = Buffer.from(b.subarray(at + from, at + to));
+    return (reverse ? part.reverse() : part).toString('hex');
+  };
+  return `${h(0, 4, true)}-${h(4, 6, true)}-${h(6, 8, true)}-${h(8, 10, false)}-${h(10, 16, false)}`;
+};
+
+/** Reads a GPT (primary header at LBA 1, backup at the last sector) and checks its CRC32s. */
+export function readGpt(file: string): Gpt | undefined {
+  const head = readSectors(file, 1, 1);
+  if (head.toString('latin1', 0, 8) !== 'EFI PART') return undefined;
+  const problems: string[] = [];
+  const header = (h: Buffer, label: string) => {
+    const size = h.readUInt32LE(12);
+    const copy = Buffer.from(h.subarray(0, size));
+    copy.writeUInt32LE(0, 16);
+    if (crc32(copy) !== h.readUInt32LE(16)) problems.push(`${label} header CRC32`);
+    return { current: Number(h.readBigUInt64LE(24)), backup: Number(h.readBigUInt64LE(32)), entriesAt: Number(h.readBigUInt64LE(72)), count: h.readUInt32LE(80), size: h.readUInt32LE(84), crc: h.readUInt32LE(88) };
+  };
+  const primary = header(head, 'primary');
+  const entries = readSectors(file, primary.entriesAt, Math.ceil((primary.count * primary.size) / 512)).subarray(0, primary.count * primary.size);
+  if (crc32(entries) !== primary.crc) problems.push('primary entries CRC32');
+  const backupHead = readSectors(file, primary.backup, 1);
+  if (backupHead.toString('latin1', 0, 8) !== 'EFI PART') problems.push('no backup header');
+  else {
+    const backup = header(backupHead, 'backup');
+    if (backup.current !== primary.backup || backup.backup !== 1) problems.push('backup header LBAs');
+    const backupEntries = readSectors(file, backup.entriesAt, Math.ceil((backup.count * backup.size) / 512)).subarray(0, backup.count * backup.size);
+    if (!backupEntries.equals(entries)) problems.push('backup entries differ');
+  }
+  const partitions: GptPartition[] = [];
+  for (let i = 0; i < primary.count; i++) {
+    const e = i * primary.size;
+    if (entries.subarray(e, e + 16).every((b) => b === 0)) continue;
+    const name = entries.toString('utf16le', e + 56, e + 128).replace(/\0.*$/s, '');
+    partitions.push({ number: i + 1, type: guidAt(entries, e), guid: guidAt(entries, e + 16), first: Number(entries.readBigUInt64LE(e + 32)), last: Number(entries.readBigUInt64LE(e + 40)), name });
+  }
+  return { diskGuid: guidAt(head, 56), partitions, valid: problems.length === 0, problems };
+}
+
+/**
+ * An EFI application's PE header: its machine (0x8664 for x86-64) and its Authenticode
+ * signature (the certificate table, data directory 4), or undefined when it is no PE image.
+ */
+export function peSignature(b: Buffer): { machine: number; signature?: Buffer } | undefined {
+  if (b.length < 0x40 || b.toString('latin1', 0, 2) !== 'MZ') return undefined;
+  const pe = b.readUInt32LE(0x3c);
+  if (pe + 24 > b.length || b.toString('latin1', pe, pe + 4) !== 'PE\0\0') return undefined;
+  const machine = b.readUInt16LE(pe + 4);
+  const opt = pe + 24;
+  const magic = b.readUInt16LE(opt);
+  // Data directories start 96 (PE32) or 112 (PE32+) bytes into the optional header; 8 bytes each.
+  const dirs = opt + (magic === 0x20b ? 112 : 96);
+  if (dirs + 5 * 8 > b.length) return { machine };
+  const at = b.readUInt32LE(dirs + 4 * 8);
+  const size = b.readUInt32LE(dirs + 4 * 8 + 4);
+  if (!at || !size || at + size > b.length) return { machine };
+  return { machine, signature: b.subarray(at, at + size) };
+}

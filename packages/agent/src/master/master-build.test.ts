@@ -3,12 +3,14 @@
  * it takes the archives from, how it reads the host reporter's install.txt, what the cache key
  * depends on (and what it does not: keys and URL), and the MBR it writes.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readMbr } from './image-inspect';
-import { checkControlPlane, checkMasterName, hostAptMirrors, MasterBuildError, planMasterBuild, readAuthorizedKeys, readReporterInstall, removeStaleWork, writeBootSectors } from './master-build';
+import { planLayout, writePartitionTable } from './disk-layout';
+import { readGpt, readMbr } from './image-inspect';
+import { checkControlPlane, checkMasterName, hostAptMirrors, MasterBuildError, planMasterBuild, readAuthorizedKeys, readReporterInstall, removeStaleWork } from './master-build';
 
 const dir = mkdtempSync(join(tmpdir(), 'ironlens-master-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -84,13 +86,24 @@ describe('ironlens master build: inputs', () => {
   });
 });
 
-describe('ironlens master build: the boot sectors', () => {
-  it('writes boot.img code, one active Linux partition from sector 2048, 0x55aa, and core.img at sector 1', () => {
-    const img = join(dir, 'disk.img');
-    writeFileSync(img, Buffer.alloc(4096 * 512));
-    const boot = Buffer.alloc(512, 0xab);
-    const core = Buffer.alloc(3000, 0xcd);
-    writeBootSectors(img, boot, core, 2048, 2048);
+describe('ironlens master build: the partition tables', () => {
+  const boot = Buffer.alloc(512, 0xab);
+  const core = Buffer.alloc(3000, 0xcd);
+  core.writeBigUInt64LE(2n, 0x1f4); // diskboot's block list as grub-mkimage leaves it (sector 2)
+  const blank = (name: string, bytes: number) => {
+    const img = join(dir, name);
+    writeFileSync(img, '');
+    truncateSync(img, bytes);
+    return img;
+  };
+  const partx = (img: string) =>
+    execFileSync('partx', ['--raw', '--noheadings', '--output', 'NR,START,END,TYPE,NAME', img], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+
+  it('bios: boot.img code, one active Linux partition from sector 2048, 0x55aa, and core.img at sector 1 (nothing patched)', () => {
+    const img = blank('bios.img', 4096 * 512);
+    writePartitionTable(img, planLayout('bios', 4096 * 512), { bootImg: boot, coreImg: core });
     const mbr = readMbr(img);
     expect(mbr.signature).toBe(true);
     expect(mbr.bootCode.equals(Buffer.alloc(440, 0xab))).toBe(true);
@@ -98,7 +111,66 @@ describe('ironlens master build: the boot sectors', () => {
     const raw = readFileSync(img);
     expect(raw.subarray(512, 3512).equals(core)).toBe(true);
     expect(raw[3512]).toBe(0);
-    expect(() => writeBootSectors(img, boot, Buffer.alloc(2048 * 512), 2048, 2048)).toThrow(/does not fit/);
+    expect(readGpt(img)).toBeUndefined();
+    expect(() => writePartitionTable(img, planLayout('bios', 4096 * 512), { bootImg: boot, coreImg: Buffer.alloc(2048 * 512) })).toThrow(/does not fit/);
+  });
+
+  it('both: a protective MBR with boot.img pointing at the BIOS boot partition, a GPT with root 1, BIOS boot 14, ESP 15, backup at the end', () => {
+    const size = 100 * 1024 * 1024;
+    const img = blank('both.img', size);
+    const layout = planLayout('both', size);
+    writePartitionTable(img, layout, { bootImg: boot, coreImg: core, diskGuid: '01234567-89ab-cdef-0123-456789abcdef', partitionGuids: new Map([[1, 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee']]) });
+    const mbr = readMbr(img);
+    expect(mbr.signature).toBe(true);
+    expect(mbr.partitions).toEqual([{ index: 1, active: false, type: 0xee, startSector: 1, sectors: 204799 }]);
+    // boot.img's code, but its kernel sector (0x5c) names the BIOS boot partition (2048)
+    const want = Buffer.alloc(440, 0xab);
+    want.writeBigUInt64LE(2048n, 0x5c);
+    expect(mbr.bootCode.equals(want)).toBe(true);
+    const raw = readFileSync(img);
+    const placed = raw.subarray(2048 * 512, 2048 * 512 + 3000);
+    expect(placed.readBigUInt64LE(0x1f4), "core.img's block list: its second sector").toBe(2049n);
+    expect(placed.subarray(0x200).equals(core.subarray(0x200))).toBe(true);
+    // util-linux reads the table as written (it checks the CRCs too)
+    expect(partx(img)).toEqual([
+      '1 135168 202751 0fc63daf-8483-4772-8e79-3d69d8477de4 root',
+      '14 2048 4095 21686148-6449-6e6f-744e-656564454649 BIOS\\x20boot',
+      '15 4096 135167 c12a7328-f81f-11d2-ba4b-00a0c93ec93b EFI\\x20System',
+    ]);
+    const gpt = readGpt(img)!;
+    expect(gpt.problems).toEqual([]);
+    expect(gpt.diskGuid).toBe('01234567-89ab-cdef-0123-456789abcdef');
+    expect(gpt.partitions.find((p) => p.number === 1)?.guid).toBe('aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee');
+    // the ESP's type GUID as every firmware reads it from the disk
+    expect(raw.subarray(2 * 512 + 14 * 128, 2 * 512 + 14 * 128 + 16).toString('hex')).toBe('28732ac11ff8d211ba4b00a0c93ec93b');
+    expect(raw.subarray((204800 - 1) * 512, (204800 - 1) * 512 + 8).toString('latin1')).toBe('EFI PART');
+  });
+
+  it('uefi: no boot code and no BIOS boot partition; a damaged entry array is seen', () => {
+    const size = 100 * 1024 * 1024;
+    const img = blank('uefi.img', size);
+    writePartitionTable(img, planLayout('uefi', size));
+    const mbr = readMbr(img);
+    expect(mbr.bootCode.equals(Buffer.alloc(440)), 'no BIOS boot code').toBe(true);
+    expect(partx(img).map((l) => l.split(' ').slice(0, 3).join(' '))).toEqual(['1 135168 202751', '15 4096 135167']);
+    expect(() => writePartitionTable(img, planLayout('both', size), {})).toThrow(/boot\.img/);
+    const fd = openSync(img, 'r+');
+    writeSync(fd, Buffer.from([0x42]), 0, 1, 2 * 512 + 40);
+    closeSync(fd);
+    expect(readGpt(img)!.problems).toEqual(['primary entries CRC32', 'backup entries differ']);
+  });
+
+  it('gives the firmware choice its own root filesystem key: uefi and both share one, bios keeps the key it had before UEFI', () => {
+    const base = { os: 'debian-12', diskDir: dir, cacheDir: join(dir, 'cache'), mirror: 'http://deb.example/debian', securityMirror: 'http://sec.example/debian-security' };
+    const both = planMasterBuild(base);
+    expect(both.firmware).toBe('both');
+    expect(both.inputs.efi?.packages).toEqual(['shim-signed', 'shim-helpers-amd64-signed', 'grub-efi-amd64-signed']);
+    expect(planMasterBuild({ ...base, firmware: 'uefi' }).key).toBe(both.key);
+    const bios = planMasterBuild({ ...base, firmware: 'bios' });
+    expect(bios.key).not.toBe(both.key);
+    expect(bios.inputs).not.toHaveProperty('efi');
+    expect(bios.layout.table).toBe('mbr');
+    expect(() => planMasterBuild({ ...base, firmware: 'coreboot' })).toThrow(/invalid --firmware "coreboot": one of both, uefi, bios/);
   });
 });
 

@@ -1,11 +1,15 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync, openSync, writeSync, closeSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Exec, exec as realExec, execStreaming, processAlive } from '@ironlens/core';
 import { FILE_NAME_MAX_LENGTH, parseSize } from '../domain/names';
+import { type DiskLayout, type Firmware, FIRMWARES, planLayout, SECTOR, writePartitionTable } from './disk-layout';
+import { peSignature } from './image-inspect';
 import { type OsRecipe, OS_RECIPES, osRecipe, recipeHooks } from './os-recipes';
+
+export { type Firmware, FIRMWARES } from './disk-layout';
 
 /**
  * `ironlens master build`: a master image (`_tpl_<name>.img` in the agent's DISK_DIR) that boots
@@ -16,9 +20,12 @@ import { type OsRecipe, OS_RECIPES, osRecipe, recipeHooks } from './os-recipes';
  *     `~/.cache/ironlens/master/rootfs/<os>-<key>/` by a key over every input it depends on
  *     (recipe, hooks, package list, mirrors); the .debs are kept in `debs/` across keys;
  *  2. the disk, assembled from a copy of that tree every time: the authorized keys, the host
- *     reporter, its control-plane URL, fstab and GRUB with a fresh filesystem UUID; an MBR, one
- *     ext4 partition filled by `mke2fs -d` at an offset (no mount, no loop device), GRUB's boot.img
- *     and core.img. Written under a temporary name in DISK_DIR, renamed at the end.
+ *     reporter, its control-plane URL, fstab and GRUB with a fresh filesystem UUID; the partition
+ *     table (`disk-layout.ts`: an MBR for `--firmware bios`, else a GPT), one ext4 partition
+ *     filled by `mke2fs -d` at an offset (no mount, no loop device), for UEFI an EFI System
+ *     Partition made and filled with mtools (the distribution's signed shim and GRUB, downloaded
+ *     with the root filesystem), for BIOS GRUB's boot.img and core.img. Written under a temporary
+ *     name in DISK_DIR, renamed at the end.
  */
 
 export interface MasterBuildOptions {
@@ -31,6 +38,8 @@ export interface MasterBuildOptions {
   authorizedKeys?: string[];
   controlPlane?: string;
   packages?: string[];
+  /** Which firmware the image boots under. Default is `both` (GPT, ESP and a BIOS boot partition). */
+  firmware?: Firmware | string;
   /** The distribution's archive and its security archive; default: this host's apt sources. */
   mirror?: string;
   securityMirror?: string;
@@ -58,6 +67,10 @@ export interface MasterBuildResult {
   sizeBytes: number;
   allocatedBytes: number;
   packages: string[];
+  firmware: Firmware;
+  /** The partition table and its partitions (sectors of 512 bytes). */
+  table: DiskLayout['table'];
+  partitions: Array<{ number: number; role: string; start: number; sectors: number }>;
   /** This build's identity, written with the master's file name into the image's `/etc/ironlens-master` (issue 31). */
   build: string;
 }
@@ -73,8 +86,6 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_REPORTER_DIR = join(HERE, '..', '..', '..', 'metal', 'assets', 'host-reporter');
 export const DEFAULT_MASTER_CACHE = join(homedir(), '.cache', 'ironlens', 'master');
 export const DEFAULT_MASTER_SIZE = '4G';
-/** The partition starts at 1 MiB; GRUB's core.img lives in the gap before it. */
-const PART_START_SECTOR = 2048;
 const GRUB_DIR = '/usr/lib/grub/i386-pc';
 
 /** Bump when what the builder does to the root filesystem changes (outside the hooks). */
@@ -103,6 +114,11 @@ export function checkControlPlane(url: string): string {
   const port = m?.[2] ? Number(m[2].slice(1)) : 80;
   if (!m || port < 1 || port > 65535) throw new MasterBuildError(`invalid control-plane URL ${JSON.stringify(url)}: expected http(s)://host[:port]`);
   return url.replace(/\/$/, '');
+}
+
+export function checkFirmware(value: string): Firmware {
+  if (!(FIRMWARES as readonly string[]).includes(value)) throw new MasterBuildError(`invalid --firmware ${JSON.stringify(value)}: one of ${FIRMWARES.join(', ')}`);
+  return value as Firmware;
 }
 
 export function checkMirror(url: string): string {
@@ -217,11 +233,19 @@ export interface RootfsInputs {
   packages: string[];
   dpkgOptions: string[];
   hooks: { essential: string; customize: string };
+  /**
+   * The firmware choice, as what it adds to the root filesystem: the UEFI boot loaders' packages
+   * (downloaded beside the tree). Absent for `--firmware bios`, so a BIOS master keeps the key it
+   * had before UEFI; `uefi` and `both` share one root filesystem.
+   */
+  efi?: { vendor: string; packages: string[]; files: Array<{ from: string; name: string }> };
 }
 
 /** Every input of the root filesystem, in a fixed order: its hash is the cache key. */
-export function rootfsInputs(recipe: OsRecipe, extraPackages: string[], mirrors: { main: string; security: string }): RootfsInputs {
+export function rootfsInputs(recipe: OsRecipe, extraPackages: string[], mirrors: { main: string; security: string }, firmware: Firmware = 'both'): RootfsInputs {
   const packages = [...new Set([...recipe.packages, ...extraPackages])].sort();
+  const efi = firmware === 'bios' ? undefined : recipe.efi;
+  if (firmware !== 'bios' && !efi) throw new MasterBuildError(`${recipe.id} has no UEFI boot loaders: --firmware bios`);
   return {
     format: ROOTFS_FORMAT,
     os: recipe.id,
@@ -231,6 +255,7 @@ export function rootfsInputs(recipe: OsRecipe, extraPackages: string[], mirrors:
     packages,
     dpkgOptions: recipe.dpkgOptions,
     hooks: recipeHooks(recipe),
+    ...(efi ? { efi: { vendor: efi.vendor, packages: efi.packages.map(checkPackageName), files: efi.files } } : {}),
   };
 }
 
@@ -253,11 +278,12 @@ export function planMasterBuild(opts: MasterBuildOptions) {
   const keys = readAuthorizedKeys(opts.authorizedKeys ?? []);
   const controlPlane = opts.controlPlane === undefined ? undefined : checkControlPlane(opts.controlPlane);
   const userPackages = (opts.packages ?? []).map(checkPackageName);
+  const firmware = checkFirmware(opts.firmware ?? 'both');
   const reporter = readReporterInstall(opts.reporterDir ?? DEFAULT_REPORTER_DIR);
   const host = hostAptMirrors();
   const main = checkMirror(opts.mirror ?? process.env.IRONLENS_MASTER_MIRROR ?? host.main ?? 'http://deb.debian.org/debian');
   const security = checkMirror(opts.securityMirror ?? process.env.IRONLENS_MASTER_SECURITY_MIRROR ?? host.security ?? `${main}-security`);
-  const inputs = rootfsInputs(recipe, [...(reporter?.packages ?? []), ...userPackages], { main, security });
+  const inputs = rootfsInputs(recipe, [...(reporter?.packages ?? []), ...userPackages], { main, security }, firmware);
   const key = rootfsKey(inputs);
   const diskDir = resolve(opts.diskDir);
   const cacheDir = resolve(opts.cacheDir ?? process.env.IRONLENS_MASTER_CACHE ?? DEFAULT_MASTER_CACHE);
@@ -272,6 +298,8 @@ export function planMasterBuild(opts: MasterBuildOptions) {
     key,
     diskDir,
     cacheDir,
+    firmware,
+    layout: planLayout(firmware, sizeBytes),
     rootfsDir: join(cacheDir, 'rootfs', `${recipe.id}-${key}`),
     target: join(diskDir, `_tpl_${name}.img`),
   };
@@ -286,13 +314,13 @@ export async function buildMaster(opts: MasterBuildOptions): Promise<MasterBuild
   const exec = opts.exec ?? realExec;
   const plan = planMasterBuild(opts);
   if (!existsSync(plan.diskDir) || !statSync(plan.diskDir).isDirectory()) throw new MasterBuildError(`--disk-dir ${plan.diskDir}: not a directory`);
-  await requireHostTools(exec);
+  await requireHostTools(exec, plan.firmware);
   if (process.getuid?.() !== 0 && !existsSync(join(plan.rootfsDir, 'done'))) {
     // mmdebstrap's unshare mode (its choice without root) writes a tree owned by sub-uids, and
     // mke2fs -d copies owners as it finds them: the image's files would not belong to root.
     throw new MasterBuildError('building a root filesystem needs root (mmdebstrap root mode: the image must keep its files\' owners); run as root, or assemble from a root filesystem already in the cache');
   }
-  log(`[master] ${plan.recipe.pretty} → ${plan.target} (${plan.sizeBytes / 1024 ** 3} GiB); root filesystem key ${plan.key}`);
+  log(`[master] ${plan.recipe.pretty} → ${plan.target} (${plan.sizeBytes / 1024 ** 3} GiB, boots under ${plan.firmware === 'both' ? 'UEFI and BIOS' : plan.firmware === 'uefi' ? 'UEFI' : 'BIOS'}); root filesystem key ${plan.key}`);
   removeStaleWork(plan.cacheDir, plan.diskDir);
   const cached = existsSync(join(plan.rootfsDir, 'done'));
   const tr = Date.now();
@@ -315,6 +343,9 @@ export async function buildMaster(opts: MasterBuildOptions): Promise<MasterBuild
     sizeBytes: st.size,
     allocatedBytes: st.blocks * 512,
     packages: plan.inputs.packages,
+    firmware: plan.firmware,
+    table: plan.layout.table,
+    partitions: plan.layout.partitions.map((p) => ({ number: p.number, role: p.role, start: p.start, sectors: p.sectors })),
     build,
   };
   log(
@@ -337,18 +368,21 @@ export function removeStaleWork(cacheDir: string, diskDir: string): void {
   stale(diskDir, /^\.master-[a-z0-9_.-]+-(\d+)-[0-9a-f]+\.part$/);
 }
 
-async function requireHostTools(exec: Exec): Promise<void> {
+async function requireHostTools(exec: Exec, firmware: Firmware): Promise<void> {
   const missing: string[] = [];
-  for (const [tool, pkg] of [
+  const tools = [
     ['mmdebstrap', 'mmdebstrap'],
     ['mke2fs', 'e2fsprogs'],
-    ['grub-mkimage', 'grub-common'],
     ['systemctl', 'systemd'],
-  ]) {
+    ...(firmware === 'uefi' ? [] : [['grub-mkimage', 'grub-common']]),
+    // the EFI System Partition, written without a mount
+    ...(firmware === 'bios' ? [] : [['mformat', 'mtools'], ['mcopy', 'mtools'], ['mmd', 'mtools']]),
+  ];
+  for (const [tool, pkg] of tools) {
     const r = await exec(['/bin/sh', '-c', 'PATH="$PATH:/usr/sbin:/sbin" command -v "$1"', 'sh', tool], { allowFailure: true });
     if (r.code !== 0) missing.push(pkg);
   }
-  if (!existsSync(join(GRUB_DIR, 'boot.img'))) missing.push('grub-pc-bin');
+  if (firmware !== 'uefi' && !existsSync(join(GRUB_DIR, 'boot.img'))) missing.push('grub-pc-bin');
   if (missing.length) throw new MasterBuildError(`missing on this host: ${[...new Set(missing)].join(', ')} (apt-get install ${[...new Set(missing)].join(' ')}; scripts/install-test-deps.sh installs them)`);
 }
 
@@ -370,6 +404,9 @@ async function buildRootfs(plan: MasterPlan, log: (l: string) => void, signal?: 
   writeFileSync(join(hooks, 'essential.sh'), plan.inputs.hooks.essential, { mode: 0o755 });
   writeFileSync(join(hooks, 'customize.sh'), plan.inputs.hooks.customize, { mode: 0o755 });
   const initrdList = join(tmp, 'initrd.list');
+  const efi = plan.inputs.efi;
+  const efiPkgs = join(tmp, 'efi-packages');
+  if (efi) mkdirSync(efiPkgs);
   const argv = [
     'mmdebstrap',
     `--variant=${plan.inputs.variant}`,
@@ -384,6 +421,15 @@ async function buildRootfs(plan: MasterPlan, log: (l: string) => void, signal?: 
     '--setup-hook=mkdir -p "$1"/var/cache/apt/archives/',
     `--setup-hook=sync-in ${sh(debs)} /var/cache/apt/archives/`,
     `--essential-hook=sh ${sh(join(hooks, 'essential.sh'))} "$1"`,
+    // The UEFI boot loaders: downloaded by the image's own apt (while it still has its package
+    // lists), unpacked outside the tree, never installed in it.
+    ...(efi
+      ? [
+          `--customize-hook=chroot "$1" sh -c ${sh(EFI_DOWNLOAD)} sh ${efi.packages.map((p) => sh(checkPackageName(p))).join(' ')}`,
+          `--customize-hook=sync-out /tmp/ironlens-efi ${sh(efiPkgs)}`,
+          '--customize-hook=rm -rf "$1"/tmp/ironlens-efi',
+        ]
+      : []),
     `--customize-hook=sh ${sh(join(hooks, 'customize.sh'))} "$1"`,
     `--customize-hook=chroot "$1" sh -c 'lsinitramfs "$(readlink -f /initrd.img)"' > ${sh(initrdList)}`,
     `--customize-hook=sync-out /var/cache/apt/archives ${sh(debs)}`,
@@ -402,6 +448,10 @@ async function buildRootfs(plan: MasterPlan, log: (l: string) => void, signal?: 
       },
     });
     checkRootfs(plan, root, readFileSync(initrdList, 'utf8'));
+    if (efi) {
+      takeEfiLoaders(efi, efiPkgs, join(tmp, 'efi'));
+      rmSync(efiPkgs, { recursive: true, force: true });
+    }
     writeFileSync(join(tmp, 'inputs.json'), `${JSON.stringify(plan.inputs, null, 2)}\n`);
     writeFileSync(join(tmp, 'done'), `${new Date().toISOString()} ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
     rmSync(plan.rootfsDir, { recursive: true, force: true });
@@ -411,6 +461,28 @@ async function buildRootfs(plan: MasterPlan, log: (l: string) => void, signal?: 
     rmSync(tmp, { recursive: true, force: true });
     throw err instanceof MasterBuildError ? err : new MasterBuildError(`mmdebstrap failed: ${(err as Error).message}`);
   }
+}
+
+/** Run in the image (chroot) with the packages as arguments: `apt-get download`, then `dpkg-deb -x` of each. */
+const EFI_DOWNLOAD = 'set -e; rm -rf /tmp/ironlens-efi; mkdir -p /tmp/ironlens-efi/debs /tmp/ironlens-efi/files; cd /tmp/ironlens-efi/debs; apt-get download -q "$@"; for f in *.deb; do dpkg-deb -x "$f" /tmp/ironlens-efi/files; done; ls >/tmp/ironlens-efi/packages.txt';
+
+/**
+ * The boot loaders' files, from the unpacked packages into the cached root filesystem's `efi/`
+ * (beside `root/`), each checked to be an x86-64 PE image carrying an Authenticode signature;
+ * `packages.txt` names the .debs they came from (their versions).
+ */
+function takeEfiLoaders(efi: NonNullable<RootfsInputs['efi']>, unpacked: string, out: string): void {
+  mkdirSync(out);
+  for (const f of efi.files) {
+    const src = join(unpacked, 'files', f.from);
+    if (!existsSync(src)) throw new MasterBuildError(`the UEFI boot loader ${f.from} is not in ${efi.packages.join(', ')}`);
+    const bytes = readFileSync(src);
+    const pe = peSignature(bytes);
+    if (pe?.machine !== 0x8664) throw new MasterBuildError(`${f.from} is not an x86-64 EFI application`);
+    if (!pe.signature) throw new MasterBuildError(`${f.from} carries no signature (Secure Boot would refuse it)`);
+    writeFileSync(join(out, f.name), bytes);
+  }
+  writeFileSync(join(out, 'packages.txt'), readFileSync(join(unpacked, 'packages.txt')));
 }
 
 /** What the shared root filesystem must and must not hold. */
@@ -423,7 +495,7 @@ function checkRootfs(plan: MasterPlan, root: string, initrdList: string): void {
   for (const l of ['vmlinuz', 'initrd.img']) if (!existsSync(join(root, l))) throw new MasterBuildError(`no /${l} in the root filesystem`);
 }
 
-/** The disk: a copy of the cached tree plus this build's own files, then MBR + ext4 + GRUB, renamed into place. Answers the build's identity. */
+/** The disk: a copy of the cached tree plus this build's own files, then the partition table, ext4, the ESP and GRUB, renamed into place. Answers the build's identity. */
 async function assembleDisk(plan: MasterPlan, exec: Exec, log: (l: string) => void, signal?: AbortSignal): Promise<string> {
   const work = join(plan.cacheDir, 'work', `${process.pid}-${randomBytes(4).toString('hex')}`);
   mkdirSync(dirname(work), { recursive: true, mode: 0o700 });
@@ -432,6 +504,8 @@ async function assembleDisk(plan: MasterPlan, exec: Exec, log: (l: string) => vo
   // (no `_tpl_`, no `.img` ending).
   const part = join(plan.diskDir, `.master-${plan.name}-${process.pid}-${randomBytes(3).toString('hex')}.part`);
   const core = join(work, 'core.img');
+  const { layout } = plan;
+  const bootsBios = plan.firmware !== 'uefi';
   try {
     const root = join(work, 'root');
     const t0 = Date.now();
@@ -445,17 +519,22 @@ async function assembleDisk(plan: MasterPlan, exec: Exec, log: (l: string) => vo
     }
     finalChecks(plan, root);
 
-    const totalSectors = plan.sizeBytes / 512;
-    const sectors = totalSectors - PART_START_SECTOR;
     writeFileSync(part, '');
     await exec(['truncate', '-s', String(plan.sizeBytes), part]);
-    log(`[master] mke2fs -d: ext4 ${uuid}, ${(sectors / 2048).toFixed(0)} MiB from sector ${PART_START_SECTOR}`);
-    await exec(
-      ['mke2fs', '-q', '-t', 'ext4', '-L', 'root', '-U', uuid, '-d', root, '-E', `offset=${PART_START_SECTOR * 512}`, '-F', part, `${sectors / 2}k`],
-      { timeoutMs: 600_000, signal, env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin:/sbin` } },
-    );
-    await exec(['grub-mkimage', '-O', 'i386-pc', '-o', core, '-p', '(hd0,msdos1)/boot/grub', 'biosdisk', 'part_msdos', 'ext2'], { signal });
-    writeBootSectors(part, readFileSync(join(GRUB_DIR, 'boot.img')), readFileSync(core), PART_START_SECTOR, sectors);
+    const r = layout.root;
+    log(`[master] mke2fs -d: ext4 ${uuid}, ${(r.sectors / 2048).toFixed(0)} MiB from sector ${r.start} (${layout.table.toUpperCase()} partition ${r.number})`);
+    await exec(['mke2fs', '-q', '-t', 'ext4', '-L', 'root', '-U', uuid, '-d', root, '-E', `offset=${r.start * SECTOR}`, '-F', part, `${r.sectors / 2}k`], {
+      timeoutMs: 600_000,
+      signal,
+      env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin:/sbin` },
+    });
+    if (layout.esp) await writeEsp(plan, part, uuid, work, exec, log, signal);
+    if (bootsBios) {
+      // GRUB's BIOS stage reads its modules and grub.cfg from the root partition.
+      const prefix = `(hd0,${layout.table === 'gpt' ? 'gpt' : 'msdos'}${r.number})/boot/grub`;
+      await exec(['grub-mkimage', '-O', 'i386-pc', '-o', core, '-p', prefix, 'biosdisk', layout.table === 'gpt' ? 'part_gpt' : 'part_msdos', 'ext2'], { signal });
+    }
+    writePartitionTable(part, layout, bootsBios ? { bootImg: readFileSync(join(GRUB_DIR, 'boot.img')), coreImg: readFileSync(core) } : {});
     chmodSync(part, 0o644);
     renameSync(part, plan.target);
     return build;
@@ -463,6 +542,43 @@ async function assembleDisk(plan: MasterPlan, exec: Exec, log: (l: string) => vo
     rmSync(part, { force: true });
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The EFI System Partition, FAT32, made and filled with mtools at its byte offset (no mount):
+ * the distribution's shim as `\EFI\BOOT\BOOTX64.EFI` (the removable path every UEFI firmware
+ * starts, and what iPXE's `sanboot` starts) beside its GRUB and MokManager, the same files
+ * under `\EFI\<vendor>\`, and in both a `grub.cfg` that finds the root filesystem by UUID and
+ * reads its `/boot/grub/grub.cfg` (the one the BIOS GRUB reads). No fallback loader (`fbx64.efi`):
+ * it would write boot entries for the iSCSI disk into the machine's NVRAM.
+ */
+async function writeEsp(plan: MasterPlan, part: string, uuid: string, work: string, exec: Exec, log: (l: string) => void, signal?: AbortSignal): Promise<void> {
+  const esp = plan.layout.esp!;
+  const efi = plan.inputs.efi!;
+  const dir = join(plan.rootfsDir, 'efi');
+  const img = `${part}@@${esp.start * SECTOR}`;
+  const env = { ...process.env, MTOOLS_SKIP_CHECK: '1', MTOOLSRC: '/dev/null' };
+  const m = (argv: string[]) => exec(argv, { signal, env, timeoutMs: 120_000 });
+  // 64 heads x 32 sectors: the geometry FAT wants to be told; -H: the sectors before the partition.
+  await m(['mformat', '-i', img, '-T', String(esp.sectors), '-h', '64', '-s', '32', '-H', String(esp.start), '-F', '-v', 'ESP', '-N', randomBytes(4).toString('hex'), '::']);
+  const vendor = `::/EFI/${efi.vendor}`;
+  await m(['mmd', '-i', img, '::/EFI', '::/EFI/BOOT', vendor]);
+  const cfg = join(work, 'esp-grub.cfg');
+  // Debian's signed GRUB reads \EFI\debian\grub.cfg (its built-in prefix), or the grub.cfg beside itself.
+  writeFileSync(cfg, `search.fs_uuid ${uuid} root\nset prefix=($root)/boot/grub\nconfigfile $prefix/grub.cfg\n`);
+  const first = plan.recipe.efi!.first;
+  for (const f of efi.files) {
+    const src = join(dir, f.name);
+    if (!existsSync(src)) throw new MasterBuildError(`${src} is missing from the cached root filesystem: remove ${plan.rootfsDir} to build it again`);
+    await m(['mcopy', '-i', img, src, `${vendor}/${f.name}`]);
+    await m(['mcopy', '-i', img, src, `::/EFI/BOOT/${f.name === first ? 'BOOTX64.EFI' : f.name}`]);
+  }
+  await m(['mcopy', '-i', img, cfg, `${vendor}/grub.cfg`]);
+  await m(['mcopy', '-i', img, cfg, '::/EFI/BOOT/grub.cfg']);
+  // Read back: the removable path must be there before the image is published.
+  const listed = (await m(['mdir', '-i', img, '-b', '::/EFI/BOOT'])).stdout;
+  if (!/BOOTX64\.EFI/i.test(listed)) throw new MasterBuildError(`the ESP lacks \\EFI\\BOOT\\BOOTX64.EFI: ${listed.trim().slice(0, 300)}`);
+  log(`[master] ESP: FAT32, ${esp.sectors / 2048} MiB from sector ${esp.start}: \\EFI\\BOOT\\BOOTX64.EFI (${plan.recipe.efi!.first}) and \\EFI\\${efi.vendor}\\ (${efi.files.map((f) => f.name).join(', ')}), each with grub.cfg → UUID ${uuid}`);
 }
 
 /**
@@ -490,24 +606,13 @@ function personalise(plan: MasterPlan, root: string, uuid: string, build: string
   };
   // pass 0: no fsck of the root over iSCSI at boot
   w('etc/fstab', `UUID=${uuid} / ext4 errors=remount-ro,noatime 0 0\n`);
-  // GRUB reads its modules and grub.cfg from the root partition (the host's GRUB, same version as core.img)
-  const mods = join(root, 'boot', 'grub', 'i386-pc');
-  mkdirSync(mods, { recursive: true });
-  for (const f of readdirSync(GRUB_DIR)) if (f.endsWith('.mod') || f.endsWith('.lst')) writeFileSync(join(mods, f), readFileSync(join(GRUB_DIR, f)));
-  w(
-    'boot/grub/grub.cfg',
-    [
-      'serial --unit=0 --speed=115200',
-      'terminal_input serial console',
-      'terminal_output serial console',
-      'set timeout=0',
-      `menuentry '${plan.recipe.menuTitle}' {`,
-      `  linux /vmlinuz ${plan.recipe.kernelCommandLine.replace('{uuid}', uuid)}`,
-      '  initrd /initrd.img',
-      '}',
-      '',
-    ].join('\n'),
-  );
+  if (plan.firmware !== 'uefi') {
+    // GRUB's BIOS stage reads its modules and grub.cfg from the root partition (the host's GRUB, same version as core.img)
+    const mods = join(root, 'boot', 'grub', 'i386-pc');
+    mkdirSync(mods, { recursive: true });
+    for (const f of readdirSync(GRUB_DIR)) if (f.endsWith('.mod') || f.endsWith('.lst')) writeFileSync(join(mods, f), readFileSync(join(GRUB_DIR, f)));
+  }
+  w('boot/grub/grub.cfg', grubConfig(plan, uuid));
   mkdirSync(join(root, 'root', '.ssh'), { recursive: true, mode: 0o700 });
   chmodSync(join(root, 'root', '.ssh'), 0o700);
   if (plan.keys.length) w('root/.ssh/authorized_keys', `${plan.keys.join('\n')}\n`, 0o600);
@@ -524,40 +629,35 @@ function personalise(plan: MasterPlan, root: string, uuid: string, build: string
   w('etc/ironlens-master', masterMarker(basename(plan.target), build));
 }
 
+/**
+ * `/boot/grub/grub.cfg`, read by both GRUBs. Under BIOS GRUB drives the serial port itself;
+ * under UEFI it writes to the firmware's console, which the firmware (or a BMC's
+ * serial-over-LAN) carries to the serial port, so the text is not printed twice.
+ */
+export function grubConfig(plan: Pick<MasterPlan, 'recipe'>, uuid: string): string {
+  return [
+    'if [ "$grub_platform" = "efi" ]; then',
+    '  terminal_input console',
+    '  terminal_output console',
+    'else',
+    '  serial --unit=0 --speed=115200',
+    '  terminal_input serial console',
+    '  terminal_output serial console',
+    'fi',
+    'set timeout=0',
+    `menuentry '${plan.recipe.menuTitle}' {`,
+    `  linux /vmlinuz ${plan.recipe.kernelCommandLine.replace('{uuid}', uuid)}`,
+    '  initrd /initrd.img',
+    '}',
+    '',
+  ].join('\n');
+}
+
 function finalChecks(plan: MasterPlan, root: string): void {
   const hostKeys = readdirSync(join(root, 'etc', 'ssh')).filter((f) => f.startsWith('ssh_host_'));
   if (hostKeys.length) throw new MasterBuildError(`SSH host keys in the master: ${hostKeys.join(', ')}`);
   for (const f of plan.reporter?.files ?? []) {
     const st = lstatSync(join(root, f.target));
     if ((st.mode & 0o7777) !== f.mode) throw new MasterBuildError(`${f.target}: mode ${(st.mode & 0o7777).toString(8)}, wanted ${f.mode.toString(8)}`);
-  }
-}
-
-/**
- * The MBR: GRUB's boot.img code (first 440 bytes; it reads core.img from LBA 1, its default),
- * a disk signature, one active Linux partition (LBA addressing; CHS fields `fe ff ff`), 0x55aa;
- * core.img in the gap after it (grub-mkimage filled in its own sector count).
- */
-export function writeBootSectors(file: string, bootImg: Buffer, coreImg: Buffer, start: number, sectors: number): void {
-  if (bootImg.length !== 512) throw new MasterBuildError(`GRUB boot.img is ${bootImg.length} bytes, not 512`);
-  if (coreImg.length > (start - 1) * 512) throw new MasterBuildError('GRUB core.img does not fit before the partition');
-  const mbr = Buffer.alloc(512);
-  bootImg.copy(mbr, 0, 0, 440);
-  mbr.writeUInt32LE(0x1d15c0de, 440);
-  const e = 446;
-  mbr[e] = 0x80;
-  mbr.set([0xfe, 0xff, 0xff], e + 1);
-  mbr[e + 4] = 0x83;
-  mbr.set([0xfe, 0xff, 0xff], e + 5);
-  mbr.writeUInt32LE(start, e + 8);
-  mbr.writeUInt32LE(sectors, e + 12);
-  mbr[510] = 0x55;
-  mbr[511] = 0xaa;
-  const fd = openSync(file, 'r+');
-  try {
-    writeSync(fd, mbr, 0, 512, 0);
-    writeSync(fd, coreImg, 0, coreImg.length, 512);
-  } finally {
-    closeSync(fd);
   }
 }

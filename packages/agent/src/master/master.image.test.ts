@@ -1,6 +1,8 @@
 /**
- * The master image `ironlens master build --os debian-12` makes, read without mounting it
- * (docs/master-images.md): the partition table and GRUB in the first sectors, the kernel and
+ * The master image `ironlens master build --os debian-12` makes (`--firmware both`, the
+ * default), read without mounting it (docs/master-images.md): the GPT with its BIOS boot
+ * partition and EFI System Partition, GRUB's BIOS stages, the ESP's signed shim and GRUB (read
+ * with mtools), the kernel and
  * the initramfs with open-iscsi's iBFT login, no SSH host key, the authorized key given, the
  * host reporter and its control-plane URL. It builds from the root filesystem that
  * scripts/build-test-master.sh cached (test-all.sh runs it before vitest): a rebuild with a new
@@ -11,7 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ext4Reader, cpioNames, readMbr, readSectors } from './image-inspect';
+import { Ext4Reader, cpioNames, peSignature, readGpt, readMbr, readSectors } from './image-inspect';
 import { buildMaster, type MasterBuildResult, MasterBuildError, planMasterBuild } from './master-build';
 
 const work = mkdtempSync(join(tmpdir(), `ironlens-master-image-${process.pid}-`));
@@ -30,9 +32,13 @@ beforeAll(async () => {
     );
   }
   built = await buildMaster({ os: 'debian-12', diskDir: disks, authorizedKeys: [KEY], controlPlane: CP, log: () => {} });
-  const mbr = readMbr(built.path);
-  fs = new Ext4Reader(built.path, mbr.partitions[0].startSector * 512);
+  rootStart = built.partitions.find((p) => p.role === 'root')!.start;
+  fs = new Ext4Reader(built.path, rootStart * 512);
 }, 300_000);
+
+let rootStart: number;
+const ESP_OFFSET = 4096 * 512;
+const mtools = (tool: string, ...args: string[]) => execFileSync(tool, ['-i', `${built.path}@@${ESP_OFFSET}`, ...args], { env: { ...process.env, MTOOLS_SKIP_CHECK: '1', MTOOLSRC: '/dev/null' }, maxBuffer: 64 * 1024 ** 2 });
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -47,28 +53,70 @@ describe('ironlens master build --os debian-12: the image', () => {
     console.log(`[master image] assembled from the cache in ${built.seconds.toFixed(1)} s; ${(built.allocatedBytes / 1024 ** 2).toFixed(0)} MiB allocated of ${built.sizeBytes / 1024 ** 3} GiB`);
   });
 
-  it('has an MBR with one active Linux partition at 1 MiB and GRUB in the boot sector and the gap after it', () => {
+  it('has a GPT: root filesystem 1, BIOS boot partition 14, EFI System Partition 15; GRUB in the protective MBR and the BIOS boot partition', () => {
+    expect(built.firmware).toBe('both');
+    const total = 4 * 1024 * 2048;
+    // util-linux's own reading of the table (it checks the headers' and entries' CRC32s)
+    const partx = execFileSync('partx', ['--raw', '--noheadings', '--output', 'NR,START,END,TYPE', built.path], { encoding: 'utf8' }).trim().split('\n');
+    expect(partx).toEqual([
+      `1 135168 ${total - 2048 - 1} 0fc63daf-8483-4772-8e79-3d69d8477de4`,
+      '14 2048 4095 21686148-6449-6e6f-744e-656564454649',
+      '15 4096 135167 c12a7328-f81f-11d2-ba4b-00a0c93ec93b',
+    ]);
+    expect(readGpt(built.path)?.problems).toEqual([]);
     const mbr = readMbr(built.path);
     expect(mbr.signature).toBe(true);
-    expect(mbr.partitions).toEqual([{ index: 1, active: true, type: 0x83, startSector: 2048, sectors: 4 * 1024 * 2048 - 2048 }]);
+    expect(mbr.partitions).toEqual([{ index: 1, active: false, type: 0xee, startSector: 1, sectors: total - 1 }]);
+    // GRUB's boot.img, its kernel sector (0x5c) pointing at the BIOS boot partition
     const bootImg = readFileSync('/usr/lib/grub/i386-pc/boot.img');
-    expect(mbr.bootCode.equals(bootImg.subarray(0, 440)), "the MBR's code is GRUB's boot.img").toBe(true);
-    // core.img at LBA 1 (boot.img's default): GRUB's diskboot.img begins it; its blocklist
-    // (the last 12 bytes of sector 1) names the sectors that follow.
-    const core = readSectors(built.path, 1, 100);
+    expect(mbr.bootCode.subarray(0, 0x5c).equals(bootImg.subarray(0, 0x5c)), "the MBR's code is GRUB's boot.img").toBe(true);
+    expect(mbr.bootCode.subarray(0x64, 440).equals(bootImg.subarray(0x64, 440))).toBe(true);
+    expect(mbr.bootCode.readBigUInt64LE(0x5c)).toBe(2048n);
+    // core.img at the BIOS boot partition's start: diskboot.img, whose block list (the last 12
+    // bytes of its sector) names the sectors that follow it.
+    const core = readSectors(built.path, 2048, 100);
     const diskboot = readFileSync('/usr/lib/grub/i386-pc/diskboot.img');
     expect(core.subarray(0, 400).equals(diskboot.subarray(0, 400))).toBe(true);
-    expect(core.readUInt32LE(500)).toBe(2); // blocklist start sector (low half of the 64-bit LBA)
-    expect(core.readUInt16LE(508)).toBeGreaterThan(10); // sectors of core.img after diskboot
-    // The rest of core.img (its kernel and modules, LZMA-compressed) lies before the partition.
+    expect(core.readBigUInt64LE(500)).toBe(2049n);
+    expect(core.readUInt16LE(508)).toBeGreaterThan(10);
     expect(core.subarray(512, 512 * (1 + core.readUInt16LE(508))).some((b) => b !== 0)).toBe(true);
+  });
+
+  it("has an ESP with Debian's signed shim as \\EFI\\BOOT\\BOOTX64.EFI and under \\EFI\\debian\\, beside GRUB and MokManager, and nothing else", async () => {
+    const listing = mtools('mdir', '-/', '-b', '::').toString().trim().split('\n').map((l) => l.trim()).sort();
+    expect(listing).toEqual(
+      ['::/EFI/', '::/EFI/BOOT/', '::/EFI/BOOT/BOOTX64.EFI', '::/EFI/BOOT/grub.cfg', '::/EFI/BOOT/grubx64.efi', '::/EFI/BOOT/mmx64.efi', '::/EFI/debian/', '::/EFI/debian/grub.cfg', '::/EFI/debian/grubx64.efi', '::/EFI/debian/mmx64.efi', '::/EFI/debian/shimx64.efi'].sort(),
+    );
+    const file = (p: string) => mtools('mtype', p);
+    const shim = file('::/EFI/BOOT/BOOTX64.EFI');
+    expect(shim.equals(file('::/EFI/debian/shimx64.efi'))).toBe(true);
+    expect(file('::/EFI/BOOT/grubx64.efi').equals(file('::/EFI/debian/grubx64.efi'))).toBe(true);
+    // Signed for Secure Boot: shim by Microsoft's third-party UEFI CA, GRUB and MokManager by Debian's.
+    const signer = (b: Buffer) => peSignature(b)?.signature?.toString('latin1') ?? '';
+    expect(peSignature(shim)?.machine).toBe(0x8664);
+    expect(signer(shim)).toContain('Microsoft Corporation UEFI CA 2011');
+    expect(signer(file('::/EFI/BOOT/grubx64.efi'))).toContain('Debian Secure Boot Signer');
+    expect(signer(file('::/EFI/BOOT/mmx64.efi'))).toContain('Debian Secure Boot Signer');
+    // The same bytes as the packages' files (the root filesystem's cache keeps them beside the tree).
+    const plan = planMasterBuild({ os: 'debian-12', diskDir: disks });
+    expect(shim.equals(readFileSync(join(plan.rootfsDir, 'efi', 'shimx64.efi')))).toBe(true);
+    expect(readFileSync(join(plan.rootfsDir, 'efi', 'packages.txt'), 'utf8')).toMatch(/^grub-efi-amd64-signed_.*\.deb\nshim-helpers-amd64-signed_.*\.deb\nshim-signed_.*\.deb\n$/);
+    // GRUB finds the root filesystem by its UUID and reads the grub.cfg the BIOS GRUB reads.
+    const uuid = execFileSync('/bin/sh', ['-c', 'PATH=$PATH:/usr/sbin:/sbin dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Filesystem UUID: *//p"', 'sh', `${built.path}?offset=${rootStart * 512}`], { encoding: 'utf8' }).trim();
+    const cfg = `search.fs_uuid ${uuid} root\nset prefix=($root)/boot/grub\nconfigfile $prefix/grub.cfg\n`;
+    expect(file('::/EFI/debian/grub.cfg').toString()).toBe(cfg);
+    expect(file('::/EFI/BOOT/grub.cfg').toString()).toBe(cfg);
+    // No key of any kind on the ESP: no SSH host key, no private key.
+    for (const f of listing.filter((l) => !l.endsWith('/'))) expect(file(f).toString('latin1'), f).not.toMatch(/PRIVATE KEY|ssh-ed25519|ecdsa-sha2/);
   });
 
   it('boots the kernel with root=UUID of its own filesystem, from the serial console, with no wait', async () => {
     const cfg = (await fs.cat('/boot/grub/grub.cfg')).toString();
-    const uuid = execFileSync('/bin/sh', ['-c', 'PATH=$PATH:/usr/sbin:/sbin dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Filesystem UUID: *//p"', 'sh', `${built.path}?offset=1048576`], { encoding: 'utf8' }).trim();
+    const uuid = execFileSync('/bin/sh', ['-c', 'PATH=$PATH:/usr/sbin:/sbin dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Filesystem UUID: *//p"', 'sh', `${built.path}?offset=${rootStart * 512}`], { encoding: 'utf8' }).trim();
     expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
     expect(cfg).toContain('set timeout=0');
+    // Under UEFI GRUB writes to the firmware's console (carried to the serial port); under BIOS it drives the port itself.
+    expect(cfg).toMatch(/if \[ "\$grub_platform" = "efi" \]; then\n {2}terminal_input console\n {2}terminal_output console\nelse\n {2}serial --unit=0 --speed=115200\n/);
     expect(cfg).toContain(`linux /vmlinuz root=UUID=${uuid} ro`);
     expect(cfg).toContain('console=ttyS0,115200n8');
     expect((await fs.cat('/etc/fstab')).toString()).toBe(`UUID=${uuid} / ext4 errors=remount-ro,noatime 0 0\n`);

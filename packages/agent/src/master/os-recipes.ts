@@ -29,6 +29,25 @@ export interface OsRecipe {
   menuTitle: string;
   /** Paths that the initramfs must list for the image to boot from iSCSI (checked before the image is published). */
   initramfsMustHave: string[];
+  /** The UEFI boot loaders (`--firmware uefi|both`); a recipe without them builds BIOS images only. */
+  efi?: EfiLoaders;
+}
+
+/**
+ * The distribution's own signed UEFI boot loaders: packages downloaded from its archive with
+ * apt (signature-checked indexes, like every other package) and unpacked beside the root
+ * filesystem, not installed in it (an installed GRUB would rewrite the image's grub.cfg at the
+ * next kernel upgrade). Their files go to the EFI System Partition twice: as the removable
+ * path `\EFI\BOOT\BOOTX64.EFI` (shim) with its companions, and under `\EFI\<vendor>\`.
+ */
+export interface EfiLoaders {
+  /** `\EFI\<vendor>\`: Debian's own directory is `debian`. */
+  vendor: string;
+  packages: string[];
+  /** A file of a package (path inside it) and its name on the ESP. */
+  files: Array<{ from: string; name: string }>;
+  /** The file that starts first (shim): it is also `\EFI\BOOT\BOOTX64.EFI`. */
+  first: string;
 }
 
 const ASSETS = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'assets', 'master');
@@ -77,6 +96,17 @@ export const OS_RECIPES: Record<string, OsRecipe> = {
     kernelCommandLine: 'root=UUID={uuid} ro console=tty0 console=ttyS0,115200n8',
     menuTitle: 'Debian 12, root on iSCSI (ironlens)',
     initramfsMustHave: ['scripts/local-top/iscsi', 'etc/iscsi.initramfs', 'usr/sbin/iscsistart'],
+    efi: {
+      vendor: 'debian',
+      // shim (signed by Microsoft's UEFI CA), MokManager (shim-helpers) and GRUB (signed by Debian).
+      packages: ['shim-signed', 'shim-helpers-amd64-signed', 'grub-efi-amd64-signed'],
+      files: [
+        { from: 'usr/lib/shim/shimx64.efi.signed', name: 'shimx64.efi' },
+        { from: 'usr/lib/shim/mmx64.efi.signed', name: 'mmx64.efi' },
+        { from: 'usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed', name: 'grubx64.efi' },
+      ],
+      first: 'shimx64.efi',
+    },
   },
 };
 

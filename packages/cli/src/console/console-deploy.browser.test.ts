@@ -1,25 +1,27 @@
 /**
  * The console's "Deploy a model" wizard and deployment page (issue 28) in a real Chromium against
  * a real `ironlens serve` and a real control plane (`@ironlens/kube-harness`: the real scheduler,
- * kwok GPU nodes). The wizard asks the server where the request fits as the form changes; the
- * deployment it starts (Lens' direct `baseline` path: this suite runs no gateway) becomes ready
- * once a vLLM stand-in answers its smoke request at the pods' own IPs (the deployments suite's
- * pod network and kubelet stand-in). The page shows the stages, readiness and who asserted it,
- * the pods with their logs, the events; a crashing one shows its reason and its last log lines.
+ * kwok GPU nodes), on the deployments suite's lab (`startDeploymentCluster`: the pod network and
+ * kubelet stand-in, the real Envoy Gateway controller, the chart and CRD mirrors): the cluster is
+ * registered with its shared gateway. The wizard asks the server where the request fits as the
+ * form changes; the deployment it starts (Lens' direct `baseline` path) becomes ready once a vLLM
+ * stand-in answers its smoke request at the pods' own IPs. The page shows the stages, readiness and
+ * who asserted it, the pods with their logs, the events; a deployment published on the gateway
+ * (the optimized baseline) shows the copyable curl line with the gateway's URL and `$KEY`, never a
+ * key; a crashing one shows its reason and its last log lines.
  * Screenshots and axe reports go to `<repo>/.artifacts/console-deploy-<run>/`.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stackProfile } from '@ironlens/clusters';
-import { KUBELET_VERDICT_STAGE, PodNetwork, TestKubelet } from '@ironlens/clusters/testing';
-import { type KubeHarness, startKubeCluster } from '@ironlens/kube-harness';
+import { type DeploymentCluster, startDeploymentCluster } from '@ironlens/clusters/testing';
 import { buildWebAssets } from '@ironlens/web';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Running, serve } from '../serve';
 import { axeViolations } from '../testing/axe';
+import { sleep } from '@ironlens/core/testing';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'console-deploy-token';
@@ -28,9 +30,7 @@ const artifacts = join(repoRoot, '.artifacts', `console-deploy-${new Date().toIS
 const AUTH = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
 let tmp: string;
-let kube: KubeHarness;
-let net: PodNetwork;
-let kubelet: TestKubelet;
+let lab: DeploymentCluster;
 let cp: Running;
 let base: string;
 let context: BrowserContext;
@@ -50,13 +50,9 @@ beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   tmp = mkdtempSync(join(tmpdir(), `ironlens-console-deploy-${process.pid}-`));
   const dist = await buildWebAssets(join(tmp, 'dist'));
-  net = await PodNetwork.create();
-  kube = await startKubeCluster({ nodes: 'test', gpu: true, podCidr: net.podCidr, extraStages: [KUBELET_VERDICT_STAGE] });
-  kube.konnectivity.routeNetwork(net.cidr);
-  const p = stackProfile();
-  kubelet = new TestKubelet(kube, net, new Set([`ghcr.io/llm-d/llm-d-cuda:${p.llm_d}`, `ghcr.io/llm-d/llm-d-xpu:${p.llm_d}`]));
-  kubelet.start();
+  lab = await startDeploymentCluster({ nodes: 'test' });
   cp = await serve({
+    ...lab.env,
     IRONLENS_DATA_DIR: join(tmp, 'data'),
     IRONLENS_BOOT_LISTEN: 'off',
     IRONLENS_CONSOLE_LISTEN: '127.0.0.1:0',
@@ -68,10 +64,15 @@ beforeAll(async () => {
   base = cp.urls.console;
   const form = new FormData();
   form.append('name', 'serving-lab');
-  form.append('file', new Blob([kube.kubeconfig]), 'kubeconfig.yaml');
+  for (const [k, v] of Object.entries(lab.registration)) form.append(k, v);
+  form.append('file', new Blob([lab.h.kubeconfig]), 'kubeconfig.yaml');
   const res = await fetch(`${base}/api/cluster/clusters`, { method: 'POST', body: form, headers: { authorization: AUTH.authorization } });
   expect(res.status, await res.clone().text()).toBe(201);
   id = ((await res.json()) as { cluster: { id: string } }).cluster.id;
+  // Its shared gateway installed (the registration's reconcile), as a published deployment needs.
+  let op: { status: string } | null = null;
+  for (const end = Date.now() + 300_000; Date.now() < end && (!op || op.status === 'running'); await sleep(500)) op = (await api('GET', `/api/cluster/clusters/${id}/gateway/status`)).body.lastOperation;
+  expect(op?.status, JSON.stringify(op)).toBe('succeeded');
   context = await chromium.launchPersistentContext(join(tmp, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
@@ -84,10 +85,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close();
-  await kubelet?.stop();
   await cp?.close();
-  await kube?.stop();
-  await net?.close();
+  await lab?.stop();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -143,6 +142,38 @@ describe('deploying a model from the console', { timeout: 120_000 }, () => {
     await page.goto(`${base}/clusters/${id}`);
     await expect.poll(() => page.getByTestId('cluster-deployments-table').textContent(), { timeout: 20_000 }).toContain('browser qwen');
     await expect.poll(() => page.getByTestId('alloc-gpu-nv-0001').textContent(), { timeout: 30_000 }).toContain('4 of 8 allocated, 4 free');
+  });
+
+  it('a deployment published on the gateway shows the copyable curl line: the gateway’s URL, the model’s header, $KEY — never a key', async () => {
+    // A key exists: the page must not show it (a key is shown once, when it is created).
+    const key = (await api('POST', `/api/cluster/clusters/${id}/gateway/keys`, { name: 'console-curl' })).body.key as string;
+    expect(key).toMatch(/^ilgw_/);
+    const r = await api('POST', '/api/v1/deployments/standard-vllm-runs', { cluster_id: id, model: 'Qwen/Qwen3-1.7B', deployment_name: 'published qwen', replicas: 1, tensor_parallel_size: 1 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    // Ready or failed, from the API (a failure's reason and the job's log in the message).
+    let e: { status: string; reason?: string; job?: { log: string[] } } | null = null;
+    for (const end = Date.now() + 100_000; Date.now() < end && (!e || !['ready', 'failed'].includes(e.status)); await sleep(500)) e = (await api('GET', `/api/v1/deployments/executions/${r.body.execution_id}`)).body;
+    expect(e?.status, `${e?.reason}\n${e?.job?.log.join('\n')}`).toBe('ready');
+    await page.goto(`${base}/deployments/${r.body.execution_id}`);
+    await expect.poll(() => page.getByTestId('deployment-status').textContent(), { timeout: 20_000 }).toBe('ready');
+    // Published: the real Envoy Gateway controller accepted its route.
+    expect(await page.getByTestId('deployment-readiness').textContent()).toContain('gateway.envoyproxy.io/gatewayclass-controller');
+    // The gateway's URL as its status gives it now (once its controller wrote the Gateway's address, that one).
+    const gateway = (await api('GET', `/api/cluster/clusters/${id}/gateway/status`)).body.gatewayPublicUrl as string;
+    expect(gateway).toMatch(/^http:\/\/198\.18\.0\.\d+:30180\/v1$/);
+    const curl = (await page.getByTestId('deployment-curl').textContent()) ?? '';
+    expect(curl).toBe(
+      `curl -sS ${gateway}/completions -H "Authorization: Bearer $KEY" -H "X-Gateway-Base-Model-Name: Qwen/Qwen3-1.7B" -H "Content-Type: application/json" -d '{"model":"Qwen/Qwen3-1.7B","prompt":"Hello","max_tokens":16}'`,
+    );
+    // Copy puts exactly that line on the clipboard.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.getByTestId('deployment-curl-copy').click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(curl);
+    // Never the key's secret: not on the page, not in the answer behind it.
+    expect(await page.content()).not.toContain(key);
+    expect(JSON.stringify((await api('GET', `/api/v1/deployments/executions/${r.body.execution_id}`)).body)).not.toContain(key);
+    await shot('deployment-published');
+    expect(await axe('deployment-published')).toEqual([]);
   });
 
   it('a crashing model server shows its reason and its last log lines; Delete removes the deployment', async () => {

@@ -130,7 +130,7 @@ describe('web console in Chromium', () => {
   it('shows a device reported by /devices/report without a reload, with its fingerprint', async () => {
     await page.goto(`${consoleUrl}/machines/devices`);
     await expect.poll(() => page.getByTestId('device-count').textContent(), { timeout: 10_000 }).toBe('0 of 0');
-    await report('00:0c:29:aa:bb:01', { manufacturer: 'Supermicro', product: 'SYS-1029U', serial: 'SN-0001', cpumodel: 'Xeon Gold 6230', 'mem-total': '65536', chip: 'e1000' });
+    await report('00:0c:29:aa:bb:01', { manufacturer: 'Supermicro', product: 'SYS-1029U', serial: 'SN-0001', cpumodel: 'Xeon Gold 6230', 'mem-total': '65536', chip: 'e1000', platform: 'efi' });
     const row = page.getByTestId(`device-row-${macKey('00:0c:29:aa:bb:01')}`);
     await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1);
     const text = await row.textContent();
@@ -139,6 +139,9 @@ describe('web console in Chromium', () => {
     expect(text).toContain('SYS-1029U');
     expect(text).toContain('SN-0001');
     expect(text).toContain('64 GiB');
+    // The firmware it booted with, and where its boot stopped (issue 30).
+    expect(await page.getByTestId(`firmware-${macKey('00:0c:29:aa:bb:01')}`).textContent()).toBe('UEFI');
+    expect(await page.getByTestId(`last-boot-${macKey('00:0c:29:aa:bb:01')}`).textContent()).toMatch(/^iPXE report; in the pool: reboots until bound to a worker/);
     // Search by serial and by a MAC written another way.
     await report('00:0c:29:aa:bb:02', { serial: 'SN-0002' });
     await expect.poll(() => page.getByTestId('device-count').textContent(), { timeout: 10_000 }).toBe('2 of 2');

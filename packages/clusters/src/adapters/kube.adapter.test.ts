@@ -51,3 +51,35 @@ describe('ClientNodeKube and 429', () => {
     kube.close();
   });
 });
+
+// Discovery is kept per connection; a kind its kept list lacks (a CRD established after the list
+// was read: the gateway applies its CRDs, then a GatewayClass of that group, before the API server
+// lists HTTPRoute) is looked up again, not "not served" for the connection's life (issue 28: a
+// deployment's HTTPRoute, applied on the connection the gateway's reconcile had used).
+describe('ClientNodeKube and discovery', () => {
+  it('finds a kind served after the group/version’s resources were first read', async () => {
+    const kinds = [{ name: 'gatewayclasses', kind: 'GatewayClass', namespaced: false }];
+    let discoveries = 0;
+    server = createServer((req, res) => {
+      const json = (code: number, body: unknown) => res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/apis/gateway.networking.k8s.io/v1') {
+        discoveries++;
+        return json(200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: 'gateway.networking.k8s.io/v1', resources: kinds });
+      }
+      if (req.url === '/apis/gateway.networking.k8s.io/v1/gatewayclasses/c') return json(200, { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'c' } });
+      if (req.url === '/apis/gateway.networking.k8s.io/v1/namespaces/ns/httproutes/r') return json(200, { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'ns' } });
+      json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const a = server.address();
+    const kube = new ClientNodeKube(kubeconfig(`http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`), { proxy: { mode: 'none' } as never, timeoutMs: 5000, allowLinkLocal: true });
+    expect((await kube.getObject('gateway.networking.k8s.io/v1', 'GatewayClass', 'c'))?.metadata.name).toBe('c');
+    // A kept list that has the kind is not read again.
+    expect((await kube.getObject('gateway.networking.k8s.io/v1', 'GatewayClass', 'c'))?.metadata.name).toBe('c');
+    expect(discoveries).toBe(1);
+    kinds.push({ name: 'httproutes', kind: 'HTTPRoute', namespaced: true });
+    expect((await kube.getObject('gateway.networking.k8s.io/v1', 'HTTPRoute', 'r', 'ns'))?.metadata.name).toBe('r');
+    expect((await kube.listObjects('gateway.networking.k8s.io/v1', 'Nothing')).length).toBe(0);
+    kube.close();
+  });
+});

@@ -97,6 +97,8 @@ export interface NamespacedItem {
   /** Secret type, ServiceAccount name… whatever helps to tell Kubernetes' own objects apart. */
   type?: string;
   annotations?: Record<string, string>;
+  /** It has a controller owner (`ownerReferences[].controller`): made from another object, going away with it. */
+  owned?: boolean;
 }
 
 export interface ApiResourceRef {
@@ -525,7 +527,7 @@ export class ClientNodeKube implements Kube {
     const lists = await Promise.all(
       resources.map(async (r) => {
         const base = r.group ? `/apis/${r.group}/${r.version}` : '/api/v1';
-        const items = await this.list<{ metadata?: { name?: unknown; annotations?: Record<string, string> }; type?: unknown }>(
+        const items = await this.list<{ metadata?: { name?: unknown; annotations?: Record<string, string>; ownerReferences?: unknown }; type?: unknown }>(
           `${base}/namespaces/${enc(namespace)}/${r.resource}`,
           `${r.kind}List`,
         );
@@ -535,6 +537,7 @@ export class ClientNodeKube implements Kube {
           name: String(i.metadata?.name ?? ''),
           type: typeof i.type === 'string' ? i.type : undefined,
           annotations: isPlainObject(i.metadata?.annotations) ? i.metadata.annotations : undefined,
+          owned: Array.isArray(i.metadata?.ownerReferences) && i.metadata.ownerReferences.some((o) => isPlainObject(o) && o.controller === true),
         }));
       }),
     );
@@ -691,11 +694,24 @@ export class ClientNodeKube implements Kube {
   private async objectPath(obj: KubeObjectRef): Promise<string> {
     const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
     const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
-    const list = await this.gvResources(base);
-    const r = list.find((x) => x.kind === obj.kind && !x.name.includes('/'));
+    const r = await this.resourceOf(base, obj.kind);
     if (!r) throw new KubeApiError(404, 'NotFound', `${obj.apiVersion} ${obj.kind} is not served by this cluster`);
     const ns = r.namespaced ? `/namespaces/${enc(obj.metadata.namespace ?? 'default')}` : '';
     return `${base}${ns}/${r.name}/${enc(obj.metadata.name)}`;
+  }
+
+  /**
+   * A kind's resource in a group/version, from discovery (kept per connection). A kind missing from
+   * the kept list is asked for once more: a CRD established after the list was read (the gateway's
+   * CRDs are applied, then a GatewayClass of the same group is, before the API server's discovery
+   * lists every kind of that group) must not stay "not served" for the connection's life.
+   */
+  private async resourceOf(base: string, kind: string): Promise<{ name: string; kind: string; namespaced: boolean } | undefined> {
+    const find = (l: Array<{ name: string; kind: string; namespaced: boolean }>) => l.find((x) => x.kind === kind && !x.name.includes('/'));
+    const kept = find(await this.gvResources(base));
+    if (kept) return kept;
+    this.gvCache.delete(base);
+    return find(await this.gvResources(base));
   }
 
   private readonly gvCache = new Map<string, Promise<Array<{ name: string; kind: string; namespaced: boolean }>>>();
@@ -728,14 +744,13 @@ export class ClientNodeKube implements Kube {
   async listObjects(apiVersion: string, kind: string, o: { namespace?: string; labelSelector?: string } = {}): Promise<KubeObjectRef[]> {
     const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
     const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
-    let list: Array<{ name: string; kind: string; namespaced: boolean }>;
+    let r: { name: string; kind: string; namespaced: boolean } | undefined;
     try {
-      list = await this.gvResources(base);
+      r = await this.resourceOf(base, kind);
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 404) return [];
       throw e;
     }
-    const r = list.find((x) => x.kind === kind && !x.name.includes('/'));
     if (!r) return [];
     const path = r.namespaced && o.namespace ? `${base}/namespaces/${enc(o.namespace)}/${r.name}` : `${base}/${r.name}`;
     const items = await this.list<KubeObjectRef>(path, `${kind}List`, { labelSelector: o.labelSelector });

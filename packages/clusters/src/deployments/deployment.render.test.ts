@@ -173,7 +173,7 @@ describe('renderDeployment', () => {
         image: 'ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.11.0',
         imagePullPolicy: 'IfNotPresent',
         restartPolicy: 'Always',
-        args: ['--port=8000', '--vllm-port=8200', '--kv-connector=nixlv2', '--secure-proxy=false'],
+        args: ['--port=8000', '--model-server-port=8200', '--kv-connector=nixlv2', '--secure-proxy=false'],
         ports: [{ name: 'http', containerPort: 8000 }],
         securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true },
       },
@@ -223,10 +223,13 @@ describe('renderDeployment', () => {
     expect(c.args.slice(-5)).toEqual(['--data-parallel-size=8', '--data-parallel-size-local=4', '--data-parallel-rpc-port=5555', '--enable-expert-parallel', '--data-parallel-multi-port-external-lb']);
     expect(c.resources).toEqual({ limits: { 'nvidia.com/gpu': '4' }, requests: { 'nvidia.com/gpu': '4' } });
     const sidecar = lws.spec.leaderWorkerTemplate.workerTemplate.spec.initContainers[0];
-    expect(sidecar.args).toEqual(['--port=8000', '--vllm-port=8200', '--kv-connector=nixlv2', '--secure-proxy=false', '--data-parallel-size=4']);
+    expect(sidecar.args).toEqual(['--port=8000', '--model-server-port=8200', '--kv-connector=nixlv2', '--secure-proxy=false', '--data-parallel-size=4']);
     expect(sidecar.ports).toEqual([0, 1, 2, 3].map((i) => ({ name: `rank${i}`, containerPort: 8000 + i })));
     expect((r.release!.values as { inferencePool: { targetPorts: unknown } }).inferencePool.targetPorts).toEqual([{ number: 8000 }, { number: 8001 }, { number: 8002 }, { number: 8003 }]);
     expect(r.workloads).toEqual([{ apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', name: 'qwen-small-decode', role: 'decode', pods: 2 }]);
+    // Not the LeaderWorkerSet's name: its controller's headless Service (its leader's DNS name) is that one.
+    expect(r.service).toEqual({ name: 'qwen-small-decode-http', port: 8000 });
+    expect(r.objects.filter((o) => o.kind === 'Service').map((o) => o.metadata.name)).toEqual(['qwen-small-decode-http']);
   });
 
   it('Intel by DRA: a ResourceClaimTemplate of TP devices (a product pin as its CEL selector), the XPU image; a node pin as a node selector', () => {

@@ -321,7 +321,8 @@ export function renderDeployment(s: DeploymentSpec, p: StackProfile, publish: Pu
     });
   }
   const published = s.path !== 'baseline' && publish !== null;
-  const sidecarArgs = (ranks: number) => [`--port=${SERVER_PORT}`, `--vllm-port=${VLLM_BEHIND_SIDECAR_PORT}`, '--kv-connector=nixlv2', '--secure-proxy=false', ...(ranks > 1 ? [`--data-parallel-size=${ranks}`] : [])];
+  // `--model-server-port` (the sidecar's `--vllm-port` is deprecated since the router's v0.10.0).
+  const sidecarArgs = (ranks: number) => [`--port=${SERVER_PORT}`, `--model-server-port=${VLLM_BEHIND_SIDECAR_PORT}`, '--kv-connector=nixlv2', '--secure-proxy=false', ...(ranks > 1 ? [`--data-parallel-size=${ranks}`] : [])];
   const roles: Array<{ shape: RoleShape; replicas: number }> = [];
   if (s.path === 'wide-ep' && s.wideEp) {
     const ranks = s.wideEp.dataParallelLocal;
@@ -386,7 +387,9 @@ export function renderDeployment(s: DeploymentSpec, p: StackProfile, publish: Pu
       workloads.push({ apiVersion: 'apps/v1', kind: 'Deployment', name, role: shape.role, pods: replicas });
     }
   }
-  const service = { name: `${s.base}-decode`, port: SERVER_PORT };
+  // A LeaderWorkerSet's controller makes a headless Service named after it (`<base>-decode`): the
+  // DNS name of its leader (`LWS_LEADER_ADDRESS`) lives there, so wide-EP's own Service is another.
+  const service = { name: s.path === 'wide-ep' ? `${s.base}-decode-http` : `${s.base}-decode`, port: SERVER_PORT };
   objects.push({
     apiVersion: 'v1',
     kind: 'Service',

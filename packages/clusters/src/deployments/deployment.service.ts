@@ -643,12 +643,14 @@ const MADE_FOR_US = new Set(['events', 'pods', 'replicasets', 'endpoints', 'endp
 
 /**
  * The objects of a deployment's namespace that are neither this deployment's (applied by it, or
- * its chart release's, still going away) nor what controllers and Kubernetes make there: a user's.
+ * its chart release's, still going away) nor what controllers and Kubernetes make there (the kinds
+ * above, and anything with a controller owner — a LeaderWorkerSet's StatefulSets and headless
+ * Service —, which its owner decides): a user's.
  */
 export function userObjects(items: NamespacedItem[], applied: Applied): string[] {
   const mine = new Set([...applied.objects, ...applied.publication, ...(applied.secret ? [applied.secret] : [])].map((o) => o.name));
   return items
-    .filter((i) => !MADE_FOR_US.has(i.resource))
+    .filter((i) => !MADE_FOR_US.has(i.resource) && !i.owned)
     .filter((i) => !(i.resource === 'serviceaccounts' && i.name === 'default'))
     .filter((i) => !(i.resource === 'configmaps' && ['kube-root-ca.crt', 'openshift-service-ca.crt', 'istio-ca-root-cert'].includes(i.name)))
     .filter((i) => !(i.resource === 'secrets' && i.type === 'kubernetes.io/service-account-token'))

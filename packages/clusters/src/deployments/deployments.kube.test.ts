@@ -17,7 +17,7 @@ import type { TestKubelet } from '../testing/test-kubelet';
 // and installed from a counting chart mirror, the REAL kube-scheduler placing model servers on
 // kwok GPU nodes (H100 ×8, Max 1550 ×4, A100 ×8), and the REAL Envoy Gateway v1.8.1 controller
 // (with ironlens' own extension-manager values, InferencePool as a backend) writing the HTTPRoutes'
-// status. What cannot run here stands in: the kubelet's container steps (`TestKubelet`: a
+// status, and the REAL LeaderWorkerSet v0.9.0 controller (its webhooks included) making wide-EP's groups. What cannot run here stands in: the kubelet's container steps (`TestKubelet`: a
 // registry, secrets, `vllm serve` exiting on an unknown argument, written into pod status by a kwok
 // stage), and vLLM itself (`VllmStandIn`, listening at the pods' own IPs in a network namespace the
 // API server's proxy reaches). Nothing writes the InferencePools' status here: the AI Gateway
@@ -279,25 +279,49 @@ describe('the P/D and wide-EP paths', { timeout: 300_000 }, () => {
     expect((await api('DELETE', `/api/v1/deployments/executions/${id}`)).statusCode).toBe(204);
   });
 
-  it('wide-EP: a LeaderWorkerSet the real LWS CRD accepts, its ranks on the pool’s ports; without an LWS controller here no pod comes, and it says so', async () => {
+  it('wide-EP: the real LeaderWorkerSet controller makes the group (leader and worker on kwok GPU nodes, their ranks from its webhook); ready once the ranks answer', async () => {
     const id = await deploy({ path: 'wide-ep', model: 'deepseek-ai/DeepSeek-V2-Lite', deployment_name: 'wide', replicas: 1, tensor_parallel_size: 1, wide_ep: { group_size: 2, data_parallel_local: 4 } });
-    const lws = (await until('the LeaderWorkerSet', async () =>
-      custom.getNamespacedCustomObject({ group: 'leaderworkerset.x-k8s.io', version: 'v1', namespace: `ironlens-${id}`, plural: 'leaderworkersets', name: 'wide-decode' }).catch(() => null),
-    )) as { spec: { replicas: number; leaderWorkerTemplate: { size: number; workerTemplate: { spec: { containers: Array<{ resources: { limits: Record<string, string> } }> } } } } };
-    expect(lws.spec.replicas).toBe(1);
-    expect(lws.spec.leaderWorkerTemplate.size).toBe(2);
-    expect(lws.spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.limits['nvidia.com/gpu']).toBe('4');
-    const pool = (await until('the pool', async () =>
-      custom.getNamespacedCustomObject({ group: 'inference.networking.k8s.io', version: 'v1', namespace: `ironlens-${id}`, plural: 'inferencepools', name: 'wide' }).catch(() => null),
-    )) as { spec: { targetPorts: Array<{ number: number }> } };
+    let e: Execution;
+    try {
+      e = await reach(id, ['ready', 'failed']);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n--- lws ---\n${lab.lws.log().slice(-2000)}`);
+    }
+    expect(e.status, `${e.reason}\n${lab.lws.log().slice(-2000)}`).toBe('ready');
+    const ns = e.namespace;
+    // The controller's objects: the leader's StatefulSet, the group's workers' StatefulSet, the headless Service.
+    const sets = (await apps.listNamespacedStatefulSet({ namespace: ns })).items.map((x) => `${x.metadata?.name} ${x.metadata?.ownerReferences?.[0]?.kind}`).sort();
+    expect(sets).toEqual(['wide-decode LeaderWorkerSet', 'wide-decode-0 Pod']);
+    expect((await core.readNamespacedService({ name: 'wide-decode', namespace: ns })).spec?.clusterIP).toBe('None');
+    // Leader and worker, each with 4 GPUs, placed by the real scheduler on kwok GPU nodes; the
+    // group's index, worker index and leader address written by LWS' pod webhook.
+    const pods = (await core.listNamespacedPod({ namespace: ns, labelSelector: 'leaderworkerset.sigs.k8s.io/name=wide-decode' })).items.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+    expect(pods.map((x) => [x.metadata?.name, x.metadata?.labels?.['leaderworkerset.sigs.k8s.io/worker-index'], x.status?.phase])).toEqual([
+      ['wide-decode-0', '0', 'Running'],
+      ['wide-decode-0-1', '1', 'Running'],
+    ]);
+    const gpuNodes = new Set(['gpu-nv-0001', 'gpu-nv-0003']);
+    for (const pod of pods) {
+      expect(gpuNodes.has(pod.spec?.nodeName ?? '')).toBe(true);
+      expect(pod.spec?.containers[0].resources?.limits?.['nvidia.com/gpu']).toBe('4');
+      const env = Object.fromEntries((pod.spec?.containers[0].env ?? []).filter((v) => v.value !== undefined).map((v) => [v.name, v.value]));
+      expect(env).toMatchObject({ LWS_LEADER_ADDRESS: `wide-decode-0.wide-decode.${ns}`, LWS_GROUP_SIZE: '2' });
+    }
+    // The container's own script gave each its ranks: the worker starts at rank 4 of 8.
+    const started = (pod: string) => kubelet.commandLines.get(pod)?.filter((a) => a.startsWith('--data-parallel-'));
+    expect(started('wide-decode-0')).toEqual(['--data-parallel-size=8', '--data-parallel-size-local=4', '--data-parallel-rpc-port=5555', '--data-parallel-multi-port-external-lb', `--data-parallel-address=wide-decode-0.wide-decode.${ns}`, '--data-parallel-start-rank=0']);
+    expect(started('wide-decode-0-1')).toEqual(['--data-parallel-size=8', '--data-parallel-size-local=4', '--data-parallel-rpc-port=5555', '--data-parallel-multi-port-external-lb', `--data-parallel-address=wide-decode-0.wide-decode.${ns}`, '--data-parallel-start-rank=4']);
+    // The pool's ports are the ranks'; the controller wrote the LeaderWorkerSet's status.
+    const pool = (await custom.getNamespacedCustomObject({ group: 'inference.networking.k8s.io', version: 'v1', namespace: ns, plural: 'inferencepools', name: 'wide' })) as { spec: { targetPorts: Array<{ number: number }> } };
     expect(pool.spec.targetPorts.map((x) => x.number)).toEqual([8000, 8001, 8002, 8003]);
-    const waiting = await until('deploying, waiting for pods', async () => {
-      const e = await get(id);
-      return e.status === 'deploying' && e.reason === '0 of 2 model-server pod(s) Ready' ? e : null;
-    });
-    expect(waiting.stage).toBe('wait for the model servers');
+    const lws = (await custom.getNamespacedCustomObject({ group: 'leaderworkerset.x-k8s.io', version: 'v1', namespace: ns, plural: 'leaderworkersets', name: 'wide-decode' })) as { status: { readyReplicas: number; conditions: Array<{ type: string; status: string }> } };
+    expect(lws.status.readyReplicas).toBe(1);
+    expect(lws.status.conditions.find((c) => c.type === 'Available')?.status).toBe('True');
+    expect((e.smoke as { status_code: number }).status_code).toBe(200);
+    // A delete removes it; the controller's objects go with it, and so does the namespace.
     expect((await api('DELETE', `/api/v1/deployments/executions/${id}`)).statusCode).toBe(204);
-    await until('the LeaderWorkerSet gone', async () => !(await custom.getNamespacedCustomObject({ group: 'leaderworkerset.x-k8s.io', version: 'v1', namespace: `ironlens-${id}`, plural: 'leaderworkersets', name: 'wide-decode' }).catch(() => null)));
+    const left = await core.readNamespace({ name: ns }).catch(() => null);
+    expect(left === null || !!left.metadata?.deletionTimestamp, 'the namespace is deleted').toBe(true);
   });
 });
 

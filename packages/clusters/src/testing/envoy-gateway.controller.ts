@@ -1,8 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { RestartingProcess } from './restarting-process';
 
 /**
  * The REAL Envoy Gateway controller (`envoy-gateway server`, built from the Go module proxy by
@@ -29,13 +30,9 @@ import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
  * cluster.
  */
 export class EnvoyGatewayController {
-  private child?: ChildProcess;
-  private stopped = false;
   private certgen?: NodeJS.Timeout;
   private waitDeployment?: NodeJS.Timeout;
-  private log$?: ReturnType<typeof createWriteStream>;
-  /** How many times the process was started. */
-  starts = 0;
+  private proc?: RestartingProcess;
   readonly dir = mkdtempSync(join(tmpdir(), `ironlens-eg-${process.pid}-`));
   readonly logPath = join(this.dir, 'envoy-gateway.log');
 
@@ -74,7 +71,8 @@ export class EnvoyGatewayController {
       ].join('\n'),
     );
     if (!existsSync('/certs')) mkdirSync('/certs');
-    this.log$ = createWriteStream(this.logPath, { flags: 'a' });
+    const proc = new RestartingProcess(this.logPath);
+    this.proc = proc;
     // The pod exists once the chart's Deployment does (kwok "runs" it): start then, not before.
     const kc = new KubeConfig();
     kc.loadFromFile(this.kubeconfigPath);
@@ -89,8 +87,12 @@ export class EnvoyGatewayController {
           if (!this.waitDeployment) return;
           clearInterval(this.waitDeployment);
           this.waitDeployment = undefined;
-          this.log$?.write(`[test] the chart's Deployment envoy-gateway-system/envoy-gateway exists: starting the controller\n`);
-          this.spawnOnce(config);
+          proc.note("the chart's Deployment envoy-gateway-system/envoy-gateway exists: starting the controller");
+          proc.start(
+            'unshare',
+            ['-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" /certs && exec "$2" server --config-path "$3"', 'sh', join(this.dir, 'home', 'certs', 'envoy-gateway'), this.bin, config],
+            { PATH: process.env.PATH, HOME: this.dir, KUBECONFIG: this.kubeconfigPath, ENVOY_GATEWAY_NAMESPACE: 'envoy-gateway-system' },
+          );
         })
         .catch(() => undefined)
         .finally(() => {
@@ -110,52 +112,21 @@ export class EnvoyGatewayController {
     }, 1000);
   }
 
-  private spawnOnce(config: string): void {
-    if (this.stopped) return;
-    this.starts++;
-    const child = spawn(
-      'unshare',
-      ['-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" /certs && exec "$2" server --config-path "$3"', 'sh', join(this.dir, 'home', 'certs', 'envoy-gateway'), this.bin, config],
-      {
-        env: { PATH: process.env.PATH, HOME: this.dir, KUBECONFIG: this.kubeconfigPath, ENVOY_GATEWAY_NAMESPACE: 'envoy-gateway-system' },
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    child.stdout?.on('data', (d: Buffer) => this.log$?.write(d));
-    child.stderr?.on('data', (d: Buffer) => this.log$?.write(d));
-    child.once('exit', () => {
-      if (!this.stopped) setTimeout(() => this.spawnOnce(config), 1000);
-    });
-    this.child = child;
+  /** How many times the process was started. */
+  get starts(): number {
+    return this.proc?.starts ?? 0;
   }
 
   /** The controller's log (for a failing assertion's message). */
   log(): string {
-    return existsSync(this.logPath) ? readFileSync(this.logPath, 'utf8').slice(-4000) : '';
+    return this.proc?.log() ?? '';
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     clearInterval(this.certgen);
     clearInterval(this.waitDeployment);
     this.waitDeployment = undefined;
-    const c = this.child;
-    if (c?.pid && c.exitCode === null) {
-      const gone = new Promise((r) => c.once('exit', r));
-      const kill = (sig: NodeJS.Signals) => {
-        try {
-          process.kill(-(c.pid as number), sig);
-        } catch {
-          // already gone
-        }
-      };
-      kill('SIGTERM');
-      const t = setTimeout(() => kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(t);
-    }
-    await new Promise<void>((r) => (this.log$ ? this.log$.end(() => r()) : r()));
+    await this.proc?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -5,3 +5,4 @@ export { FakeHelm } from './fake-helm';
 // The deployments' pod network and kubelet stand-in (issue 28), for the console's browser test.
 export { PodNetwork } from './pod-network';
 export { KUBELET_VERDICT_STAGE, TestKubelet } from './test-kubelet';
+export { type DeploymentCluster, startDeploymentCluster } from './deployment-lab';

@@ -1,5 +1,10 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { KubeHarness } from '@ironlens/kube-harness';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import type { PodNetwork } from './pod-network';
 
 /**
@@ -96,9 +101,13 @@ export class TestKubelet {
   private readonly core: CoreV1Api;
   /** Pods (`app.kubernetes.io/instance` values) whose model servers never answer: started, never listening. */
   readonly silent = new Set<string>();
+  /** The `vllm serve` arguments each pod's model server was started with, by pod name (after its command ran). */
+  readonly commandLines = new Map<string, string[]>();
   /** What each pod's kubelet decided, by pod name: `running`, or the waiting reason. */
   readonly verdicts = new Map<string, string>();
   error: Error | null = null;
+  /** Holds `vllm`, which only prints its arguments (NUL-separated): what a container's command passes to `vllm serve`. */
+  private readonly bin = mkdtempSync(join(tmpdir(), 'ironlens-vllm-argv-'));
 
   constructor(
     private readonly h: KubeHarness,
@@ -107,6 +116,7 @@ export class TestKubelet {
     private readonly images: Set<string>,
   ) {
     this.core = h.kubeConfig().makeApiClient(CoreV1Api);
+    writeFileSync(join(this.bin, 'vllm'), '#!/bin/sh\nfor a in "$@"; do printf \'%s\\0\' "$a"; done\n', { mode: 0o755 });
     h.kubelet.setLogSource((ns, pod, container, o) => {
       const l = this.logs.get(`${ns}/${pod}/${container}`);
       return l ? (o.previous ? l.previous : l.current) : null;
@@ -130,6 +140,7 @@ export class TestKubelet {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     while (this.busy) await new Promise((r) => setTimeout(r, 20));
+    rmSync(this.bin, { recursive: true, force: true });
   }
 
   private async verdict(p: V1Pod, annotations: Record<string, string>): Promise<void> {
@@ -182,8 +193,8 @@ export class TestKubelet {
       }
       const vllm = containers.find((c) => c.name === 'vllm');
       if (vllm) {
-        // `vllm serve <args>`, or the wide-EP script: `sh -c '<constant>' vllm <args>`.
-        const args = vllm.command?.[0] === '/bin/sh' ? [...(vllm.command.slice(4) ?? []), ...(vllm.args ?? [])] : (vllm.args ?? []);
+        const args = await vllmServeArgs(vllm, this.bin);
+        this.commandLines.set(name, args);
         const out = await this.net.serve(ip, args);
         if (out.error) throw new Error(`serve ${ip}: ${out.error}`);
         if (out.exit !== undefined) {
@@ -200,9 +211,34 @@ export class TestKubelet {
         this.logs.set(`${ns}/${name}/vllm`, { current: out.log, previous: '' });
       }
       for (const side of (p.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always')) {
-        for (const port of side.ports ?? []) await this.net.sidecar(ip, port.containerPort, 8200);
+        for (const port of side.ports ?? []) await this.net.sidecar(ip, port.containerPort, sidecarModelServerPort(side.args ?? []));
       }
       this.verdicts.set(name, 'running');
     }
   }
+}
+
+/**
+ * The arguments `vllm serve` gets in a container: `vllm serve <args>` as they are, or — the
+ * wide-EP script (`/bin/sh -c '<script>' vllm <args>`) — what the container's command line, run as
+ * the runtime runs it with the container's literal environment (LeaderWorkerSet's webhook writes
+ * `LWS_LEADER_ADDRESS`, `LWS_WORKER_INDEX`…), passes to `vllm serve`: a `vllm` on PATH that only
+ * prints its arguments.
+ */
+async function vllmServeArgs(c: V1Container, bin: string): Promise<string[]> {
+  if (c.command?.[0] === 'vllm' && c.command[1] === 'serve' && c.command.length === 2) return c.args ?? [];
+  if (c.command?.[0] !== '/bin/sh' || c.command[1] !== '-c') throw new Error(`the kubelet stand-in cannot run ${JSON.stringify(c.command)}`);
+  const env: Record<string, string> = {};
+  for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  env.PATH = `${bin}:/usr/bin:/bin`;
+  const { stdout } = await promisify(execFile)('/bin/sh', [...c.command.slice(1), ...(c.args ?? [])], { env, timeout: 10_000 });
+  const argv = stdout.split('\0').slice(0, -1);
+  if (argv[0] !== 'serve') throw new Error(`the container's command did not run \`vllm serve\`: ${JSON.stringify(argv)}`);
+  return argv.slice(1);
+}
+
+/** The model-server port of llm-d's routing sidecar: `--model-server-port` (or the deprecated `--vllm-port`), else its default 8200. */
+function sidecarModelServerPort(args: string[]): number {
+  const v = args.find((a) => a.startsWith('--model-server-port='))?.split('=')[1] ?? args.find((a) => a.startsWith('--vllm-port='))?.split('=')[1] ?? '8200';
+  return Number(v);
 }

@@ -320,6 +320,7 @@ export const fingerprintSchema = Type.Object({
   mem_speed: Type.Optional(OrNull(Type.Integer())),
   chip: Type.Optional(OrNull(Type.String())),
   busid: Type.Optional(OrNull(Type.String())),
+  platform: Type.Optional(OrNull(Type.String({ description: "the firmware iPXE ran under at the device's last report (the platform setting of iPXE): pcbios (BIOS) or efi (UEFI)" }))),
 });
 export type Fingerprint = Static<typeof fingerprintSchema>;
 
@@ -368,7 +369,21 @@ const flag = () => Type.Optional(Type.Boolean({ default: false }));
 
 // ---- health, boot (§1.3, §5) ----------------------------------------------------------------
 
-export const healthSchema = Type.Object({ status: Type.String() });
+/** ironlens' own dnsmasq (issue 30), on `/healthz` when `IRONLENS_BOOT_SERVICES` is on. */
+export const bootServicesHealthSchema = Type.Object({
+  mode: StringEnum(['proxy', 'dhcp'] as const),
+  interface: Type.String(),
+  url: OrNull(Type.String({ description: 'where iPXE chains boot.ipxe from' })),
+  state: StringEnum(['stopped', 'standby', 'starting', 'running', 'restarting'] as const, {
+    description: 'standby: another replica (the hosts-file writer) runs the dnsmasq; restarting: it ended and is started again after a back-off',
+  }),
+  pid: OrNull(Type.Integer()),
+  restarts: Type.Integer({ description: 'unexpected ends since ironlens started' }),
+  since: Type.String({ description: 'when the state began' }),
+  last_exit: OrNull(Type.String({ description: 'how the last run ended, with its last log line' })),
+});
+
+export const healthSchema = Type.Object({ status: Type.String(), boot_services: Type.Optional(bootServicesHealthSchema) });
 
 export const bootVarsQuery = Type.Object({
   mac: Type.Optional(Type.String({ description: 'MAC, with or without separators' })),
@@ -390,6 +405,7 @@ export const deviceReportQuery = Type.Object({
   'mem-speed': Type.Optional(Type.String({ description: 'decimal or 0x hex' })),
   chip: Type.Optional(Type.String()),
   busid: Type.Optional(Type.String()),
+  platform: Type.Optional(Type.String({ description: "the platform setting of iPXE: pcbios or efi (other values are ignored); kept as fingerprint.platform" })),
 });
 export type DeviceReportQuery = Static<typeof deviceReportQuery>;
 

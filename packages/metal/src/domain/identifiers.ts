@@ -123,6 +123,14 @@ export function requireMenuTimeout(input: unknown): number {
   return input;
 }
 
+/** The firmware kinds iPXE names in `${platform}` that ironlens boots: BIOS (`pcbios`) and UEFI (`efi`). */
+export const PLATFORMS = ['pcbios', 'efi'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+export function isPlatform(value: unknown): value is Platform {
+  return value === 'pcbios' || value === 'efi';
+}
+
 /** Parses iPXE's memory figures: `0x8000` hex or decimal; null when absent or garbage. */
 export function parseIntLoose(input: unknown): number | null {
   if (input === undefined || input === null) return null;

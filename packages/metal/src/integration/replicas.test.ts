@@ -1,19 +1,22 @@
 /**
  * Several replicas on one PostgreSQL database: a write through one is seen by the other's
  * /boot-vars within 100 ms, and the hosts file has one writer per group that follows every
- * replica's commits and is taken over when the writer stops.
+ * replica's commits and is taken over when the writer stops; with boot services on, only that
+ * writer runs ironlens' own dnsmasq.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openChangeFeed, operationsMigrations, Store } from '@ironlens/core';
-import { freshDatabaseUrl, onPostgres, type Postgres, sleep, startPostgres, waitUntil } from '@ironlens/core/testing';
+import { freshDatabaseUrl, onPostgres, type Postgres, sleep, startPostgres, waitFor, waitUntil } from '@ironlens/core/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildMetalApp } from '../app';
+import { BootServices } from '../boot-services/boot-services';
 import { metalConfigFromEnv } from '../config';
 import { metalMigrations } from '../repositories/metal.migrations';
 import type { MetalDatabase } from '../repositories/tables';
 import { MetalReplication } from '../services/replication.service';
+import { ipAddrExec, standInArgs, writeDnsmasqStandIn, writeIpxeDir } from '../testing/dnsmasq-stand-in';
 import { CountingReloader } from '../testing/fixture';
 import { createMetalServices } from '../wiring';
 
@@ -39,20 +42,33 @@ afterEach(async () => {
 
 const TOKEN = 't0ken';
 
-async function replica(name: string, dbUrl = url, resyncMs?: number) {
+/** `bootLog`: run the boot services (IRONLENS_BOOT_SERVICES=dhcp) with a stand-in dnsmasq, logging here. */
+async function replica(name: string, dbUrl = url, resyncMs?: number, bootLog?: string[]) {
   const store = await Store.open<MetalDatabase>({ url: dbUrl, migrations: [...operationsMigrations, ...metalMigrations] });
   const changes = await openChangeFeed(store, { origin: name, reconnectMinMs: 50, reconnectMaxMs: 400 });
   const hostsFile = join(dir, name, 'dhcp-hosts.conf');
-  const config = metalConfigFromEnv({ IPXE_CP_TOKEN: TOKEN, IPXE_CP_DNSMASQ_HOSTS_FILE: hostsFile, IRONLENS_DHCP_WRITER_GROUP: 'one-dnsmasq' }, join(dir, name));
+  const env = {
+    IPXE_CP_TOKEN: TOKEN,
+    IPXE_CP_DNSMASQ_HOSTS_FILE: hostsFile,
+    IRONLENS_DHCP_WRITER_GROUP: 'one-dnsmasq',
+    ...(bootLog
+      ? { IRONLENS_BOOT_SERVICES: 'dhcp', IRONLENS_BOOT_INTERFACE: 'br0', IRONLENS_BOOT_DHCP_RANGE: '10.9.0.100,10.9.0.200', IRONLENS_BOOT_IPXE_DIR: writeIpxeDir(join(dir, 'ipxe')), IRONLENS_BOOT_DNSMASQ: writeDnsmasqStandIn(join(dir, 'bin')) }
+      : {}),
+  };
+  const config = metalConfigFromEnv(env, join(dir, name));
+  const boot = bootLog ? BootServices.fromEnv(env, hostsFile, (l) => bootLog.push(l)) : null;
+  await boot?.checkHost(ipAddrExec('br0'));
   const reloader = new CountingReloader();
-  const services = createMetalServices({ store, config, reloader, changes });
+  const services = createMetalServices({ store, config, reloader: boot?.reloader ?? reloader, changes, bootServices: boot ?? undefined });
   const replication = await MetalReplication.start(services, changes, { connectionString: dbUrl, dhcpWriterGroup: config.dhcpWriterGroup, retryMs: 100, resyncMs });
   const app = await buildMetalApp({ services });
+  boot?.attach({ dhcp: services.dhcp, bootScript: services.bootScript, port: 4839 });
   let open = true;
   const close = async () => {
     if (!open) return;
     open = false;
     await app.close();
+    await boot?.stop();
     await replication.close();
     await changes.close();
     await store.close();
@@ -80,7 +96,7 @@ async function replica(name: string, dbUrl = url, resyncMs?: number) {
     };
     return count;
   };
-  return { services, replication, reloader, hostsFile, inject, hosts, bootVars, heard, quietRounds, close };
+  return { services, replication, reloader, boot, hostsFile, inject, hosts, bootVars, heard, quietRounds, close };
 }
 
 describe('replicas on one database', () => {
@@ -134,6 +150,34 @@ describe('replicas on one database', () => {
     expect((await b.inject('POST', '/workers', { worker_id: 'w-02', mac: '020000000002' })).statusCode).toBe(200);
     expect(b.hosts()).toBe('02:00:00:00:00:01,w-01,infinite\n02:00:00:00:00:02,w-02,infinite\n');
     expect(a.hosts()).toBe('02:00:00:00:00:01,w-01,infinite\n');
+  });
+
+  it("runs ironlens' own dnsmasq (IRONLENS_BOOT_SERVICES) on the elected writer only, reloads it for binds through the other, and starts the next writer's when the writer stops", async () => {
+    const [logA, logB] = [[] as string[], [] as string[]];
+    const a = await replica('a', url, undefined, logA);
+    const b = await replica('b', url, undefined, logB);
+    expect([a.replication.dhcpWriter, b.replication.dhcpWriter]).toEqual([true, false]);
+    const onA = await waitFor("A's dnsmasq running", () => a.boot!.status(), (s) => s.state === 'running', 5000, 10);
+    expect(b.boot!.status()).toMatchObject({ state: 'standby', pid: null });
+    expect((await b.inject('GET', '/healthz')).json().boot_services).toMatchObject({ mode: 'dhcp', state: 'standby', pid: null });
+    expect(standInArgs(b.hostsFile), 'B never started a dnsmasq').toEqual([]);
+    expect(standInArgs(a.hostsFile)).toContain(`--dhcp-hostsfile=${a.hostsFile}`);
+
+    // A bind through B: A writes its file and its own dnsmasq reads it again (SIGHUP).
+    const reads = (log: string[], file: string) => log.filter((l) => l.endsWith(`read ${file}`)).length;
+    const before = reads(logA, a.hostsFile);
+    expect((await b.inject('GET', '/devices/report?mac=020000000001')).statusCode).toBe(200);
+    expect((await b.inject('POST', '/workers', { worker_id: 'w-01', mac: '020000000001' })).statusCode).toBe(200);
+    await waitUntil("A's dnsmasq read the file with B's bind", () => a.hosts() === '02:00:00:00:00:01,w-01,infinite\n' && reads(logA, a.hostsFile) > before, 3000, 10);
+    expect(reads(logB, b.hostsFile)).toBe(0);
+
+    await a.close();
+    expect(() => process.kill(onA.pid!, 0), "A's dnsmasq ended with A").toThrow();
+    const onB = await waitFor("B's dnsmasq running once B is the writer", () => b.boot!.status(), (s) => s.state === 'running', 5000, 10);
+    expect(b.replication.dhcpWriter).toBe(true);
+    expect(onB.pid).not.toBe(onA.pid);
+    expect(standInArgs(b.hostsFile)).toContain(`--dhcp-hostsfile=${b.hostsFile}`);
+    await waitUntil("B's file has the binding", () => b.hosts() === '02:00:00:00:00:01,w-01,infinite\n', 3000, 10);
   });
 
   it('catches up with a change whose notice never came (its sender died after the commit) within IRONLENS_REPLICA_RESYNC_MS', async () => {

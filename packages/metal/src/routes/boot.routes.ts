@@ -29,7 +29,24 @@ export function bootRoutes(app: FastifyInstance, s: MetalServices): void {
 /** `/healthz`, `/boot-vars`, `/devices/report`: what a booting machine calls, without a token. */
 function ipxeRoutes(instance: FastifyInstance, s: MetalServices): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
-  app.get('/healthz', { schema: { tags: ['health'], summary: 'Health check (no auth)', response: { 200: healthSchema } } }, async () => ({ status: 'ok' }));
+  app.get(
+    '/healthz',
+    { schema: { tags: ['health'], summary: 'Health check (no auth)', description: "With IRONLENS_BOOT_SERVICES on, `boot_services` says how ironlens' own dnsmasq is doing.", response: { 200: healthSchema } } },
+    async () => (s.bootServices ? { status: 'ok', boot_services: s.bootServices.status() } : { status: 'ok' }),
+  );
+
+  app.get(
+    '/boot.ipxe',
+    {
+      schema: {
+        tags: ['boot'],
+        summary: "The boot script iPXE chains, with the control plane's URL filled in (no auth)",
+        description: 'packages/metal/assets/boot.ipxe with `set cp-url <IRONLENS_BOOT_URL>` (or, with boot services on, the provisioning interface\'s address and this listener\'s port); unchanged when no URL is known.',
+        response: { 200: ipxeScriptAnswer },
+      },
+    },
+    async (_req, reply) => reply.type(IPXE).send(s.bootScript.render()),
+  );
 
   app.get(
     '/boot-vars',

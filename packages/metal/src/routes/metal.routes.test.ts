@@ -67,6 +67,20 @@ describe('device report and auto-register (§5.1, §16.6)', () => {
     expect((await inject('GET', '/devices/000c29b98b2d')).json().uuid).toBe('4c4c4544-0042-3510-8052-b4c04f4e4d32');
   });
 
+  it('keeps the firmware the machine booted with (pcbios or efi) and ignores any other value', async () => {
+    await report('000c29b98b2d', '&platform=pcbios');
+    expect((await inject('GET', '/devices/000c29b98b2d')).json().fingerprint.platform).toBe('pcbios');
+    // The same machine switched to UEFI: the next report says so at once.
+    await report('000c29b98b2d', '&platform=efi');
+    expect((await inject('GET', '/devices/000c29b98b2d')).json().fingerprint.platform).toBe('efi');
+    for (const bad of ['linux', 'EFI', 'efi%0aset%20x', '']) {
+      await report('000c29b98b2d', `&platform=${bad}`);
+      expect((await inject('GET', '/devices/000c29b98b2d')).json().fingerprint.platform, bad).toBe('efi');
+    }
+    await report('000c29b98b2e', '&platform=uefi');
+    expect((await inject('GET', '/devices/000c29b98b2e')).json().fingerprint).not.toHaveProperty('platform');
+  });
+
   it('refuses a report without a valid MAC', async () => {
     expect((await f.app.inject({ url: '/devices/report?mac=zz' })).statusCode).toBe(400);
     expect((await f.app.inject({ url: '/devices/report' })).statusCode).toBe(422);

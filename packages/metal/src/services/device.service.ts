@@ -1,6 +1,6 @@
 import { AppError, clip, echo, isoSeconds, isUniqueViolation, type OperationInput, type OperationsLog, unsafeTextReason } from '@ironlens/core';
 import type { BatchBindRequest, BatchBindResult, BatchMode, BatchPreview, DeviceDeclaration, DeviceImportResult } from '../api/schemas';
-import { normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
+import { isPlatform, normalizeMac, parseIntLoose, requireMac, requireWorkerId } from '../domain/identifiers';
 import { type BmcCredentials, type BmcInput, checkBmcInput, type LastPower } from '../domain/power';
 import type { Device, DeviceState, Fingerprint } from '../domain/types';
 import type { DeviceRepository } from '../repositories/device.repository';
@@ -279,6 +279,8 @@ export class DeviceService {
     const memSpeed = parseIntLoose(q['mem-speed']);
     if (memTotal !== null) fp.mem_total = memTotal;
     if (memSpeed !== null) fp.mem_speed = memSpeed;
+    // The firmware the machine booted with this time (iPXE's ${platform}); anything else is not kept.
+    if (isPlatform(q.platform)) fp.platform = q.platform;
     const uuid = cleanUuid(q.uuid);
     const at = new Date(this.now());
     const now = isoSeconds(at);

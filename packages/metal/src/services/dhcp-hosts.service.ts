@@ -43,6 +43,7 @@ export class DhcpHostsService {
    */
   private dirty = true;
   private isWriter: boolean;
+  private readonly writerWatchers = new Set<(writer: boolean) => void>();
 
   constructor(
     private readonly store: MetalStore,
@@ -69,8 +70,16 @@ export class DhcpHostsService {
 
   /** Set by the election: a new writer should `sync()` at once (the file may be behind). */
   setWriter(writer: boolean): void {
+    const changed = writer !== this.isWriter;
     this.isWriter = writer;
     if (writer) this.dirty = true;
+    if (changed) for (const w of this.writerWatchers) w(writer);
+  }
+
+  /** `fn` is told each time this process becomes or stops being the writer (the boot services run dnsmasq only on the writer). Returns the unsubscribe. */
+  onWriterChange(fn: (writer: boolean) => void): () => void {
+    this.writerWatchers.add(fn);
+    return () => this.writerWatchers.delete(fn);
   }
 
   /**

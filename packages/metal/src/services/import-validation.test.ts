@@ -73,6 +73,7 @@ const DEVICES = `devices:
       mem_speed: 5600
       chip: RTL8125
       busid: "0110ec8125"
+      platform: efi
     first_seen: 2026-08-15T10:00:00+08:00
     last_seen: 2026-08-15T12:00:00+08:00
   "00:0c:29:b9:8b:99":
@@ -127,6 +128,8 @@ describe('ironlens import validation', () => {
     const out = await f.services.layout.import(layout(VALID));
     expect(out).toMatchObject({ agents: 2, workers: 3, devices: 3, bindings_from_dhcp_hosts: 1, operations: 1, settings: ['auto_register'] });
     expect((await f.services.workers.get('worker-01')).mac).toBe('00:0c:29:b9:8b:2d');
+    // The firmware the device last booted with (issue 30) comes in with its fingerprint.
+    expect((await f.services.devices.get('00:0c:29:b9:8b:2d')).fingerprint.platform).toBe('efi');
   });
 
   it("refuses the issue's workers.yml (newline and dnsmasq tag in a hostname), naming file, record and field, and writes nothing", async () => {
@@ -158,6 +161,8 @@ describe('ironlens import validation', () => {
       [{ ...VALID, 'state/devices.yml': 'devices:\n  "ff:ff:ff:ff:ff:ff": {state: pooled}\n' }, 'state/devices.yml', 'device "ff:ff:ff:ff:ff:ff"', 'mac'],
       [{ ...VALID, 'state/devices.yml': 'devices:\n  "52:54:00:00:00:01": {state: bound, bound_worker_id: ghost}\n' }, 'state/devices.yml', 'device "52:54:00:00:00:01"', 'bound_worker_id'],
       [{ ...VALID, 'state/devices.yml': 'devices:\n  "52:54:00:00:00:01": {fingerprint: {serial: "a\\nb"}}\n' }, 'state/devices.yml', 'device "52:54:00:00:00:01"', 'fingerprint.serial'],
+      [{ ...VALID, 'state/devices.yml': 'devices:\n  "52:54:00:00:00:01": {fingerprint: {platform: "efi\\nset x"}}\n' }, 'state/devices.yml', 'device "52:54:00:00:00:01"', 'fingerprint.platform'],
+      [{ ...VALID, 'state/devices.yml': 'devices:\n  "52:54:00:00:00:01": {fingerprint: {platform: uefi}}\n' }, 'state/devices.yml', 'device "52:54:00:00:00:01"', 'fingerprint.platform'],
       [{ ...VALID, 'config/agents.yml': 'agents:\n  a1: {base_url: "file:///etc/passwd"}\n' }, 'config/agents.yml', 'agent "a1"', 'base_url'],
       [{ ...VALID, 'config/agents.yml': 'agents:\n  a1: {base_url: "http://127.0.0.1:1", iscsi_server: "1.2.3.4\\nset x"}\n' }, 'config/agents.yml', 'agent "a1"', 'iscsi_server'],
       [{ ...VALID, 'state/settings.json': '{"auto_register": null}' }, 'state/settings.json', 'document', 'auto_register'],

@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import {
   isIqn,
   isIscsiServer,
+  isPlatform,
   isValidArch,
   isValidId,
   normalizeMac,
@@ -249,7 +250,8 @@ function devicesOf(texts: LayoutTexts, workers: Map<string, string>, bmcAllowLin
     if (!absent(d.fingerprint)) {
       const fp = d.fingerprint;
       if (!isObject(fp)) place.fail('fingerprint', 'expected a mapping');
-      onlyKeys(place, fp, [...FINGERPRINT_TEXT, ...FINGERPRINT_INT]);
+      onlyKeys(place, fp, [...FINGERPRINT_TEXT, ...FINGERPRINT_INT, 'platform']);
+      if (!absent(fp.platform) && !isPlatform(fp.platform)) place.fail('fingerprint.platform', `expected pcbios or efi, got ${echo(fp.platform)}`);
       for (const k of FINGERPRINT_TEXT) if (!absent(fp[k])) text(place, `fingerprint.${k}`, fp[k]);
       for (const k of FINGERPRINT_INT) if (!absent(fp[k]) && !Number.isSafeInteger(fp[k])) place.fail(`fingerprint.${k}`, `expected an integer, got ${echo(fp[k])}`);
     }

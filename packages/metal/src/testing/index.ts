@@ -3,3 +3,4 @@ export { FakeBmc, type FakeBmcCall, type FakeBmcFailure, FakeBmcs, fakeBmcKey } 
 export { CountingReloader, type MetalFixture, newMetalFixture } from './fixture';
 export { FakeClusterNodes, type FakeNode } from './fake-cluster-nodes';
 export { FakeFleet, type FakeFleetOptions, type FleetMachine, fakeBuildOf } from './fake-fleet';
+export { ipAddrExec, standInArgs, writeDnsmasqStandIn, writeIpxeDir } from './dnsmasq-stand-in';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { errorText } from '../shared/http';
 import { accessOf, gate } from './access';
 import { parsePairs } from './pages/machines/batch-pairs';
+import { firmwareLabel, lastBootStage } from './pages/machines/boot-stage';
 import { routeOf } from './router';
 
 describe('batch bind pairs', () => {
@@ -72,5 +73,30 @@ describe('permission gates (issue 20)', () => {
     expect(gate(viewer, 'metal:power:read', true)).toEqual({ disabled: true, title: undefined });
     // whoami not known yet: the server decides.
     expect(gate(accessOf(null), 'metal:power:operate')).toEqual({ disabled: false, title: undefined });
+  });
+});
+
+describe("a device's firmware and where its last boot stopped (issue 30)", () => {
+  const timeline = { report_at: '2026-12-01T10:00:00Z', boot_vars_at: '2026-12-01T10:00:01Z', iscsi_login_at: '2026-12-01T10:00:03Z', host_report_at: '2026-12-01T10:01:40Z', seconds: 100 };
+  const worker = { boot_timeline: timeline, disks: [{}] as never, default_os: 'debian' as const };
+  const bound = { state: 'bound' as const, bound_worker_id: 'w1' };
+
+  it('names the firmware iPXE reported', () => {
+    expect([firmwareLabel('efi'), firmwareLabel('pcbios'), firmwareLabel(undefined), firmwareLabel('linux')]).toEqual(['UEFI', 'BIOS', '—', '—']);
+  });
+
+  it('says a boot reached the booted system when its host report is the newest event', () => {
+    expect(lastBootStage({ ...bound, last_seen: '2026-12-01T10:00:00Z' }, worker)).toEqual({ stage: 'host report', text: 'booted: host report 100 s after iPXE (boot vars, iSCSI login)', at: '2026-12-01T10:01:40Z' });
+  });
+
+  it('says a later boot stopped after iPXE, and why when the ledger tells', () => {
+    expect(lastBootStage({ ...bound, last_seen: '2026-12-01T11:00:00Z' }, worker)).toEqual({
+      stage: 'ipxe',
+      text: 'iPXE report; no host report since (the last one came from an earlier boot): check the console, GRUB and the initramfs',
+      at: '2026-12-01T11:00:00Z',
+    });
+    expect(lastBootStage({ ...bound, last_seen: '2026-12-01T11:00:00Z' }, { boot_timeline: null, disks: [], default_os: undefined }).text).toBe('iPXE report; no system disk or default OS yet: reboot loop');
+    expect(lastBootStage({ state: 'pooled', bound_worker_id: null, last_seen: '2026-12-01T11:00:00Z' }).text).toBe('iPXE report; in the pool: reboots until bound to a worker');
+    expect(lastBootStage({ state: 'pooled', bound_worker_id: null, last_seen: null })).toEqual({ stage: 'none', text: 'no network boot seen', at: null });
   });
 });

@@ -7,6 +7,7 @@ import { useConsole } from '../../context';
 import type { Device, WorkerView } from '../../metal-api';
 import { Link } from '../../router';
 import { AutoRegisterSwitch } from './AutoRegisterSwitch';
+import { firmwareLabel, lastBootStage } from './boot-stage';
 import { BatchBind } from './BatchBind';
 import { BatchPower } from './BatchPower';
 import { LastPowerNote, PowerPanel } from './PowerPanel';
@@ -45,6 +46,7 @@ export function DevicesPage() {
   const [powering, setPowering] = useState<Device | null>(null);
   const act = useAction();
   const shown = useMemo(() => (devices.data ?? []).filter((d) => matches(d, search)), [devices.data, search]);
+  const workerOf = useMemo(() => new Map((workers.data ?? []).map((w) => [w.worker_id, w])), [workers.data]);
 
   const runConfirm = async () => {
     if (!confirm) return;
@@ -101,7 +103,7 @@ export function DevicesPage() {
           <DataTable
             caption="Devices in the pool"
             testId="devices-table"
-            columns={['MAC', 'State', 'Worker', 'Model', 'Serial', 'CPU and memory', 'NIC', 'Last seen', 'Last power action', <span key="actions" className="sr-only">Actions</span>]}
+            columns={['MAC', 'State', 'Worker', 'Model', 'Serial', 'CPU and memory', 'NIC', 'Firmware', 'Last boot', 'Last seen', 'Last power action', <span key="actions" className="sr-only">Actions</span>]}
             selection={{
               selected: picked,
               onChange: setPicked,
@@ -114,7 +116,7 @@ export function DevicesPage() {
               key: d.mac,
               testId: `device-row-${macKey(d.mac)}`,
               selectable: d.state !== 'revoked',
-              cellClass: ['mono', undefined, undefined, undefined, 'mono', undefined, undefined, 'nowrap', undefined, 'actions'],
+              cellClass: ['mono', undefined, undefined, undefined, 'mono', undefined, undefined, undefined, undefined, 'nowrap', undefined, 'actions'],
               cells: [
                 d.mac,
                 <>
@@ -136,6 +138,18 @@ export function DevicesPage() {
                   </div>
                 </>,
                 [d.fingerprint.chip, d.fingerprint.busid].filter(Boolean).join(' ') || '—',
+                <span key="fw" data-testid={`firmware-${macKey(d.mac)}`}>
+                  {firmwareLabel(d.fingerprint.platform)}
+                </span>,
+                (() => {
+                  const b = lastBootStage(d, d.bound_worker_id ? workerOf.get(d.bound_worker_id) : null);
+                  return (
+                    <span key="boot" data-testid={`last-boot-${macKey(d.mac)}`}>
+                      {b.text}
+                      {b.at && <div className="small muted">{when(b.at)}</div>}
+                    </span>
+                  );
+                })(),
                 when(d.last_seen),
                 d.last_power ? <LastPowerNote last={d.last_power} testId={`last-power-${macKey(d.mac)}`} /> : '—',
                 <>
