@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { runAsActor } from '../actor';
 import { type Env, envInt } from '../config/env';
 import { AppError } from '../errors';
@@ -269,10 +269,15 @@ export function routePermission(req: FastifyRequest): string | undefined {
 export function installAccessControl(app: FastifyInstance, access: AccessControl): void {
   const { authenticator, limiter, metrics } = access;
   const listener = access.listener ?? 'http';
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback hooks, not async ones: a public route (the boot path's /boot-vars, /devices/report)
+  // passes without a promise, a closure or a microtask per request (issue 32, item 9).
+  app.addHook('onRequest', (req, reply, done) => {
+    const permission = req.is404 ? undefined : routePermission(req);
+    if (permission === PUBLIC) return done();
+    authorize(req, reply, permission).then(() => done(), done);
+  });
+  const authorize = async (req: FastifyRequest, reply: FastifyReply, permission: string | undefined): Promise<void> => {
     const unmatched = req.is404;
-    const permission = unmatched ? undefined : routePermission(req);
-    if (permission === PUBLIC) return;
     let principal: Principal;
     if (!(await authenticator.required())) principal = ANONYMOUS;
     else {
@@ -299,17 +304,16 @@ export function installAccessControl(app: FastifyInstance, access: AccessControl
     if (!permission || !roleAllows(principal.role, permission)) {
       throw permissionDenied(principal, permission ?? 'undeclared');
     }
-  });
+  };
   // Once the body is parsed: what it carries may need more than the route's permission.
-  app.addHook('preValidation', async (req) => {
-    if (req.is404) return;
-    const extra = routeBodyPermissions(req.routeOptions.config);
-    if (extra.length === 0) return;
+  app.addHook('preValidation', (req, _reply, done) => {
+    const extra = req.is404 ? [] : routeBodyPermissions(req.routeOptions.config);
     const principal = req.principal ?? ANONYMOUS;
     for (const b of extra) {
       if (roleAllows(principal.role, b.permission) || !b.carries(req.body)) continue;
-      throw new AppError('permission_denied', `token ${principal.name} (${principal.role}) may not ${b.permission}: the body carries ${b.when}`, { permission: b.permission, actor: principal.name, role: principal.role });
+      return done(new AppError('permission_denied', `token ${principal.name} (${principal.role}) may not ${b.permission}: the body carries ${b.when}`, { permission: b.permission, actor: principal.name, role: principal.role }));
     }
+    done();
   });
   // After the body is parsed: the handler and everything it starts run as the request's actor.
   app.addHook('preHandler', (req, _reply, done) => {

@@ -265,12 +265,11 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
  * A DELETE with a body, and an empty JSON body of any other method, are parsed as before.
  */
 function acceptEmptyJsonDelete(app: FastifyInstance): void {
-  app.addHook('onRequest', async (req) => {
-    if (req.method !== 'DELETE') return;
+  app.addHook('onRequest', (req, _reply, done) => {
     const h = req.raw.headers;
     const type = h['content-type'];
-    if (type === undefined || h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0')) return;
-    if (/^application\/json\s*(;|$)/i.test(type)) delete h['content-type'];
+    if (req.method === 'DELETE' && type !== undefined && h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0') && /^application\/json\s*(;|$)/i.test(type)) delete h['content-type'];
+    done();
   });
 }
 

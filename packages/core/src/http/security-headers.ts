@@ -27,11 +27,12 @@ export const CONTENT_SECURITY_POLICY = [
  * (an answer that set its own CSP keeps it).
  */
 export function installSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (_req, reply, payload) => {
+  // A callback hook, not an async one: no promise per answer (issue 32, item 9).
+  app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'SAMEORIGIN');
     reply.header('referrer-policy', 'no-referrer');
     if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
-    return payload;
+    done(null, payload);
   });
 }
