@@ -126,6 +126,21 @@ describe('HostReportService', () => {
     expect(await stored()).toBe(nowS());
   });
 
+  it('a report stamped ahead of the clock, once accepted, cannot be replayed although its stamp is above the bound, nor revert a newer one', async () => {
+    // The genuine reporter's clock runs 10 s ahead: its reports are accepted, the bound stays at the clock.
+    const a = request(nowS() + 10, { kernel: 'k-a' });
+    expect((await send(a)).accepted).toBe(true);
+    // The same bytes again (an eavesdropper's replay), unchanged values: refused.
+    await expect(send(a)).rejects.toMatchObject({ code: 'host_report_replayed', status: 401 });
+    // A newer report changes the values; replaying the older one would put them back: refused.
+    nowMs += 2000;
+    expect((await send(request(nowS() + 10, { kernel: 'k-b' }))).changed).toBe(true);
+    nowMs += 2000;
+    await expect(send(a)).rejects.toMatchObject({ code: 'host_report_replayed' });
+    expect((await f.services.workers.get('w1')).host?.kernel).toBe('k-b');
+    expect(refusals).toEqual(['replay', 'replay']);
+  });
+
   it('600 unchanged reports write nothing: one store write, one operations entry', async () => {
     expect((await send(request(nowS()))).changed).toBe(true);
     const before = await hostOps();

@@ -76,6 +76,12 @@ const LOGIN_LOOKUP_MS = 2_000;
 
 export class HostReportService {
   private readonly bootVarsAt = new Map<string, number>();
+  /**
+   * Per worker, the stamps of accepted reports the stored bound does not cover (stamped ahead of
+   * the clock, so the bound stopped short of them): a replay of one is refused although its stamp
+   * is above the bound. Kept until the age limit refuses them anyway.
+   */
+  private readonly acceptedAhead = new Map<string, number[]>();
   private readonly tallies = new Map<string, Tally>();
   private readonly now: () => number;
   private readonly logins: LoginLookup | undefined;
@@ -103,6 +109,26 @@ export class HostReportService {
   /** When this replica last answered `/boot-vars` to the worker's bound device (epoch ms), if it did. */
   lastBootVars(workerId: string): number | undefined {
     return this.bootVarsAt.get(workerId);
+  }
+
+  /** True when a report of `workerId` stamped `ts` was accepted here and is still within the age limit. */
+  private wasAccepted(workerId: string, ts: number, nowS: number): boolean {
+    const stamps = this.acceptedAhead.get(workerId);
+    if (!stamps) return false;
+    const live = stamps.filter((s) => nowS - s <= REPORT_MAX_AGE_S);
+    if (live.length) this.acceptedAhead.set(workerId, live);
+    else this.acceptedAhead.delete(workerId);
+    return live.includes(ts);
+  }
+
+  /** Remembers an accepted stamp the stored bound (`bound`) does not cover. */
+  private noteAccepted(workerId: string, ts: number, bound: number): void {
+    if (ts <= bound) return;
+    if (!this.acceptedAhead.has(workerId) && this.acceptedAhead.size >= MAX_TRACKED) this.acceptedAhead.clear();
+    const stamps = this.acceptedAhead.get(workerId) ?? [];
+    // A reporter sends a few reports a boot; 64 stamps ahead of the clock within five minutes is far more.
+    stamps.push(ts);
+    this.acceptedAhead.set(workerId, stamps.slice(-64));
   }
 
   /** `/boot-vars` answered the worker's bound device (this replica): the timeline's `boot_vars_at`. */
@@ -157,11 +183,13 @@ export class HostReportService {
     const reportedAt = isoSeconds(new Date(nowMs));
     const known = await this.reports.get(this.db, worker.worker_id);
     if (known && tsNum <= known.report_ts) return refuse('replay', 'host_report_replayed', 'the timestamp is not newer than the last accepted report');
+    if (this.wasAccepted(worker.worker_id, tsNum, nowS)) return refuse('replay', 'host_report_replayed', 'a report with this timestamp was accepted already');
     const starts = this.boot(known, device.last_seen, worker.worker_id, nowMs).newBoot;
     // Nothing new (same device, same values, same boot): the store and the operations log are
     // left alone, as for an unchanged /devices/report. The bound stays: a replay of this report
     // could only say again what is stored.
     if (known && !starts && known.mac === device.mac && sameHost(known.host, host)) {
+      this.noteAccepted(worker.worker_id, tsNum, known.report_ts);
       this.observer.accepted();
       this.onAccepted?.(worker.worker_id);
       return { worker_id: worker.worker_id, accepted: true, changed: false };
@@ -180,9 +208,10 @@ export class HostReportService {
       const rec: HostReportRecord = { worker_id: worker.worker_id, mac: device.mac, host: { ...host, reported_at: reportedAt }, report_ts: boundAfter(prev), boot };
       await this.reports.put(trx, rec);
       await this.ops.append({ op: 'host.report', status: 'ok', mac: device.mac, worker_id: worker.worker_id, client, changed, new_boot: newBoot, boot_seconds: boot.seconds }, trx);
-      return { changed, newBoot, seconds: boot.seconds };
+      return { changed, newBoot, seconds: boot.seconds, bound: rec.report_ts };
     });
     if (outcome === 'replay') return refuse('replay', 'host_report_replayed', 'the timestamp is not newer than the last accepted report');
+    this.noteAccepted(worker.worker_id, tsNum, outcome.bound);
     this.observer.accepted();
     this.onAccepted?.(worker.worker_id);
     if (outcome.newBoot && outcome.seconds !== null) this.observer.bootDuration(outcome.seconds);
