@@ -266,9 +266,11 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
  */
 function acceptEmptyJsonDelete(app: FastifyInstance): void {
   app.addHook('onRequest', (req, _reply, done) => {
+    if (req.method !== 'DELETE') return done();
     const h = req.raw.headers;
     const type = h['content-type'];
-    if (req.method === 'DELETE' && type !== undefined && h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0') && /^application\/json\s*(;|$)/i.test(type)) delete h['content-type'];
+    if (type === undefined || h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0')) return done();
+    if (/^application\/json\s*(;|$)/i.test(type)) delete h['content-type'];
     done();
   });
 }
