@@ -20,6 +20,8 @@
  *                         Fastify route answering a constant: the floor of any Fastify route).
  *                         Default is `nginx,bare-node,ironlens`.
  *   BENCH_PROFILE         `1`: run ironlens under `--cpu-prof`; the profile's path is printed.
+ *   BENCH_FROM_SOURCE     `1`: run the Node servers' TypeScript through tsx. Default: each is first
+ *                         compiled as the release is (`buildCli`, into .cache/bench/), and run so.
  *   BENCH_REPLICATED      `1`: also the replicated boot storm (issue 12): `ironlens serve` (the compiled
  *                         command) on one PostgreSQL behind nginx, 1, 2 and 3 replicas, beside one
  *                         `ironlens serve` on SQLite, same fleet, same wrk; a table of its own.
@@ -35,6 +37,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { freeTcpPort } from '@ironlens/core/testing';
+import { buildCli } from '../packages/cli/src/build';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootScriptOf, bootVarsPath, hostnameOf, macOf, REPORT_TEXT, reportPath } from './bench/fleet';
@@ -59,6 +62,7 @@ const CONNECTIONS = list(env.BENCH_CONNECTIONS, '64,256').map(Number);
 const ENDPOINTS = list(env.BENCH_ENDPOINTS, 'boot-vars,devices/report') as Endpoint[];
 const SERVERS = list(env.BENCH_SERVERS, 'nginx,bare-node,ironlens') as ServerName[];
 const PROFILE = env.BENCH_PROFILE === '1';
+const FROM_SOURCE = env.BENCH_FROM_SOURCE === '1';
 const REPLICATED = env.BENCH_REPLICATED === '1';
 const REPLICATED_SETUPS = list(env.BENCH_REPLICATED_SETUPS, 'sqlite,nginx-1,nginx-2,nginx-3');
 const TARGET = { ratioNginx: 0.5, p99Ms: 5, connections: 64 };
@@ -82,9 +86,24 @@ interface Server {
   pid: number;
 }
 
+/**
+ * Every Node server runs compiled, as `ironlens serve` does (the release's esbuild bundle, with
+ * the command's options): run through tsx, each closure created per request also paid tsx's
+ * name-keeping wrapper (an `Object.defineProperty`), and the figures measured the loader, not
+ * what ships (issue 32, item 9). `BENCH_FROM_SOURCE=1` runs the sources through tsx instead.
+ */
+async function compiled(script: string): Promise<{ file: string; loader: string[] }> {
+  const source = join(ROOT, 'scripts', 'bench', script);
+  if (FROM_SOURCE) return { file: source, loader: ['--import', 'tsx'] };
+  const outdir = join(ROOT, '.cache', 'bench', script.replace(/\.ts$/, ''));
+  await buildCli(outdir, source);
+  return { file: join(outdir, 'main.js'), loader: [] };
+}
+
 async function startNodeChild(script: string, what: string, extraEnv: Record<string, string>, execArgv: string[] = []): Promise<Server> {
+  const { file, loader } = await compiled(script);
   const child = track(
-    spawn(process.execPath, [...execArgv, '--import', 'tsx', join(ROOT, 'scripts', 'bench', script)], {
+    spawn(process.execPath, [...execArgv, ...loader, file], {
       cwd: ROOT,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, ...extraEnv },

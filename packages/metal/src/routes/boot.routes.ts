@@ -78,9 +78,13 @@ function ipxeRoutes(instance: FastifyInstance, s: MetalServices): void {
         response: { 200: ipxeScriptAnswer },
       },
     },
-    async (req, reply) => {
-      const { script } = await s.devices.report(req.query, { client: req.ip });
-      return reply.type(IPXE).send(script);
+    // Not async: a repeated report of a known device is answered in the same tick.
+    (req, reply) => {
+      const q = req.url.indexOf('?');
+      const out = s.devices.report(req.query, { client: req.ip }, q === -1 ? undefined : req.url.slice(q + 1));
+      reply.type(IPXE);
+      if (!(out instanceof Promise)) reply.send(out.script);
+      else out.then((o) => reply.send(o.script), (err: unknown) => reply.send(err as never));
     },
   );
 }

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeviceRepository } from '../repositories/device.repository';
+import { ReportMemory } from '../services/report-memory.service';
 import { type MetalFixture, newMetalFixture } from '../testing/fixture';
 
 let f: MetalFixture | undefined;
@@ -173,6 +174,48 @@ describe('reports of known devices (issue 19: a read, not a write)', () => {
     clock += 1_000;
     await report(mac(1));
     expect((await device(mac(1))).fingerprint).toEqual({ manufacturer: 'QEMU' });
+  });
+
+  it('knows a repeated report by its words: nothing is parsed or compared again, the answer and last_seen are the same (issue 32, item 9)', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '60' });
+    await report(mac(1));
+    await report(mac(1)); // unchanged: its words are remembered
+    await f!.services.devices.settled();
+    const says = vi.spyOn(ReportMemory, 'says');
+    const updates = vi.spyOn(DeviceRepository.prototype, 'update');
+    clock += 30_000;
+    for (let i = 0; i < 10; i++) expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    expect(says).not.toHaveBeenCalled();
+    expect(updates).not.toHaveBeenCalled();
+    clock += 31_000;
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    await f!.services.devices.settled();
+    expect((await device(mac(1))).last_seen).toBe(new Date(clock).toISOString().replace(/\.\d{3}Z$/, '+00:00'));
+    // Other words for the same device take the full path.
+    await f!.app.inject({ url: `/devices/report?mac=${mac(1)}&manufacturer=QEMU&serial=S-1`, remoteAddress: '10.0.0.1' });
+    expect(says).toHaveBeenCalled();
+  });
+
+  it('recalls words only while the device is remembered so: revoked, or changed by other words, the same words take the full path again', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '0' });
+    const words = `mac=${mac(1)}&manufacturer=QEMU`;
+    await report(mac(1));
+    expect((await f!.services.devices.report({ mac: mac(1), manufacturer: 'QEMU' }, {}, words)).result).toBe('updated');
+    await f!.services.devices.settled();
+    // A new serial, then the old words again: the fingerprint the old words say is written back.
+    await f!.app.inject({ url: `/devices/report?mac=${mac(1)}&manufacturer=Other`, remoteAddress: '10.0.0.1' });
+    expect((await device(mac(1))).fingerprint).toEqual({ manufacturer: 'Other' });
+    await report(mac(1));
+    expect((await device(mac(1))).fingerprint).toEqual({ manufacturer: 'QEMU' });
+    await report(mac(1)); // remembered again
+    await f!.services.devices.settled();
+    expect((await inject('DELETE', `/devices/${mac(1)}`)).statusCode).toBe(200);
+    const updates = vi.spyOn(DeviceRepository.prototype, 'update');
+    clock += 5_000;
+    expect((await f!.services.devices.report({ mac: mac(1), manufacturer: 'QEMU' }, {}, words)).result).toBe('ignored');
+    expect((await report(mac(1))).body).toBe('#!ipxe\n');
+    await f!.services.devices.settled();
+    expect(updates).not.toHaveBeenCalled();
   });
 
   it('forgets a revoked device: its reports are ignored and write nothing', async () => {

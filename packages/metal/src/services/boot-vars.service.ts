@@ -323,20 +323,16 @@ export class BootVarsService {
   onSighting: ((mac: string) => void) | undefined;
 
   private answer(q: { hostname?: string; mac?: string }): Rendered | Promise<Rendered> {
-    if (this.onSighting && q.mac) {
-      const m = this.normalizedMac(q.mac);
-      if (m) this.onSighting(m);
-    }
-    const a = this.lookup(q);
+    const macGiven = q.mac !== undefined && q.mac.trim() !== '';
+    const mac = macGiven ? this.normalizedMac(q.mac as string) : null;
+    if (mac && this.onSighting) this.onSighting(mac);
+    const a = macGiven && !mac ? NOTHING : this.lookup(q.hostname, mac);
     this.onLookup(!(a instanceof Promise));
     return a;
   }
 
-  private lookup(q: { hostname?: string; mac?: string }): Rendered | Promise<Rendered> {
-    const hostname = q.hostname?.trim().toLowerCase() || undefined;
-    const macGiven = q.mac !== undefined && q.mac.trim() !== '';
-    const mac = macGiven ? this.normalizedMac(q.mac as string) : null;
-    if (macGiven && !mac) return NOTHING;
+  private lookup(name: string | undefined, mac: string | null): Rendered | Promise<Rendered> {
+    const hostname = name?.trim().toLowerCase() || undefined;
     if (!hostname) return this.byMac(mac);
     return then(this.worker(hostname), (entry) => this.byName(entry, mac));
   }

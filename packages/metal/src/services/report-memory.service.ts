@@ -28,8 +28,13 @@ const MAX_KNOWN = 200_000;
  * its next report takes the full path again. Reads of devices wait for the writes asked for so
  * far ({@link settled}): this process reads what it answered.
  */
+/** The longest query string remembered as a report's words ({@link ReportMemory.recall}). */
+const MAX_WORDS_LENGTH = 2048;
+
 export class ReportMemory {
   private readonly known = new Map<string, KnownDevice>();
+  /** A report's query string, exactly as sent, → the device it was an unchanged report of. */
+  private readonly byWords = new Map<string, { mac: string; k: KnownDevice }>();
   private readonly due = new Map<string, number>();
   private scheduled = false;
   private flushing: Promise<void> = Promise.resolve();
@@ -54,6 +59,24 @@ export class ReportMemory {
 
   forget(mac: string): void {
     this.known.delete(mac);
+  }
+
+  /**
+   * The device whose unchanged report had exactly these words (the query string as sent), while
+   * that memory still holds: iPXE sends the same text every boot, so a repeated report is known
+   * without parsing or checking its fields again. Forgetting or replacing the device's memory
+   * (revoked, deleted, a new fingerprint, another replica's change) ends it.
+   */
+  recall(words: string): { mac: string; k: KnownDevice } | undefined {
+    const hit = this.byWords.get(words);
+    return hit && this.known.get(hit.mac) === hit.k ? hit : undefined;
+  }
+
+  /** `words` was an unchanged report of `mac` as `k` holds it. */
+  note(words: string | undefined, mac: string, k: KnownDevice): void {
+    if (words === undefined || words.length > MAX_WORDS_LENGTH) return;
+    if (this.byWords.size >= MAX_KNOWN && !this.byWords.has(words)) this.byWords.clear();
+    this.byWords.set(words, { mac, k });
   }
 
   /** True when a report with `fp` and `uuid` says something `k` does not hold. */
