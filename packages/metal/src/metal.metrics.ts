@@ -18,6 +18,8 @@ const WORKER_STATES: readonly WorkerState[] = ['registered', 'ready', 'installin
 export class MetalMetrics {
   private readonly cacheHits: Counter<string>;
   private readonly cacheMisses: Counter<string>;
+  /** `/boot-vars` answers since the last scrape, by cache outcome. */
+  private readonly lookups = { hits: 0, misses: 0 };
   private readonly renders: Counter<string>;
   private readonly writeFailures: Counter<string>;
   private readonly entries: Gauge<string>;
@@ -30,8 +32,24 @@ export class MetalMetrics {
   private readonly boots: Counter<string>;
 
   constructor(private readonly metrics: Metrics) {
-    this.cacheHits = metrics.counter({ name: 'ironlens_boot_vars_cache_hits_total', help: '/boot-vars answers given from the cache, without reading the store or an agent.' });
-    this.cacheMisses = metrics.counter({ name: 'ironlens_boot_vars_cache_misses_total', help: '/boot-vars answers that read the store (or asked an agent for its data plane) first.' });
+    // Counted in two numbers per answer, handed to the counters at scrape time (no prom-client call per request).
+    const lookups = this.lookups;
+    this.cacheHits = metrics.counter({
+      name: 'ironlens_boot_vars_cache_hits_total',
+      help: '/boot-vars answers given from the cache, without reading the store or an agent.',
+      collect() {
+        this.inc(lookups.hits);
+        lookups.hits = 0;
+      },
+    });
+    this.cacheMisses = metrics.counter({
+      name: 'ironlens_boot_vars_cache_misses_total',
+      help: '/boot-vars answers that read the store (or asked an agent for its data plane) first.',
+      collect() {
+        this.inc(lookups.misses);
+        lookups.misses = 0;
+      },
+    });
     this.renders = metrics.counter({ name: 'ironlens_dnsmasq_hosts_renders_total', help: 'Times dhcp-hosts.conf was rendered from the store and written.' });
     this.writeFailures = metrics.counter({ name: 'ironlens_dnsmasq_hosts_write_failures_total', help: 'Times writing dhcp-hosts.conf failed (dnsmasq_write_failed).' });
     this.entries = metrics.gauge({ name: 'ironlens_dnsmasq_hosts_entries', help: 'Lines (bound devices) in the dhcp-hosts.conf this process wrote last.' });
@@ -74,7 +92,8 @@ export class MetalMetrics {
 
   /** For `BootVarsService`: one `/boot-vars` answer, from the cache or not. */
   readonly bootVarsLookup = (hit: boolean): void => {
-    (hit ? this.cacheHits : this.cacheMisses).inc();
+    if (hit) this.lookups.hits += 1;
+    else this.lookups.misses += 1;
   };
 
   /** For `HostReportService` (issue 24). */

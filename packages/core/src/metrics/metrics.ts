@@ -1,5 +1,6 @@
 import { Counter, type CounterConfiguration, collectDefaultMetrics, Gauge, type GaugeConfiguration, Histogram, type HistogramConfiguration, Registry } from 'prom-client';
 import type { JobObserver } from '../jobs/job.runner';
+import { HttpTally } from './http-tally';
 import type { JobStatus, JobsRepository } from '../jobs/job.repository';
 import type { StoreQuery } from '../store/query-log';
 
@@ -47,8 +48,8 @@ function processMetricsRegistry(): Registry {
 export class Metrics {
   readonly registry = new Registry();
   private readonly process: Registry | undefined;
-  private readonly httpRequests: Counter<'listener' | 'method' | 'route' | 'status'>;
-  private readonly httpDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
+  /** The HTTP requests of every listener: tallied here, not by prom-client (per request, no label hashing). */
+  private readonly http = new HttpTally(HTTP_BUCKETS);
   private readonly storeDuration: Histogram<'operation'>;
   private readonly storeErrors: Counter<'operation'>;
   private readonly jobsFinished: Counter<'kind' | 'outcome'>;
@@ -58,16 +59,9 @@ export class Metrics {
 
   constructor(opts: MetricsOptions = {}) {
     this.process = opts.processMetrics === false ? undefined : processMetricsRegistry();
-    this.httpRequests = this.counter({
-      name: 'ironlens_http_requests_total',
-      help: 'HTTP requests answered, by listener, method, route pattern and status code.',
-      labelNames: ['listener', 'method', 'route', 'status'],
-    });
-    this.httpDuration = this.histogram({
-      name: 'ironlens_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request, by listener, method, route pattern and status code.',
-      labelNames: ['listener', 'method', 'route', 'status'],
-      buckets: HTTP_BUCKETS,
+    this.http.register(this.registry, {
+      requests: { name: 'ironlens_http_requests_total', help: 'HTTP requests answered, by listener, method, route pattern and status code.' },
+      duration: { name: 'ironlens_http_request_duration_seconds', help: 'Time to answer an HTTP request, by listener, method, route pattern and status code.' },
     });
     this.storeDuration = this.histogram({
       name: 'ironlens_store_query_duration_seconds',
@@ -145,9 +139,7 @@ export class Metrics {
 
   /** Records one answered request; `route` is the route pattern (`/devices/:mac`), never the URL. */
   httpRequest(listener: string, method: string, route: string, status: number, seconds: number): void {
-    const labels = { listener, method, route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    this.http.record(listener, method, route, status, seconds);
   }
 
   /** One request refused for its token (`invalid`: 401) or for its source's failures (`limited`: 429). */
