@@ -20,6 +20,18 @@ export class DeviceRepository {
     return r ? toDevice(r) : null;
   }
 
+  /** The devices of `macs` that exist, in any order (one query; callers bound the list). */
+  async getMany(db: MetalDb, macs: readonly string[]): Promise<Device[]> {
+    if (macs.length === 0) return [];
+    return (await db.selectFrom('devices').selectAll().where('mac', 'in', macs).execute()).map(toDevice);
+  }
+
+  /** Sets `last_seen` of every device of `macs` (one statement). */
+  async touch(db: MetalDb, macs: readonly string[], lastSeen: string): Promise<void> {
+    if (macs.length === 0) return;
+    await db.updateTable('devices').set({ last_seen: lastSeen }).where('mac', 'in', macs).execute();
+  }
+
   async list(db: MetalDb, state?: DeviceState): Promise<Device[]> {
     let q = db.selectFrom('devices').selectAll().orderBy('mac');
     if (state) q = q.where('state', '=', state);

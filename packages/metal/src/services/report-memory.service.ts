@@ -28,6 +28,9 @@ const MAX_KNOWN = 200_000;
  * its next report takes the full path again. Reads of devices wait for the writes asked for so
  * far ({@link settled}): this process reads what it answered.
  */
+/** Devices read and written per statement by a flush (well under SQLite's and PostgreSQL's parameter limits). */
+const FLUSH_CHUNK = 500;
+
 /** The longest query string remembered as a report's words ({@link ReportMemory.recall}). */
 const MAX_WORDS_LENGTH = 2048;
 
@@ -112,15 +115,25 @@ export class ReportMemory {
     const batch = [...this.due];
     this.due.clear();
     try {
+      // A boot storm brings thousands at once: one read and one write per chunk and second, not per device.
       await this.store.transaction(async (trx) => {
-        for (const [mac, atMs] of batch) {
-          const d = await this.devices.get(trx, mac);
-          const k = this.known.get(mac);
-          if (!d || d.state === 'revoked' || !k || ReportMemory.says(d, k.fingerprint, k.uuid) || ReportMemory.says(k, d.fingerprint, d.uuid)) {
-            this.known.delete(mac);
-            if (!d || d.state === 'revoked') continue;
+        for (let i = 0; i < batch.length; i += FLUSH_CHUNK) {
+          const chunk = batch.slice(i, i + FLUSH_CHUNK);
+          const stored = new Map((await this.devices.getMany(trx, chunk.map(([mac]) => mac))).map((d) => [d.mac, d]));
+          const bySecond = new Map<string, string[]>();
+          for (const [mac, atMs] of chunk) {
+            const d = stored.get(mac);
+            const k = this.known.get(mac);
+            if (!d || d.state === 'revoked' || !k || ReportMemory.says(d, k.fingerprint, k.uuid) || ReportMemory.says(k, d.fingerprint, d.uuid)) {
+              this.known.delete(mac);
+              if (!d || d.state === 'revoked') continue;
+            }
+            const second = isoSeconds(new Date(atMs));
+            const macs = bySecond.get(second);
+            if (macs) macs.push(mac);
+            else bySecond.set(second, [mac]);
           }
-          await this.devices.update(trx, mac, { last_seen: isoSeconds(new Date(atMs)) });
+          for (const [second, macs] of bySecond) await this.devices.touch(trx, macs, second);
         }
       });
     } catch (e) {
