@@ -208,6 +208,19 @@ describe('reports of known devices (issue 19: a read, not a write)', () => {
     expect(says).toHaveBeenCalled();
   });
 
+  it('keeps one text per device: a device reported under ever new words (an unknown parameter each time) does not grow the memory', async () => {
+    await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '60' });
+    const words = (i: number) => `/devices/report?mac=${mac(1)}&manufacturer=QEMU&x=${i}`;
+    await report(mac(1));
+    for (let i = 0; i < 300; i++) expect((await f!.app.inject({ url: words(i), remoteAddress: '10.0.0.1' })).body).toBe('#!ipxe\n');
+    const says = vi.spyOn(ReportMemory, 'says');
+    // The latest words are known; any earlier ones were dropped when the next came.
+    await f!.app.inject({ url: words(299), remoteAddress: '10.0.0.1' });
+    expect(says).not.toHaveBeenCalled();
+    await f!.app.inject({ url: words(0), remoteAddress: '10.0.0.1' });
+    expect(says).toHaveBeenCalled();
+  });
+
   it("writes a storm's last_seen in a few statements: one read and one write per 500 devices and second", async () => {
     await fixture({ IRONLENS_REPORT_LAST_SEEN_SECONDS: '60', IRONLENS_REPORT_REGISTER_PER_MINUTE: '0', IRONLENS_REPORT_MAX_POOLED: '0' });
     const macs = Array.from({ length: 1200 }, (_, i) => `52:54:00:10:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`);

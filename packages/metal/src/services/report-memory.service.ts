@@ -33,11 +33,16 @@ const FLUSH_CHUNK = 500;
 
 /** The longest query string remembered as a report's words ({@link ReportMemory.recall}). */
 const MAX_WORDS_LENGTH = 2048;
+/** The most characters of words remembered in all (about 32 MiB); past it the words start again empty. */
+const MAX_WORDS_CHARS = 16 * 1024 * 1024;
 
 export class ReportMemory {
   private readonly known = new Map<string, KnownDevice>();
   /** A report's query string, exactly as sent, → the device it was an unchanged report of. */
   private readonly byWords = new Map<string, { mac: string; k: KnownDevice }>();
+  /** Each device's remembered words, and their length in all. */
+  private readonly wordsOf = new Map<string, string>();
+  private wordsChars = 0;
   private readonly due = new Map<string, number>();
   private scheduled = false;
   private flushing: Promise<void> = Promise.resolve();
@@ -75,11 +80,30 @@ export class ReportMemory {
     return hit && this.known.get(hit.mac) === hit.k ? hit : undefined;
   }
 
-  /** `words` was an unchanged report of `mac` as `k` holds it. */
+  /**
+   * `words` was an unchanged report of `mac` as `k` holds it. One text per device (its latest),
+   * and at most {@link MAX_WORDS_CHARS} in all: the same device reported under ever new words
+   * (an unknown parameter added each time) replaces its own entry, never grows the memory.
+   */
   note(words: string | undefined, mac: string, k: KnownDevice): void {
     if (words === undefined || words.length > MAX_WORDS_LENGTH) return;
-    if (this.byWords.size >= MAX_KNOWN && !this.byWords.has(words)) this.byWords.clear();
+    const before = this.wordsOf.get(mac);
+    if (before === words) {
+      this.byWords.set(words, { mac, k });
+      return;
+    }
+    if (before !== undefined) {
+      this.byWords.delete(before);
+      this.wordsChars -= before.length;
+    }
+    if (this.wordsChars + words.length > MAX_WORDS_CHARS) {
+      this.byWords.clear();
+      this.wordsOf.clear();
+      this.wordsChars = 0;
+    }
     this.byWords.set(words, { mac, k });
+    this.wordsOf.set(mac, words);
+    this.wordsChars += words.length;
   }
 
   /** True when a report with `fp` and `uuid` says something `k` does not hold. */
