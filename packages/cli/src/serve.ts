@@ -243,6 +243,8 @@ export async function serve(env: Env, log: Log = stderrLog, opts: ServeOptions =
   const close = async () => {
     process.off('unhandledRejection', onUnhandled);
     for (const app of started.apps.splice(0)) await app.close();
+    // The last_seen of the reports answered so far, before the store closes.
+    await metalServices?.devices.settled().catch(() => {});
     await bootServices?.stop();
     chapReconciler?.stop();
     metalServices?.power.stop();

@@ -20,7 +20,8 @@ const MAX_KNOWN = 200_000;
  * known device is `#!ipxe` whatever the store holds, so a report that says nothing new
  * (the fingerprint and UUID this process last read or wrote for that MAC) is answered from
  * memory, and its `last_seen` (at most once per `IRONLENS_REPORT_LAST_SEEN_SECONDS`) is written
- * after the answer, batched in one transaction per turn of the event loop. The first report of
+ * after the answer, batched: one transaction a second at most, one read and one write per 500
+ * devices in it. The first report of
  * a MAC in this process reads the store once.
  *
  * The memory is a hint, checked by every batched write: a device that is gone, revoked, or
@@ -28,6 +29,9 @@ const MAX_KNOWN = 200_000;
  * its next report takes the full path again. Reads of devices wait for the writes asked for so
  * far ({@link settled}): this process reads what it answered.
  */
+/** How long reported devices' last_seen wait to be written together (it is kept to the second, and moves once a minute by default). */
+const FLUSH_DELAY_MS = 1000;
+
 /** Devices read and written per statement by a flush (well under SQLite's and PostgreSQL's parameter limits). */
 const FLUSH_CHUNK = 500;
 
@@ -44,7 +48,7 @@ export class ReportMemory {
   private readonly wordsOf = new Map<string, string>();
   private wordsChars = 0;
   private readonly due = new Map<string, number>();
-  private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -114,23 +118,26 @@ export class ReportMemory {
     return false;
   }
 
-  /** `mac` reported at `atMs`: its `last_seen` is written after this turn when the stored one is old enough. */
+  /** `mac` reported at `atMs`: its `last_seen` is written within a second when the stored one is old enough. */
   seen(mac: string, k: KnownDevice, atMs: number): void {
     if (atMs >= k.lastSeenMs && atMs - k.lastSeenMs < this.intervalMs) return;
     k.lastSeenMs = atMs;
     this.due.set(mac, atMs);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.flushing = this.flushing.then(() => this.flush());
-    });
+    // One flush per FLUSH_DELAY_MS, not per turn: in a storm a turn holds a few dozen reports,
+    // and a transaction each was most of the process' time once the interval came round.
+    this.timer ??= setTimeout(() => this.startFlush(), FLUSH_DELAY_MS);
+  }
+
+  private startFlush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.flushing = this.flushing.then(() => this.flush());
   }
 
   /** Resolves when every `last_seen` write asked for so far is done. */
   async settled(): Promise<void> {
-    // A flush scheduled for this turn starts before this (setImmediate runs in order).
-    if (this.scheduled) await new Promise((r) => setImmediate(r));
+    // What is waiting for its flush is written now: a reader sees what was answered.
+    if (this.timer) this.startFlush();
     await this.flushing;
   }
 
