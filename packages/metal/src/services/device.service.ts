@@ -270,7 +270,7 @@ export class DeviceService {
   report(q: Record<string, unknown>, ctx: RequestContext, words?: string): ReportOutcome | Promise<ReportOutcome> {
     // The same words as an unchanged report of a device still remembered so: the same answer,
     // in the same tick, nothing parsed again (ReportMemory.recall).
-    const hit = words === undefined ? undefined : this.memory.recall(words);
+    const hit = words === undefined || typeof q.mac !== 'string' ? undefined : this.memory.recall(q.mac, words);
     if (hit) return this.unchanged(hit.mac, hit.k, this.now());
     return this.reportInFull(q, ctx, words);
   }
@@ -295,13 +295,13 @@ export class DeviceService {
     // A known device that says nothing new is answered from memory: its answer does not depend
     // on the store, and its last_seen is written after the answer (ReportMemory).
     const memo = this.memory.get(mac);
-    if (memo && !ReportMemory.says(memo, fp, uuid)) return this.unchanged(mac, memo, at.getTime(), words);
+    if (memo && !ReportMemory.says(memo, fp, uuid)) return this.unchanged(mac, memo, at.getTime(), q.mac, words);
     const known = await this.devices.get(this.db, mac);
     if (known?.state === 'revoked') {
       this.memory.forget(mac);
       return { result: 'ignored', script: REPORT_OK_SCRIPT };
     }
-    if (known?.first_seen && !ReportMemory.says(known, fp, uuid)) return this.unchanged(mac, this.memory.remember(mac, known), at.getTime(), words);
+    if (known?.first_seen && !ReportMemory.says(known, fp, uuid)) return this.unchanged(mac, this.memory.remember(mac, known), at.getTime(), q.mac, words);
     const autoRegister = await this.settings.getAutoRegister();
     const out: { written?: { fingerprint: Fingerprint; uuid: string | null; last_seen: string } } = {};
     const result = await this.store.transaction(async (trx) => {
@@ -346,8 +346,8 @@ export class DeviceService {
    * machine that boots again within the last_seen interval (a rollout's rollback, a quick second
    * cycle) is seen by the proof of boot all the same.
    */
-  private unchanged(mac: string, memo: KnownDevice, atMs: number, words?: string): ReportOutcome {
-    this.memory.note(words, mac, memo);
+  private unchanged(mac: string, memo: KnownDevice, atMs: number, spelled?: unknown, words?: string): ReportOutcome {
+    this.memory.note(typeof spelled === 'string' ? spelled : undefined, words, mac, memo);
     this.memory.seen(mac, memo, atMs);
     this.power?.sighting(mac);
     return { result: 'updated', script: REPORT_OK_SCRIPT };

@@ -43,9 +43,9 @@ const MAX_WORDS_CHARS = 16 * 1024 * 1024;
 export class ReportMemory {
   private readonly known = new Map<string, KnownDevice>();
   /** A report's query string, exactly as sent, → the device it was an unchanged report of. */
-  private readonly byWords = new Map<string, { mac: string; k: KnownDevice }>();
-  /** Each device's remembered words, and their length in all. */
-  private readonly wordsOf = new Map<string, string>();
+  /** A MAC as a report spelled it → that report's query string, exactly as sent, and the device it was an unchanged report of. */
+  private readonly bySpelling = new Map<string, { words: string; mac: string; k: KnownDevice }>();
+  /** The length of every remembered query string, in all. */
   private wordsChars = 0;
   private readonly due = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -74,39 +74,31 @@ export class ReportMemory {
   }
 
   /**
-   * The device whose unchanged report had exactly these words (the query string as sent), while
-   * that memory still holds: iPXE sends the same text every boot, so a repeated report is known
-   * without parsing or checking its fields again. Forgetting or replacing the device's memory
-   * (revoked, deleted, a new fingerprint, another replica's change) ends it.
+   * The device whose last unchanged report, with its MAC spelled `spelled`, had exactly these words
+   * (the query string as sent), while that memory still holds: iPXE sends the same text every
+   * boot, so a repeated report is known without parsing or checking its fields again. The lookup
+   * is by the short MAC; the long text is only compared. Forgetting or replacing the device's
+   * memory (revoked, deleted, a new fingerprint, another replica's change) ends it.
    */
-  recall(words: string): { mac: string; k: KnownDevice } | undefined {
-    const hit = this.byWords.get(words);
-    return hit && this.known.get(hit.mac) === hit.k ? hit : undefined;
+  recall(spelled: string, words: string): { mac: string; k: KnownDevice } | undefined {
+    const hit = this.bySpelling.get(spelled);
+    return hit && hit.words === words && this.known.get(hit.mac) === hit.k ? hit : undefined;
   }
 
   /**
-   * `words` was an unchanged report of `mac` as `k` holds it. One text per device (its latest),
-   * and at most {@link MAX_WORDS_CHARS} in all: the same device reported under ever new words
-   * (an unknown parameter added each time) replaces its own entry, never grows the memory.
+   * `words`, with the MAC spelled `spelled`, was an unchanged report of `mac` as `k` holds it. One
+   * text per spelling (the latest), and at most {@link MAX_WORDS_CHARS} in all: a device reported
+   * under ever new words (an unknown parameter added each time) replaces its own entry.
    */
-  note(words: string | undefined, mac: string, k: KnownDevice): void {
-    if (words === undefined || words.length > MAX_WORDS_LENGTH) return;
-    const before = this.wordsOf.get(mac);
-    if (before === words) {
-      this.byWords.set(words, { mac, k });
-      return;
-    }
-    if (before !== undefined) {
-      this.byWords.delete(before);
-      this.wordsChars -= before.length;
-    }
+  note(spelled: string | undefined, words: string | undefined, mac: string, k: KnownDevice): void {
+    if (spelled === undefined || words === undefined || words.length > MAX_WORDS_LENGTH) return;
+    const before = this.bySpelling.get(spelled);
+    if (before) this.wordsChars -= before.words.length;
     if (this.wordsChars + words.length > MAX_WORDS_CHARS) {
-      this.byWords.clear();
-      this.wordsOf.clear();
+      this.bySpelling.clear();
       this.wordsChars = 0;
     }
-    this.byWords.set(words, { mac, k });
-    this.wordsOf.set(mac, words);
+    this.bySpelling.set(spelled, { words, mac, k });
     this.wordsChars += words.length;
   }
 
