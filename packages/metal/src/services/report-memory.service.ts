@@ -15,20 +15,6 @@ export interface KnownDevice {
 /** The most devices remembered; past it the memory starts again empty (each device then costs one read). */
 const MAX_KNOWN = 200_000;
 
-/**
- * `/devices/report` of a known device without the store (issue 32, item 9): the answer to a
- * known device is `#!ipxe` whatever the store holds, so a report that says nothing new
- * (the fingerprint and UUID this process last read or wrote for that MAC) is answered from
- * memory, and its `last_seen` (at most once per `IRONLENS_REPORT_LAST_SEEN_SECONDS`) is written
- * after the answer, batched: one transaction a second at most, one read and one write per 500
- * devices in it. The first report of
- * a MAC in this process reads the store once.
- *
- * The memory is a hint, checked by every batched write: a device that is gone, revoked, or
- * whose fingerprint or UUID another replica (or an import) changed since is forgotten there, so
- * its next report takes the full path again. Reads of devices wait for the writes asked for so
- * far ({@link settled}): this process reads what it answered.
- */
 /** How long reported devices' last_seen wait to be written together (it is kept to the second, and moves once a minute by default). */
 const FLUSH_DELAY_MS = 1000;
 
@@ -37,12 +23,25 @@ const FLUSH_CHUNK = 500;
 
 /** The longest query string remembered as a report's words ({@link ReportMemory.recall}). */
 const MAX_WORDS_LENGTH = 2048;
-/** The most characters of words remembered in all (about 32 MiB); past it the words start again empty. */
+/** The most characters of words remembered in all (16–32 MiB); past it the words start again empty. */
 const MAX_WORDS_CHARS = 16 * 1024 * 1024;
 
+/**
+ * `/devices/report` of a known device without the store (issue 32, item 9): the answer to a
+ * known device is `#!ipxe` whatever the store holds, so a report that says nothing new
+ * (the fingerprint and UUID this process last read or wrote for that MAC) is answered from
+ * memory, and its `last_seen` (at most once per `IRONLENS_REPORT_LAST_SEEN_SECONDS`) is written
+ * after the answer, batched: one transaction a second at most, one read and one write per 500
+ * devices in it. The first report of a MAC in this process reads the store once; a repeated
+ * report with the same query string is known by it ({@link ReportMemory.recall}).
+ *
+ * The memory is a hint, checked by every batched write: a device that is gone, revoked, or
+ * whose fingerprint or UUID another replica (or an import) changed since is forgotten there, so
+ * its next report takes the full path again. Reads of devices wait for the writes asked for so
+ * far ({@link settled}): this process reads what it answered.
+ */
 export class ReportMemory {
   private readonly known = new Map<string, KnownDevice>();
-  /** A report's query string, exactly as sent, → the device it was an unchanged report of. */
   /** A MAC as a report spelled it → that report's query string, exactly as sent, and the device it was an unchanged report of. */
   private readonly bySpelling = new Map<string, { words: string; mac: string; k: KnownDevice }>();
   /** The length of every remembered query string, in all. */
