@@ -34,22 +34,17 @@ export class MetalMetrics {
   constructor(private readonly metrics: Metrics) {
     // Counted in two numbers per answer, handed to the counters at scrape time (no prom-client call per request).
     const lookups = this.lookups;
-    this.cacheHits = metrics.counter({
-      name: 'ironlens_boot_vars_cache_hits_total',
-      help: '/boot-vars answers given from the cache, without reading the store or an agent.',
-      collect() {
-        this.inc(lookups.hits);
-        lookups.hits = 0;
-      },
-    });
-    this.cacheMisses = metrics.counter({
-      name: 'ironlens_boot_vars_cache_misses_total',
-      help: '/boot-vars answers that read the store (or asked an agent for its data plane) first.',
-      collect() {
-        this.inc(lookups.misses);
-        lookups.misses = 0;
-      },
-    });
+    const tallied = (name: string, help: string, outcome: keyof MetalMetrics['lookups']) =>
+      metrics.counter({
+        name,
+        help,
+        collect() {
+          this.inc(lookups[outcome]);
+          lookups[outcome] = 0;
+        },
+      });
+    this.cacheHits = tallied('ironlens_boot_vars_cache_hits_total', '/boot-vars answers given from the cache, without reading the store or an agent.', 'hits');
+    this.cacheMisses = tallied('ironlens_boot_vars_cache_misses_total', '/boot-vars answers that read the store (or asked an agent for its data plane) first.', 'misses');
     this.renders = metrics.counter({ name: 'ironlens_dnsmasq_hosts_renders_total', help: 'Times dhcp-hosts.conf was rendered from the store and written.' });
     this.writeFailures = metrics.counter({ name: 'ironlens_dnsmasq_hosts_write_failures_total', help: 'Times writing dhcp-hosts.conf failed (dnsmasq_write_failed).' });
     this.entries = metrics.gauge({ name: 'ironlens_dnsmasq_hosts_entries', help: 'Lines (bound devices) in the dhcp-hosts.conf this process wrote last.' });
