@@ -44,6 +44,10 @@ describe('metrics of the boot control plane', () => {
     expect(sampleValue(samples, 'ironlens_http_requests_total', { listener: 'boot', method: 'GET', route: '/boot-vars', status: '200' })).toBe(3);
     expect(sampleValue(samples, 'ironlens_http_requests_total', { route: '/devices/report', status: '200' })).toBe(1);
     expect(text).not.toMatch(/00:0c:29|000c29/);
+    // Counted once: a scrape with no answer since shows the same figures.
+    const again = (await scrape()).samples;
+    expect(sampleValue(again, 'ironlens_boot_vars_cache_hits_total')).toBe(sampleValue(samples, 'ironlens_boot_vars_cache_hits_total'));
+    expect(sampleValue(again, 'ironlens_boot_vars_cache_misses_total')).toBe(sampleValue(samples, 'ironlens_boot_vars_cache_misses_total'));
   });
 
   it('reports devices and workers by state, read from the store at scrape time', async () => {
