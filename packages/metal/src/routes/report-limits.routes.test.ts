@@ -19,17 +19,15 @@ const pooled = async () => ((await inject('GET', '/devices?state=pooled')).json(
 const limited = async () => ((await inject('GET', '/operations')).json().entries as Array<{ op: string; [k: string]: unknown }>).filter((e) => e.op === 'device.report.limited');
 const REBOOT = (m: string) => `#!ipxe\n# boot vars for ${m}\nset menu-default reboot\nset menu-timeout 1\n`;
 
+/** Calls of the repository's `methods` from now on, counted together. */
+function repositoryCalls(...methods: Array<'get' | 'getMany' | 'update' | 'touch'>) {
+  const spies = methods.map((m) => vi.spyOn(DeviceRepository.prototype, m));
+  return { get count() { return spies.reduce((n, s) => n + s.mock.calls.length, 0); } };
+}
 /** Every write of a device row: one device's update, or a flush's last_seen of many. */
-function deviceWrites() {
-  const spies = [vi.spyOn(DeviceRepository.prototype, 'update'), vi.spyOn(DeviceRepository.prototype, 'touch')];
-  return { get count() { return spies.reduce((n, s) => n + s.mock.calls.length, 0); } };
-}
-
+const deviceWrites = () => repositoryCalls('update', 'touch');
 /** Every read of device rows, one device's or many. */
-function deviceReads() {
-  const spies = [vi.spyOn(DeviceRepository.prototype, 'get'), vi.spyOn(DeviceRepository.prototype, 'getMany')];
-  return { get count() { return spies.reduce((n, s) => n + s.mock.calls.length, 0); } };
-}
+const deviceReads = () => repositoryCalls('get', 'getMany');
 
 async function fixture(env: Record<string, string>) {
   clock = 1_800_000_000_000;
