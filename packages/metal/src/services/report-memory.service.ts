@@ -55,6 +55,8 @@ export class ReportMemory {
     private readonly devices: DeviceRepository,
     private readonly intervalMs: number,
     private readonly warn: WarnFn = (m) => process.stderr.write(`${m}\n`),
+    /** The most characters of words remembered in all. Default is {@link MAX_WORDS_CHARS}; tests give less. */
+    private readonly maxWordsChars = MAX_WORDS_CHARS,
   ) {}
 
   get(mac: string): KnownDevice | undefined {
@@ -86,14 +88,14 @@ export class ReportMemory {
 
   /**
    * `words`, with the MAC spelled `spelled`, was an unchanged report of `mac` as `k` holds it. One
-   * text per spelling (the latest), and at most {@link MAX_WORDS_CHARS} in all: a device reported
+   * text per spelling (the latest), and at most `maxWordsChars` in all: a device reported
    * under ever new words (an unknown parameter added each time) replaces its own entry.
    */
   note(spelled: string | undefined, words: string | undefined, mac: string, k: KnownDevice): void {
     if (spelled === undefined || words === undefined || words.length > MAX_WORDS_LENGTH) return;
     const before = this.bySpelling.get(spelled);
     if (before) this.wordsChars -= before.words.length;
-    if (this.wordsChars + words.length > MAX_WORDS_CHARS) {
+    if (this.wordsChars + words.length > this.maxWordsChars) {
       this.bySpelling.clear();
       this.wordsChars = 0;
     }
