@@ -190,7 +190,7 @@ export function createMetalServices(deps: MetalDeps): MetalServices {
   const wakeups = new Wakeups();
   bootVars.onBoundAnswer((workerId) => {
     hostReports.noteBootVars(workerId);
-    if (!wakeups.idle) wakeups.notify(wakeKeys.bootVars(workerId));
+    wakeups.notify(wakeKeys.bootVars(workerId));
   });
   hostReports.onAccepted = (workerId) => wakeups.notify(wakeKeys.report(workerId));
   proof.onBooted = (mac) => wakeups.notify(wakeKeys.boot(mac));

@@ -7,11 +7,6 @@
 export class Wakeups {
   private readonly waiters = new Map<string, Set<() => void>>();
 
-  /** True while nobody waits: a caller may skip building the key. */
-  get idle(): boolean {
-    return this.waiters.size === 0;
-  }
-
   notify(key: string): void {
     const set = this.waiters.get(key);
     if (!set) return;
