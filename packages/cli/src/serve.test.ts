@@ -45,6 +45,28 @@ describe('ironlens serve', () => {
     }
   });
 
+  it('writes the last_seen of the reports it answered before it closes the store (issue 32, item 9)', async () => {
+    const running = await serve({ ...env(), IRONLENS_REPORT_LAST_SEEN_SECONDS: '0' });
+    const report = () => fetch(`${running.urls.boot}/devices/report?mac=02:00:00:00:00:09&manufacturer=QEMU`);
+    let first: string;
+    try {
+      expect((await report()).status).toBe(200);
+      first = (await (await fetch(`${running.urls.boot}/devices/02:00:00:00:00:09`)).json()).last_seen;
+      await sleep(1_100); // into the next second: the unchanged report's last_seen differs
+      expect((await report()).status).toBe(200); // answered from memory; its last_seen is due within a second
+    } finally {
+      await running.close();
+    }
+    const store = await openStore(env());
+    try {
+      const metal = createMetalServices({ store: partOf(store), config: metalConfigFromEnv(env(), join(dir, 'data')) });
+      const d = await metal.devices.get('02:00:00:00:00:09');
+      expect(Date.parse(d.last_seen ?? '')).toBeGreaterThan(Date.parse(first));
+    } finally {
+      await store.close();
+    }
+  });
+
   it('switches a listener off with `off`', async () => {
     const running = await serve({ ...env(), IRONLENS_BOOT_LISTEN: 'off' });
     expect(running.urls).toEqual({});
