@@ -23,9 +23,9 @@ afterEach(() => {
 });
 
 /** A Node process that runs `body` with `tryLockFile` in scope; what it prints, and its exit. */
-function run(body: string): { child: ChildProcess; out: () => string; exited: Promise<void> } {
+function run(body: string, nodeFlags: string[] = []): { child: ChildProcess; out: () => string; exited: Promise<void> } {
   const script = `const { tryLockFile } = await import(${JSON.stringify(FILE_LOCK)});\n${body}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
@@ -34,7 +34,13 @@ function run(body: string): { child: ChildProcess; out: () => string; exited: Pr
   return { child, out: () => out, exited };
 }
 
-const holder = (file: string) => run(`if (!tryLockFile(${JSON.stringify(file)}, { waitMs: 0 })) process.exit(3); console.log('held'); setInterval(() => {}, 1 << 30);`);
+/**
+ * Holds the lock without keeping what tryLockFile returned, and collects its garbage before it
+ * says so: the lock must outlive the collection of its handle (better-sqlite3 closes a collected
+ * connection).
+ */
+const holder = (file: string) =>
+  run(`if (!tryLockFile(${JSON.stringify(file)}, { waitMs: 0 })) process.exit(3); for (let i = 0; i < 3; i++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 20)); } console.log('held'); setInterval(() => {}, 1 << 30);`, ['--expose-gc']);
 const taker = (file: string, opts = '{}') => run(`console.log('trying'); console.log(tryLockFile(${JSON.stringify(file)}, ${opts}) ? 'locked' : 'busy');`);
 
 describe('tryLockFile between processes', () => {
@@ -51,10 +57,11 @@ describe('tryLockFile between processes', () => {
     expect(b.out()).toBe('trying\nlocked\n');
   });
 
-  it('a taker refuses (null) when the holder keeps the lock past the wait', async () => {
+  it('a taker refuses (null) when the holder keeps the lock past the wait, its handle collected or not', async () => {
     const file = join(dir, 'serve.lock');
     const a = holder(file);
     await waitFor('the holder to take the lock', a.out, (o) => o.includes('held') || a.child.exitCode !== null, 20_000);
+    expect(a.out()).toContain('held');
     const b = taker(file, '{ waitMs: 200 }');
     await b.exited;
     expect(b.out()).toBe('trying\nbusy\n');

@@ -6,6 +6,13 @@ export interface FileLock {
   release(): void;
 }
 
+/**
+ * The connections that hold locks, until released: better-sqlite3 closes a connection that is
+ * garbage-collected, and its lock with it, so a caller that drops the returned lock (or keeps it
+ * only where the collector can reach it) would lose it silently, minutes into a run.
+ */
+const HELD = new Set<Database.Database>();
+
 /** How long {@link tryLockFile} waits for another holder to let go by default: 3 s. */
 export const LOCK_WAIT_MS = 3000;
 
@@ -51,11 +58,13 @@ export function tryLockFile(file: string, opts: { waitMs?: number } = {}, retry 
     throw err;
   }
   const held = db;
+  HELD.add(held);
   let released = false;
   return {
     release() {
       if (released) return;
       released = true;
+      HELD.delete(held);
       held.close();
     },
   };
